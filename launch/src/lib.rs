@@ -1,0 +1,1 @@
+//! Launch description (being written).

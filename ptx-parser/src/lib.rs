@@ -1,0 +1,1 @@
+//! PTX front-end (being written; see issue 2).

@@ -1,0 +1,2 @@
+//! The `paver` command line (being written).
+fn main() {}
