@@ -1,0 +1,394 @@
+//! Binding a [`Launch`] to a kernel's parameter list: names resolved to indices, every
+//! parameter given a value, scalars checked against their PTX type, buffer lengths settled,
+//! and every pointer given a global address.
+//!
+//! Addresses: the buffer (or synthetic pointer) of parameter `i` starts at
+//! `(i + 1) << BUFFER_SPACING_LOG2`. Bases are therefore distinct, aligned far beyond any
+//! line or page size, and an address maps back to its parameter with one shift. A pointer
+//! parameter given no buffer still gets such a base, so static analysis can run on a launch
+//! that names only the scalars.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::format::{BufferSpec, Dim3, Launch, ParamArg, ParamKey, Scalar};
+use crate::{ElemType, LaunchError};
+
+/// log2 of the distance between two parameters' buffers (64 GiB: more than any buffer this
+/// machine class can hold, so buffers never overlap).
+pub const BUFFER_SPACING_LOG2: u32 = 36;
+
+/// CUDA's launch limits (CUDA C Programming Guide, "Features and Technical
+/// Specifications", compute capability 3.0 and later).
+pub const MAX_GRID: Dim3 = Dim3 { x: (1 << 31) - 1, y: 65_535, z: 65_535 };
+/// Largest block extent per dimension.
+pub const MAX_BLOCK: Dim3 = Dim3 { x: 1024, y: 1024, z: 64 };
+/// Largest number of threads in one block.
+pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
+
+/// A kernel parameter as the launch needs to know it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSig {
+    /// Name in the PTX.
+    pub name: String,
+    /// Its type.
+    pub ty: SigType,
+}
+
+/// The type of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SigType {
+    /// `.u*`, `.s*`, `.b*` of the given width; 64-bit ones may hold pointers.
+    Int {
+        /// Width in bits.
+        bits: u32,
+        /// `.s*`.
+        signed: bool,
+    },
+    /// `.f32` / `.f64` (and `.f16` at 16 bits).
+    Float {
+        /// Width in bits.
+        bits: u32,
+    },
+    /// A by-value byte array or struct (`.param .align 8 .b8 p[24]`), `bytes` long.
+    Bytes {
+        /// Size in bytes.
+        bytes: u64,
+    },
+}
+
+/// A launch bound to a kernel: everything resolved.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BoundLaunch {
+    /// Entry name.
+    pub kernel: String,
+    /// Grid in TBs.
+    pub grid: Dim3,
+    /// Block in threads.
+    pub block: Dim3,
+    /// Dynamic shared memory per TB, bytes.
+    pub dynamic_shared_bytes: u64,
+    /// One per kernel parameter, in PTX order.
+    pub params: Vec<BoundParam>,
+    /// Folder that relative `file(…)` initialisers are read from.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+/// One parameter's resolved value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BoundParam {
+    /// PTX name.
+    pub name: String,
+    /// PTX type.
+    #[serde(rename = "type")]
+    pub ty: SigType,
+    /// Its value.
+    pub value: BoundValue,
+}
+
+/// The value a parameter receives.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BoundValue {
+    /// A scalar: its bits, zero-extended to 64 (floats as their IEEE bits).
+    Scalar {
+        /// The encoded value.
+        bits: u64,
+    },
+    /// The address of a buffer that the launch describes.
+    Buffer {
+        /// Global address of element 0.
+        base: u64,
+        /// Element type.
+        elem: ElemType,
+        /// Number of elements.
+        len: u64,
+        /// Initialiser, as written.
+        init: String,
+    },
+    /// A pointer the launch gave no buffer for: a distinct address with no memory behind it.
+    Synthetic {
+        /// Global address it points to.
+        base: u64,
+    },
+}
+
+impl BoundLaunch {
+    /// Number of thread blocks.
+    pub fn num_tbs(&self) -> u64 {
+        self.grid.count()
+    }
+
+    /// Bytes of global memory the described buffers need.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.params
+            .iter()
+            .map(|p| match &p.value {
+                BoundValue::Buffer { elem, len, .. } => len.saturating_mul(elem.size() as u64),
+                _ => 0,
+            })
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// The parameter whose buffer holds `addr`, with the byte offset into it.
+    pub fn buffer_at(&self, addr: u64) -> Option<(usize, u64)> {
+        let idx = (addr >> BUFFER_SPACING_LOG2).checked_sub(1)? as usize;
+        let offset = addr - buffer_base(idx);
+        match self.params.get(idx)?.value {
+            BoundValue::Buffer { elem, len, .. } if offset < len * elem.size() as u64 => Some((idx, offset)),
+            BoundValue::Synthetic { .. } => Some((idx, offset)),
+            _ => None,
+        }
+    }
+}
+
+/// The base address given to parameter `index`'s buffer.
+pub fn buffer_base(index: usize) -> u64 {
+    (index as u64 + 1) << BUFFER_SPACING_LOG2
+}
+
+impl Launch {
+    /// Resolves this description against `kernel`'s parameters. `base_dir` is where relative
+    /// `file(…)` paths are read from.
+    pub fn bind(&self, kernel: &str, sig: &[ParamSig], base_dir: &Path) -> Result<BoundLaunch, LaunchError> {
+        check_dims(self.grid, self.block)?;
+        // Later entries override earlier ones (flags come after the file's entries).
+        let mut chosen: Vec<Option<&ParamArg>> = vec![None; sig.len()];
+        for spec in &self.params {
+            let idx = match &spec.key {
+                ParamKey::Index(i) if *i < sig.len() => *i,
+                ParamKey::Index(i) => {
+                    return Err(LaunchError::Param {
+                        param: i.to_string(),
+                        why: format!("kernel `{kernel}` has {} parameters (0..{})", sig.len(), sig.len()),
+                    })
+                }
+                ParamKey::Name(n) => sig.iter().position(|p| &p.name == n).ok_or_else(|| LaunchError::Param {
+                    param: n.clone(),
+                    why: format!(
+                        "kernel `{kernel}` has no parameter of that name (it has: {})",
+                        sig.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                })?,
+            };
+            chosen[idx] = Some(&spec.arg);
+        }
+        let mut params = Vec::with_capacity(sig.len());
+        for (idx, (p, arg)) in sig.iter().zip(&chosen).enumerate() {
+            let at = |why: String| LaunchError::Param { param: format!("{idx} (`{}`)", p.name), why };
+            let value = match (arg, p.ty) {
+                (Some(ParamArg::Value(v)), ty) => BoundValue::Scalar { bits: encode_scalar(*v, ty).map_err(at)? },
+                (Some(ParamArg::Buffer(b)), SigType::Int { bits: 64, .. }) => {
+                    let len = buffer_len(b, &chosen).map_err(at)?;
+                    let bytes = len.checked_mul(b.ty.size() as u64).filter(|&n| n < 1 << BUFFER_SPACING_LOG2);
+                    if bytes.is_none() {
+                        return Err(at(format!("a buffer of {len} {} elements is larger than 64 GiB", b.ty)));
+                    }
+                    BoundValue::Buffer { base: buffer_base(idx), elem: b.ty, len, init: b.init.to_string() }
+                }
+                (Some(ParamArg::Buffer(_)), ty) => {
+                    return Err(at(format!("a buffer needs a 64-bit pointer parameter, but this one is {}", describe(ty))))
+                }
+                (None, SigType::Int { bits: 64, .. }) => BoundValue::Synthetic { base: buffer_base(idx) },
+                (None, ty) => return Err(at(format!("no value given for this {} parameter", describe(ty)))),
+            };
+            params.push(BoundParam { name: p.name.clone(), ty: p.ty, value });
+        }
+        Ok(BoundLaunch {
+            kernel: kernel.to_string(),
+            grid: self.grid,
+            block: self.block,
+            dynamic_shared_bytes: self.dynamic_shared_bytes,
+            params,
+            base_dir: base_dir.to_path_buf(),
+        })
+    }
+}
+
+fn check_dims(grid: Dim3, block: Dim3) -> Result<(), LaunchError> {
+    let over = |what: &str, d: Dim3, max: Dim3| {
+        if d.x > max.x || d.y > max.y || d.z > max.z {
+            Err(LaunchError::Dims { why: format!("{what} {d} exceeds the CUDA limit {max}") })
+        } else {
+            Ok(())
+        }
+    };
+    over("grid", grid, MAX_GRID)?;
+    over("block", block, MAX_BLOCK)?;
+    if block.count() > MAX_THREADS_PER_BLOCK {
+        return Err(LaunchError::Dims {
+            why: format!("block {block} has {} threads; CUDA allows at most {MAX_THREADS_PER_BLOCK}", block.count()),
+        });
+    }
+    Ok(())
+}
+
+fn describe(ty: SigType) -> String {
+    match ty {
+        SigType::Int { bits, signed: true } => format!(".s{bits}"),
+        SigType::Int { bits, signed: false } => format!(".u{bits}"),
+        SigType::Float { bits } => format!(".f{bits}"),
+        SigType::Bytes { bytes } => format!("{bytes}-byte by-value"),
+    }
+}
+
+fn buffer_len(b: &BufferSpec, chosen: &[Option<&ParamArg>]) -> Result<u64, String> {
+    if let Some(len) = b.len {
+        if let Some(implied) = b.init.implied_len() {
+            if implied != len {
+                return Err(format!("`len` is {len} but `{}` makes {implied} elements", b.init));
+            }
+        }
+        return Ok(len);
+    }
+    if let Some(other) = b.len_of {
+        return match chosen.get(other) {
+            Some(Some(ParamArg::Buffer(o))) if o.len_of.is_none() => {
+                o.len.or_else(|| o.init.implied_len()).ok_or_else(|| format!("parameter {other}'s length is not known either"))
+            }
+            _ => Err(format!("`len_of` names parameter {other}, which has no buffer with its own length")),
+        };
+    }
+    b.init.implied_len().ok_or_else(|| format!("buffer needs `len`: `{}` does not imply a length", b.init))
+}
+
+/// Encodes a scalar for a parameter of type `ty`, rejecting values the type cannot hold.
+fn encode_scalar(v: Scalar, ty: SigType) -> Result<u64, String> {
+    match (v, ty) {
+        (Scalar::Int(i), SigType::Int { bits, signed }) => {
+            let (lo, hi) = if signed {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                // Negative values are accepted as two's complement for unsigned/bit types
+                // down to the signed minimum (PTX `.b32` parameters often hold ints).
+                (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
+            };
+            if i < lo || i > hi {
+                return Err(format!("{i} does not fit in {}", describe(ty)));
+            }
+            let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            Ok((i as u64) & mask)
+        }
+        (Scalar::Float(f), SigType::Int { .. }) => Err(format!("{f:?} is not an integer, but the parameter is {}", describe(ty))),
+        (v, SigType::Float { bits }) => {
+            let f = match v {
+                Scalar::Int(i) => i as f64,
+                Scalar::Float(f) => f,
+            };
+            match bits {
+                64 => Ok(f.to_bits()),
+                32 => Ok((f as f32).to_bits() as u64),
+                _ => Err(format!("{} parameters are not supported", describe(ty))),
+            }
+        }
+        (_, SigType::Bytes { .. }) => Err(format!("a {} parameter cannot be set from a number", describe(ty))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flags::parse_param_flag;
+
+    fn sig() -> Vec<ParamSig> {
+        let p = |name: &str, ty| ParamSig { name: name.into(), ty };
+        vec![
+            p("A", SigType::Int { bits: 64, signed: false }),
+            p("B", SigType::Int { bits: 64, signed: false }),
+            p("n", SigType::Int { bits: 32, signed: true }),
+            p("alpha", SigType::Float { bits: 32 }),
+        ]
+    }
+
+    fn launch(params: &[&str]) -> Launch {
+        let mut l = Launch::new(Dim3 { x: 4, y: 4, z: 1 }, Dim3 { x: 16, y: 16, z: 1 });
+        l.params = params.iter().map(|p| parse_param_flag(p).unwrap()).collect();
+        l
+    }
+
+    #[test]
+    fn binds_by_index_and_name_with_synthetic_pointers() {
+        let b = launch(&["0=buffer:f32:100:zeros", "n=64", "3=0.5"]).bind("k", &sig(), Path::new(".")).unwrap();
+        assert_eq!(
+            b.params[0].value,
+            BoundValue::Buffer { base: 1 << 36, elem: ElemType::F32, len: 100, init: "zeros".into() }
+        );
+        assert_eq!(b.params[1].value, BoundValue::Synthetic { base: 2 << 36 });
+        assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 64 });
+        assert_eq!(b.params[3].value, BoundValue::Scalar { bits: 0.5f32.to_bits() as u64 });
+        assert_eq!(b.buffer_bytes(), 400);
+        assert_eq!(b.buffer_at((1 << 36) + 396), Some((0, 396)));
+        assert_eq!(b.buffer_at((1 << 36) + 400), None);
+        assert_eq!(b.buffer_at(5), None);
+        assert_eq!(b.buffer_at((2 << 36) + 8), Some((1, 8)));
+    }
+
+    #[test]
+    fn later_entries_override() {
+        let b = launch(&["n=1", "2=7", "alpha=1"]).bind("k", &sig(), Path::new(".")).unwrap();
+        assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 7 });
+        assert_eq!(b.params[3].value, BoundValue::Scalar { bits: 1.0f32.to_bits() as u64 });
+    }
+
+    #[test]
+    fn scalar_encoding_limits() {
+        let b = launch(&["n=-1", "alpha=1"]).bind("k", &sig(), Path::new(".")).unwrap();
+        assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 0xffff_ffff });
+        for (args, want) in [
+            (vec!["n=2147483648", "alpha=1"], "does not fit in .s32"),
+            (vec!["n=1.5", "alpha=1"], "not an integer"),
+            (vec!["alpha=1"], "no value given for this .s32"),
+            (vec!["n=1"], "no value given for this .f32"),
+            (vec!["n=1", "alpha=1", "7=1"], "has 4 parameters"),
+            (vec!["n=1", "alpha=1", "beta=1"], "no parameter of that name (it has: A, B, n, alpha)"),
+            (vec!["n=1", "alpha=buffer:f32:4:zeros"], "needs a 64-bit pointer"),
+            (vec!["n=1", "alpha=1", "0=buffer:f32::zeros"], "needs `len`"),
+            (vec!["n=1", "alpha=1", "0=buffer:u32:3:csr_row_ptr(4,4,1,1)"], "makes 5 elements"),
+            (vec!["n=1", "alpha=1", "0=buffer:f64:9000000000:zeros"], "larger than 64 GiB"),
+        ] {
+            let e = launch(&args).bind("k", &sig(), Path::new(".")).unwrap_err().to_string();
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn launch_limits() {
+        let mut l = launch(&["n=1", "alpha=1"]);
+        l.grid = Dim3 { x: 1 << 31, y: 1, z: 1 };
+        let e = l.bind("k", &sig(), Path::new(".")).unwrap_err().to_string();
+        assert!(e.contains("2147483648x1x1 exceeds the CUDA limit"), "{e}");
+        l.grid = Dim3 { x: 1, y: 1, z: 1 };
+        l.block = Dim3 { x: 64, y: 32, z: 1 };
+        let e = l.bind("k", &sig(), Path::new(".")).unwrap_err().to_string();
+        assert!(e.contains("2048 threads"), "{e}");
+    }
+
+    #[test]
+    fn len_from_generators_and_len_of() {
+        let s = vec![
+            ParamSig { name: "rp".into(), ty: SigType::Int { bits: 64, signed: false } },
+            ParamSig { name: "ci".into(), ty: SigType::Int { bits: 64, signed: false } },
+            ParamSig { name: "v".into(), ty: SigType::Int { bits: 64, signed: false } },
+        ];
+        let mut l = launch(&["0=buffer:i32::csr_row_ptr(50,50,4,3)", "1=buffer:i32::csr_col_idx(50,50,4,3)"]);
+        l.params.push(crate::ParamSpec {
+            key: ParamKey::Index(2),
+            comment: None,
+            arg: ParamArg::Buffer(BufferSpec { ty: ElemType::F32, len: None, len_of: Some(1), init: crate::Init::Ones }),
+        });
+        let b = l.bind("spmv", &s, Path::new(".")).unwrap();
+        let nnz = crate::init::CsrSpec { rows: 50, cols: 50, avg_nnz: 4, seed: 3 }.nnz();
+        let lens: Vec<u64> = b
+            .params
+            .iter()
+            .map(|p| match p.value {
+                BoundValue::Buffer { len, .. } => len,
+                _ => panic!(),
+            })
+            .collect();
+        assert_eq!(lens, [51, nnz, nnz]);
+    }
+}
