@@ -7,7 +7,8 @@ For each launch file kernels/<dir>/small*.json this script
   * records an FNV-1a 64 digest of every initial buffer (the Rust tests recompute them, so the
     two implementations check each other),
   * loads the kernel's compute_90 PTX with CuPy, launches it on the GPU, copies every buffer
-    back and writes it as NumPy .npy under kernels/<dir>/reference/<launch-name>/p<i>.npy,
+    back and writes each one the kernel changed as NumPy .npy under
+    kernels/<dir>/reference/<launch-name>/p<i>.npy,
   * writes kernels/<dir>/reference/<launch-name>/meta.json (GPU, driver, digests, time).
 
 The outputs are the real-hardware oracle for the PTX interpreter (see docs/VALIDATION.md).
@@ -204,9 +205,14 @@ def run_launch(launch_path: Path):
     elapsed = time.perf_counter() - t0
     out_dir = kdir / "reference" / launch_path.stem
     out_dir.mkdir(parents=True, exist_ok=True)
+    outputs = {}
     for i, a in enumerate(args):
         if i in host:
-            np.save(out_dir / ("p%d.npy" % i), cp.asnumpy(a))
+            after = cp.asnumpy(a)
+            # Only buffers the kernel changed are kept; inputs are rebuilt from the launch.
+            if after.tobytes() != host[i].tobytes():
+                np.save(out_dir / ("p%d.npy" % i), after)
+                outputs[str(i)] = "%016x" % fnv1a64(after.tobytes())
     props = cp.cuda.runtime.getDeviceProperties(0)
     meta = {
         "launch": launch_path.name,
@@ -214,6 +220,7 @@ def run_launch(launch_path: Path):
         "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
         "driver": cp.cuda.runtime.driverGetVersion(),
         "input_fnv1a64": digests,
+        "output_fnv1a64": outputs,
         "kernel_seconds": round(elapsed, 6),
     }
     (out_dir / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
