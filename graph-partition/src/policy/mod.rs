@@ -1,0 +1,166 @@
+//! TB grouping policies behind one trait. A policy turns the locality graph into an ordered
+//! list of TB groups (the PAVER global queue, §5.1): every TB appears in exactly one group.
+//!
+//! | policy | file | source |
+//! |---|---|---|
+//! | LRR | `lrr.rs` | PAVER §6 baseline |
+//! | BCS | `bcs.rs` | PAVER §4.1 / §6, block CTA scheduling |
+//! | MST-TS | `mst_ts.rs` | PAVER §4.1 |
+//! | Kway-TS | `kway_ts.rs` | PAVER §4.2 |
+//! | RB-TS | `rb_ts.rs` | PAVER §4.3, Algorithm 1 |
+//! | distributed, distributed-block | `distributed.rs` | ICC paper §4-5 |
+//! | LD clustering | `ld.rs` | Locality Descriptor §4.3, Algorithm 1 |
+
+mod bcs;
+mod distributed;
+mod kway_ts;
+mod ld;
+mod lrr;
+mod mst_ts;
+mod rb_ts;
+
+pub use bcs::Bcs;
+pub use distributed::{Distributed, DistributedBlock};
+pub use kway_ts::{kway_cap, KwayTs};
+pub use ld::{LdClustering, LdDescriptor};
+pub use lrr::Lrr;
+pub use mst_ts::MstTs;
+pub use rb_ts::RbTs;
+
+use crate::error::{Error, Result};
+use crate::graph::Graph;
+use std::str::FromStr;
+
+/// Ordered TB groups: the global queue of the PAVER runtime.
+pub type Groups = Vec<Vec<u32>>;
+
+/// Machine and algorithm parameters shared by all policies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Params {
+    /// Number of SMs, N.
+    pub num_sms: u32,
+    /// TBs that can be resident on one SM at once, x (see [`crate::occupancy`]).
+    pub tbs_per_sm: u32,
+    /// RB-TS: a part becomes a leaf when its size is `< x` (the printed Algorithm 1) instead
+    /// of `<= x` (the default, matching the text "until the partition size is less than
+    /// the maximum allowed TBs" read as "fits on one SM").
+    pub strict_less: bool,
+    /// SMs sharing one NoC port (ICC paper clusters); distributed policies form one TB range
+    /// per cluster. 1 = a range per SM.
+    pub sms_per_cluster: u32,
+    /// METIS random seed (METIS option `seed`).
+    pub seed: i32,
+    /// Kway-TS imbalance tolerance in thousandths (METIS `ufactor`; 30 = 3 %, METIS's
+    /// k-way default).
+    pub kway_ufactor: u32,
+}
+
+impl Params {
+    /// Parameters for `num_sms` SMs with `tbs_per_sm` TB slots each, other fields default.
+    pub fn new(num_sms: u32, tbs_per_sm: u32) -> Params {
+        Params {
+            num_sms,
+            tbs_per_sm,
+            strict_less: false,
+            sms_per_cluster: 1,
+            seed: 1,
+            kway_ufactor: 30,
+        }
+    }
+
+    /// Checks that every count is positive.
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [
+            ("num_sms", self.num_sms),
+            ("tbs_per_sm", self.tbs_per_sm),
+            ("sms_per_cluster", self.sms_per_cluster),
+        ] {
+            if v == 0 {
+                return Err(Error::InvalidParam {
+                    name,
+                    message: "must be at least 1".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A TB grouping policy.
+pub trait Policy {
+    /// Short name used in the schedule JSON (`"rb-ts"`).
+    fn name(&self) -> &'static str;
+    /// How many TBs the hardware issues at once from a group: 2 for the block (pair)
+    /// policies that wait for two free TB contexts, 1 otherwise.
+    fn issue_unit(&self) -> u32 {
+        1
+    }
+    /// Ordered groups covering every TB of `g` exactly once.
+    fn groups(&self, g: &Graph, p: &Params) -> Result<Groups>;
+}
+
+/// The policies that need nothing but the graph and [`Params`], by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PolicyKind {
+    /// Loose round-robin baseline.
+    Lrr,
+    /// Block CTA scheduling (consecutive pairs).
+    Bcs,
+    /// Maximum spanning tree order.
+    MstTs,
+    /// METIS k-way, one part per SM, MST order inside.
+    KwayTs,
+    /// Recursive bisection (Algorithm 1).
+    RbTs,
+    /// Contiguous TB ranges per cluster.
+    Distributed,
+    /// Contiguous ranges per cluster, issued in pairs.
+    DistributedBlock,
+}
+
+impl PolicyKind {
+    /// Every kind, in documentation order.
+    pub const ALL: [PolicyKind; 7] = [
+        PolicyKind::Lrr,
+        PolicyKind::Bcs,
+        PolicyKind::MstTs,
+        PolicyKind::KwayTs,
+        PolicyKind::RbTs,
+        PolicyKind::Distributed,
+        PolicyKind::DistributedBlock,
+    ];
+
+    /// The policy object.
+    pub fn policy(self) -> Box<dyn Policy> {
+        match self {
+            PolicyKind::Lrr => Box::new(Lrr),
+            PolicyKind::Bcs => Box::new(Bcs),
+            PolicyKind::MstTs => Box::new(MstTs),
+            PolicyKind::KwayTs => Box::new(KwayTs),
+            PolicyKind::RbTs => Box::new(RbTs),
+            PolicyKind::Distributed => Box::new(Distributed),
+            PolicyKind::DistributedBlock => Box::new(DistributedBlock),
+        }
+    }
+
+    /// Schedule-file name of the policy.
+    pub fn name(self) -> &'static str {
+        self.policy().name()
+    }
+}
+
+impl FromStr for PolicyKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<PolicyKind> {
+        PolicyKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| Error::InvalidParam {
+                name: "policy",
+                message: format!(
+                    "unknown policy `{s}`; expected one of {}",
+                    PolicyKind::ALL.map(PolicyKind::name).join(", ")
+                ),
+            })
+    }
+}

@@ -1,0 +1,63 @@
+//! RB-TS (PAVER §4.3, Algorithm 1): a FIFO queue of parts, each popped part bisected by
+//! METIS (balanced, minimum cut); a half becomes a leaf when its size is at most x (or
+//! below x with `strict_less`, the printed `< maxTB`), otherwise it goes to the back of
+//! the queue. The root is always bisected, as in Algorithm 1 (line 7); a part of one TB
+//! is always a leaf (it cannot be split).
+//!
+//! Leaf order: left to right in the bisection tree (the half holding the smaller TB id is
+//! the left child, since METIS's 0/1 labels carry no meaning),
+//! which the text asks for ("leaf nodes prioritised from left to right"). Algorithm 1 as
+//! printed appends leaves in the order the queue finds them (breadth-first); the two agree
+//! whenever all leaves sit at the same depth. TBs inside a leaf are in ascending id order.
+
+use super::{Groups, Params, Policy};
+use crate::error::Result;
+use crate::graph::Graph;
+use crate::metis_part::Partitioner;
+use std::collections::VecDeque;
+
+/// Recursive bisection until a part fits on one SM.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RbTs;
+
+impl Policy for RbTs {
+    fn name(&self) -> &'static str {
+        "rb-ts"
+    }
+    fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
+        p.validate()?;
+        let n = g.num_tbs();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let x = p.tbs_per_sm as usize;
+        let is_leaf = |size: usize| size <= 1 || if p.strict_less { size < x } else { size <= x };
+        let mut part = Partitioner::new(g, p.seed);
+        // (tree path: false = left, true = right; vertices)
+        let mut leaves: Vec<(Vec<bool>, Vec<u32>)> = Vec::new();
+        let mut queue: VecDeque<(Vec<bool>, Vec<u32>)> = VecDeque::new();
+        queue.push_back((Vec::new(), (0..n).collect()));
+        while let Some((path, vertices)) = queue.pop_front() {
+            if vertices.len() <= 1 {
+                leaves.push((path, vertices));
+                continue;
+            }
+            let (left, right) = part.bisect(&vertices)?;
+            for (side, half) in [(false, left), (true, right)] {
+                if half.is_empty() {
+                    continue;
+                }
+                let mut child = path.clone();
+                child.push(side);
+                if is_leaf(half.len()) {
+                    leaves.push((child, half));
+                } else {
+                    queue.push_back((child, half));
+                }
+            }
+        }
+        // Paths of leaves are prefix-free, so lexicographic order is left-to-right order.
+        leaves.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(leaves.into_iter().map(|(_, v)| v).collect())
+    }
+}

@@ -1,0 +1,292 @@
+//! Exact groups of every policy on small hand-made graphs. Each test says why its expected
+//! answer is right.
+
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
+
+use graph_partition::mst::{kruskal_forest_weight, prim_order};
+use graph_partition::policy::{Bcs, Distributed, DistributedBlock, KwayTs, Lrr, MstTs, RbTs};
+use graph_partition::{Graph, LdClustering, LdDescriptor, Params, Policy, PolicyKind};
+
+fn g(n: u32, edges: &[(u32, u32, u64)]) -> Graph {
+    Graph::from_edges(n, edges).unwrap()
+}
+
+/// The PAVER §4.1 example graph. Figure 7 is missing from the paper text, so this graph is
+/// constructed so that its Prim order from TB 0 is 0,4,1,5,2,3,7,6: a 4x2 grid of TBs
+/// (id = x + 4y) with column edges (0,4),(1,5),(3,7) heavy (8), (2,6) light (2), and row
+/// edges 0-1:4, 1-2:3, 2-3:4, 4-5:3, 5-6:1, 6-7:4.
+/// Prim from 0: frontier {4:8, 1:4} -> 4; {1:4, 5:3} -> 1; {5:8, 2:3} -> 5; {2:3, 6:1} -> 2;
+/// {3:4, 6:2} -> 3; {7:8, 6:2} -> 7; {6:4} -> 6. Tree weight 8+4+8+3+4+8+4 = 39.
+fn paper_mst_example() -> Graph {
+    g(
+        8,
+        &[
+            (0, 4, 8),
+            (1, 5, 8),
+            (2, 6, 2),
+            (3, 7, 8),
+            (0, 1, 4),
+            (1, 2, 3),
+            (2, 3, 4),
+            (4, 5, 3),
+            (5, 6, 1),
+            (6, 7, 4),
+        ],
+    )
+}
+
+#[test]
+fn lrr_is_id_order_singletons() {
+    let groups = Lrr.groups(&Graph::empty(5), &Params::new(2, 2)).unwrap();
+    assert_eq!(groups, vec![vec![0], vec![1], vec![2], vec![3], vec![4]]);
+}
+
+#[test]
+fn bcs_is_consecutive_pairs_issued_in_pairs() {
+    // Pairs (0,1),(2,3); the odd TB 4 alone. Edges do not matter to BCS.
+    let graph = g(5, &[(0, 4, 100)]);
+    let groups = Bcs.groups(&graph, &Params::new(2, 3)).unwrap();
+    assert_eq!(groups, vec![vec![0, 1], vec![2, 3], vec![4]]);
+    assert_eq!(Bcs.issue_unit(), 2);
+}
+
+#[test]
+fn mst_ts_reproduces_paper_example() {
+    let graph = paper_mst_example();
+    let f = prim_order(&graph);
+    assert_eq!(f.order, vec![0, 4, 1, 5, 2, 3, 7, 6]);
+    assert_eq!(f.weight, 39);
+    assert_eq!(kruskal_forest_weight(&graph), 39);
+    // N = 2 SMs, x = 2: the first group of each SM holds x = 2 TBs, later groups 1 TB.
+    let groups = MstTs.groups(&graph, &Params::new(2, 2)).unwrap();
+    assert_eq!(
+        groups,
+        vec![vec![0, 4], vec![1, 5], vec![2], vec![3], vec![7], vec![6]]
+    );
+}
+
+#[test]
+fn mst_ts_new_tree_per_component() {
+    // Components {0,3} (w 5) and {1,2} (w 7); 4 isolated. Tree 1 from 0: 0,3; tree 2 from
+    // the smallest unvisited id 1: 1,2; then 4. N = 1, x = 3: (0,3,1), (2), (4).
+    let graph = g(5, &[(0, 3, 5), (1, 2, 7)]);
+    let groups = MstTs.groups(&graph, &Params::new(1, 3)).unwrap();
+    assert_eq!(groups, vec![vec![0, 3, 1], vec![2], vec![4]]);
+}
+
+/// Two clusters joined by light edges: A = {0,2,4,6}, B = {1,3,5,7}.
+/// A: 0-6:9, 6-2:7, 2-4:8, 0-2:3, 0-4:2, 4-6:1. B: path 1-3-5-7 of weight 9, chords 2.
+/// Cross edges (0,1),(2,3),(4,5),(6,7) of weight 1: the only balanced cut of weight 4.
+fn two_clusters() -> Graph {
+    g(
+        8,
+        &[
+            (0, 6, 9),
+            (2, 6, 7),
+            (2, 4, 8),
+            (0, 2, 3),
+            (0, 4, 2),
+            (4, 6, 1),
+            (1, 3, 9),
+            (3, 5, 9),
+            (5, 7, 9),
+            (1, 5, 2),
+            (1, 7, 2),
+            (3, 7, 2),
+            (0, 1, 1),
+            (2, 3, 1),
+            (4, 5, 1),
+            (6, 7, 1),
+        ],
+    )
+}
+
+#[test]
+fn kway_ts_parts_then_prim_inside() {
+    // k = N = 2 parts: A and B (minimum cut). Parts ordered by smallest TB (A first).
+    // Prim in A from 0: {6:9,2:3,4:2} -> 6; {2:7,4:2} -> 2; {4:8} -> 4 => 0,6,2,4.
+    // Prim in B from 1: 3 (9), 5 (9), 7 (9) => 1,3,5,7.
+    let groups = KwayTs.groups(&two_clusters(), &Params::new(2, 2)).unwrap();
+    assert_eq!(groups, vec![vec![0, 6, 2, 4], vec![1, 3, 5, 7]]);
+}
+
+#[test]
+fn kway_ts_more_sms_than_tbs() {
+    // k > n: every TB is its own part.
+    let groups = KwayTs
+        .groups(&g(3, &[(0, 1, 5)]), &Params::new(10, 4))
+        .unwrap();
+    assert_eq!(groups, vec![vec![0], vec![1], vec![2]]);
+}
+
+/// Pairs {0,5},{1,4},{2,7},{3,6} (weight 100); pairs of pairs {0,5}+{1,4} and {2,7}+{3,6}
+/// joined by weight-10 edges; the two halves joined by weight-1 edges.
+fn hierarchy() -> Graph {
+    g(
+        8,
+        &[
+            (0, 5, 100),
+            (1, 4, 100),
+            (2, 7, 100),
+            (3, 6, 100),
+            (0, 1, 10),
+            (4, 5, 10),
+            (2, 3, 10),
+            (6, 7, 10),
+            (1, 2, 1),
+            (5, 6, 1),
+        ],
+    )
+}
+
+#[test]
+fn rb_ts_bisects_breadth_first_until_parts_fit() {
+    // Root: cut the weight-1 edges -> {0,1,4,5} | {2,3,6,7} (4 > x = 2, both queued).
+    // Each: cut the weight-10 edges -> {0,5},{1,4} and {2,7},{3,6}, size 2 <= x: leaves.
+    let groups = RbTs.groups(&hierarchy(), &Params::new(2, 2)).unwrap();
+    assert_eq!(groups, vec![vec![0, 5], vec![1, 4], vec![2, 7], vec![3, 6]]);
+}
+
+#[test]
+fn rb_ts_strict_less_splits_one_level_more() {
+    // `< maxTB` with x = 2: a pair is not a leaf, so every pair is split into singletons,
+    // left = the TB with the smaller id.
+    let mut p = Params::new(2, 2);
+    p.strict_less = true;
+    let groups = RbTs.groups(&hierarchy(), &p).unwrap();
+    let flat: Vec<Vec<u32>> = [0, 5, 1, 4, 2, 7, 3, 6].iter().map(|&t| vec![t]).collect();
+    assert_eq!(groups, flat);
+}
+
+#[test]
+fn rb_ts_leaves_left_to_right_not_breadth_first() {
+    // 7 TBs, x = 3. {4,5,6} a heavy triangle, {0,1},{2,3} heavy pairs joined by weight 5.
+    // Root -> {0,1,2,3} (left: holds TB 0, 4 > 3, queued) | {4,5,6} (3 <= 3: leaf found
+    // first). Then {0,1} | {2,3}. Breadth-first discovery would give (4,5,6),(0,1),(2,3);
+    // left to right gives (0,1),(2,3),(4,5,6).
+    let graph = g(
+        7,
+        &[
+            (4, 5, 50),
+            (5, 6, 50),
+            (4, 6, 50),
+            (0, 1, 50),
+            (2, 3, 50),
+            (0, 2, 5),
+            (1, 3, 5),
+            (3, 4, 1),
+        ],
+    );
+    let groups = RbTs.groups(&graph, &Params::new(2, 3)).unwrap();
+    assert_eq!(groups, vec![vec![0, 1], vec![2, 3], vec![4, 5, 6]]);
+}
+
+#[test]
+fn rb_ts_edgeless_graph_splits_contiguously() {
+    // No edges: every bisection is the contiguous split (first half one longer).
+    // 10 -> [0..5) [5..10); 5 -> [0,1,2] [3,4] and [5,6,7] [8,9] (all <= 3).
+    let groups = RbTs.groups(&Graph::empty(10), &Params::new(2, 3)).unwrap();
+    assert_eq!(
+        groups,
+        vec![vec![0, 1, 2], vec![3, 4], vec![5, 6, 7], vec![8, 9]]
+    );
+}
+
+#[test]
+fn empty_graph_gives_no_groups() {
+    for kind in PolicyKind::ALL {
+        let groups = kind
+            .policy()
+            .groups(&Graph::empty(0), &Params::new(4, 2))
+            .unwrap();
+        assert!(groups.is_empty(), "{kind:?}");
+    }
+}
+
+#[test]
+fn zero_sms_is_an_error() {
+    for kind in PolicyKind::ALL {
+        assert!(kind
+            .policy()
+            .groups(&Graph::empty(3), &Params::new(0, 2))
+            .is_err());
+    }
+}
+
+#[test]
+fn distributed_contiguous_ranges() {
+    // 10 TBs over 3 SMs: sizes 4, 3, 3.
+    let groups = Distributed
+        .groups(&Graph::empty(10), &Params::new(3, 2))
+        .unwrap();
+    assert_eq!(groups, vec![vec![0, 1, 2, 3], vec![4, 5, 6], vec![7, 8, 9]]);
+    // 4 SMs in clusters of 2: 2 clusters, 5 TBs each; distributed-block issues pairs.
+    let mut p = Params::new(4, 2);
+    p.sms_per_cluster = 2;
+    let groups = DistributedBlock.groups(&Graph::empty(10), &p).unwrap();
+    assert_eq!(groups, vec![vec![0, 1, 2, 3, 4], vec![5, 6, 7, 8, 9]]);
+    assert_eq!(DistributedBlock.issue_unit(), 2);
+}
+
+fn histo(num_descs: usize) -> LdClustering {
+    let mut descriptors = vec![LdDescriptor {
+        name: "sm_mappings".into(),
+        c_tile: [1, 0, 1], // (1, GridDim.y, 1)
+        priority: 2,
+    }];
+    if num_descs > 1 {
+        descriptors.push(LdDescriptor {
+            name: "other".into(),
+            c_tile: [2, 1, 1],
+            priority: 1,
+        });
+    }
+    LdClustering {
+        grid: [8, 4, 1],
+        descriptors,
+    }
+}
+
+#[test]
+fn ld_histo_columns() {
+    // histo (LD paper §3.2): C-Tile (1, GridDim.y, 1) on an 8x4 grid = 8 column tiles.
+    // With 4 SMs, 8 >= 4: no split; each cluster is one grid column x: x, x+8, x+16, x+24.
+    let ld = histo(1);
+    assert_eq!(ld.cluster_dims(4).unwrap(), [1, 4, 1]);
+    let groups = ld.groups(&Graph::empty(32), &Params::new(4, 8)).unwrap();
+    let expect: Vec<Vec<u32>> = (0..8).map(|x| vec![x, x + 8, x + 16, x + 24]).collect();
+    assert_eq!(groups, expect);
+}
+
+#[test]
+fn ld_histo_split_for_more_sms() {
+    // 16 SMs > 8 tiles: halve the largest C-Tile dimension (Y: 4 -> 2): 16 tiles of (1,2,1).
+    // Clusters listed X first: (x, rows 0-1) for x = 0..8, then (x, rows 2-3).
+    let ld = histo(1);
+    assert_eq!(ld.cluster_dims(16).unwrap(), [1, 2, 1]);
+    let groups = ld.groups(&Graph::empty(32), &Params::new(16, 2)).unwrap();
+    assert_eq!(groups[0], vec![0, 8]);
+    assert_eq!(groups[7], vec![7, 15]);
+    assert_eq!(groups[8], vec![16, 24]);
+    assert_eq!(groups.len(), 16);
+}
+
+#[test]
+fn ld_merges_lower_priority_descriptor() {
+    // Second descriptor's C-Tile (2,1,1): MCLS = (1*max(2/1,1), 4*max(1/4,1), 1) = (2,4,1),
+    // 4 clusters >= 4 SMs, so the merge is kept: clusters of two adjacent columns.
+    let ld = histo(2);
+    assert_eq!(ld.cluster_dims(4).unwrap(), [2, 4, 1]);
+    let groups = ld.groups(&Graph::empty(32), &Params::new(4, 8)).unwrap();
+    assert_eq!(groups[0], vec![0, 1, 8, 9, 16, 17, 24, 25]);
+    // With 8 SMs the merge would leave 4 < 8 clusters, so it is refused.
+    assert_eq!(ld.cluster_dims(8).unwrap(), [1, 4, 1]);
+}
+
+#[test]
+fn ld_rejects_grid_mismatch() {
+    let e = histo(1)
+        .groups(&Graph::empty(31), &Params::new(4, 8))
+        .unwrap_err();
+    assert!(e.to_string().contains("32 TBs"), "{e}");
+}
