@@ -1,2 +1,55 @@
-//! The `paver` command line (being written).
-fn main() {}
+//! The `paver` command line: argument parsing and dispatch. Each subcommand lives in
+//! `cmd/`; errors from the libraries are rendered once, here.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod error;
+mod launch_args;
+
+/// paver: PTX locality analysis, TB locality graphs, locality-aware TB grouping, GPU simulation.
+#[derive(Parser)]
+#[command(name = "paver", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Summarise each kernel of a PTX file: parameters, registers, instruction mix, memory ops.
+    Parse(cmd::parse::Args),
+    /// Show one kernel's control-flow graph: basic blocks, successors, instructions.
+    Inspect(cmd::inspect::Args),
+    /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
+    Launch(cmd::launch::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap renders help/version to stdout and usage errors to stderr.
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Parse(args) => cmd::parse::run(args),
+        Command::Inspect(args) => cmd::inspect::run(args),
+        Command::Launch(args) => cmd::launch::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", e.render());
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

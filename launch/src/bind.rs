@@ -21,9 +21,17 @@ pub const BUFFER_SPACING_LOG2: u32 = 36;
 
 /// CUDA's launch limits (CUDA C Programming Guide, "Features and Technical
 /// Specifications", compute capability 3.0 and later).
-pub const MAX_GRID: Dim3 = Dim3 { x: (1 << 31) - 1, y: 65_535, z: 65_535 };
+pub const MAX_GRID: Dim3 = Dim3 {
+    x: (1 << 31) - 1,
+    y: 65_535,
+    z: 65_535,
+};
 /// Largest block extent per dimension.
-pub const MAX_BLOCK: Dim3 = Dim3 { x: 1024, y: 1024, z: 64 };
+pub const MAX_BLOCK: Dim3 = Dim3 {
+    x: 1024,
+    y: 1024,
+    z: 64,
+};
 /// Largest number of threads in one block.
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 
@@ -138,7 +146,9 @@ impl BoundLaunch {
         let idx = (addr >> BUFFER_SPACING_LOG2).checked_sub(1)? as usize;
         let offset = addr - buffer_base(idx);
         match self.params.get(idx)?.value {
-            BoundValue::Buffer { elem, len, .. } if offset < len * elem.size() as u64 => Some((idx, offset)),
+            BoundValue::Buffer { elem, len, .. } if offset < len * elem.size() as u64 => {
+                Some((idx, offset))
+            }
             BoundValue::Synthetic { .. } => Some((idx, offset)),
             _ => None,
         }
@@ -153,7 +163,12 @@ pub fn buffer_base(index: usize) -> u64 {
 impl Launch {
     /// Resolves this description against `kernel`'s parameters. `base_dir` is where relative
     /// `file(…)` paths are read from.
-    pub fn bind(&self, kernel: &str, sig: &[ParamSig], base_dir: &Path) -> Result<BoundLaunch, LaunchError> {
+    pub fn bind(
+        &self,
+        kernel: &str,
+        sig: &[ParamSig],
+        base_dir: &Path,
+    ) -> Result<BoundLaunch, LaunchError> {
         check_dims(self.grid, self.block)?;
         // Later entries override earlier ones (flags come after the file's entries).
         let mut chosen: Vec<Option<&ParamArg>> = vec![None; sig.len()];
@@ -163,39 +178,79 @@ impl Launch {
                 ParamKey::Index(i) => {
                     return Err(LaunchError::Param {
                         param: i.to_string(),
-                        why: format!("kernel `{kernel}` has {} parameters (0..{})", sig.len(), sig.len()),
+                        why: format!(
+                            "kernel `{kernel}` has {} parameters (0..{})",
+                            sig.len(),
+                            sig.len()
+                        ),
                     })
                 }
-                ParamKey::Name(n) => sig.iter().position(|p| &p.name == n).ok_or_else(|| LaunchError::Param {
-                    param: n.clone(),
-                    why: format!(
-                        "kernel `{kernel}` has no parameter of that name (it has: {})",
-                        sig.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
-                    ),
-                })?,
+                ParamKey::Name(n) => {
+                    sig.iter()
+                        .position(|p| &p.name == n)
+                        .ok_or_else(|| LaunchError::Param {
+                            param: n.clone(),
+                            why: format!(
+                                "kernel `{kernel}` has no parameter of that name (it has: {})",
+                                sig.iter()
+                                    .map(|p| p.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        })?
+                }
             };
             chosen[idx] = Some(&spec.arg);
         }
         let mut params = Vec::with_capacity(sig.len());
         for (idx, (p, arg)) in sig.iter().zip(&chosen).enumerate() {
-            let at = |why: String| LaunchError::Param { param: format!("{idx} (`{}`)", p.name), why };
+            let at = |why: String| LaunchError::Param {
+                param: format!("{idx} (`{}`)", p.name),
+                why,
+            };
             let value = match (arg, p.ty) {
-                (Some(ParamArg::Value(v)), ty) => BoundValue::Scalar { bits: encode_scalar(*v, ty).map_err(at)? },
+                (Some(ParamArg::Value(v)), ty) => BoundValue::Scalar {
+                    bits: encode_scalar(*v, ty).map_err(at)?,
+                },
                 (Some(ParamArg::Buffer(b)), SigType::Int { bits: 64, .. }) => {
                     let len = buffer_len(b, &chosen).map_err(at)?;
-                    let bytes = len.checked_mul(b.ty.size() as u64).filter(|&n| n < 1 << BUFFER_SPACING_LOG2);
+                    let bytes = len
+                        .checked_mul(b.ty.size() as u64)
+                        .filter(|&n| n < 1 << BUFFER_SPACING_LOG2);
                     if bytes.is_none() {
-                        return Err(at(format!("a buffer of {len} {} elements is larger than 64 GiB", b.ty)));
+                        return Err(at(format!(
+                            "a buffer of {len} {} elements is larger than 64 GiB",
+                            b.ty
+                        )));
                     }
-                    BoundValue::Buffer { base: buffer_base(idx), elem: b.ty, len, init: b.init.to_string() }
+                    BoundValue::Buffer {
+                        base: buffer_base(idx),
+                        elem: b.ty,
+                        len,
+                        init: b.init.to_string(),
+                    }
                 }
                 (Some(ParamArg::Buffer(_)), ty) => {
-                    return Err(at(format!("a buffer needs a 64-bit pointer parameter, but this one is {}", describe(ty))))
+                    return Err(at(format!(
+                        "a buffer needs a 64-bit pointer parameter, but this one is {}",
+                        describe(ty)
+                    )))
                 }
-                (None, SigType::Int { bits: 64, .. }) => BoundValue::Synthetic { base: buffer_base(idx) },
-                (None, ty) => return Err(at(format!("no value given for this {} parameter", describe(ty)))),
+                (None, SigType::Int { bits: 64, .. }) => BoundValue::Synthetic {
+                    base: buffer_base(idx),
+                },
+                (None, ty) => {
+                    return Err(at(format!(
+                        "no value given for this {} parameter",
+                        describe(ty)
+                    )))
+                }
             };
-            params.push(BoundParam { name: p.name.clone(), ty: p.ty, value });
+            params.push(BoundParam {
+                name: p.name.clone(),
+                ty: p.ty,
+                value,
+            });
         }
         Ok(BoundLaunch {
             kernel: kernel.to_string(),
@@ -211,7 +266,9 @@ impl Launch {
 fn check_dims(grid: Dim3, block: Dim3) -> Result<(), LaunchError> {
     let over = |what: &str, d: Dim3, max: Dim3| {
         if d.x > max.x || d.y > max.y || d.z > max.z {
-            Err(LaunchError::Dims { why: format!("{what} {d} exceeds the CUDA limit {max}") })
+            Err(LaunchError::Dims {
+                why: format!("{what} {d} exceeds the CUDA limit {max}"),
+            })
         } else {
             Ok(())
         }
@@ -220,7 +277,10 @@ fn check_dims(grid: Dim3, block: Dim3) -> Result<(), LaunchError> {
     over("block", block, MAX_BLOCK)?;
     if block.count() > MAX_THREADS_PER_BLOCK {
         return Err(LaunchError::Dims {
-            why: format!("block {block} has {} threads; CUDA allows at most {MAX_THREADS_PER_BLOCK}", block.count()),
+            why: format!(
+                "block {block} has {} threads; CUDA allows at most {MAX_THREADS_PER_BLOCK}",
+                block.count()
+            ),
         });
     }
     Ok(())
@@ -229,7 +289,10 @@ fn check_dims(grid: Dim3, block: Dim3) -> Result<(), LaunchError> {
 fn describe(ty: SigType) -> String {
     match ty {
         SigType::Int { bits, signed: true } => format!(".s{bits}"),
-        SigType::Int { bits, signed: false } => format!(".u{bits}"),
+        SigType::Int {
+            bits,
+            signed: false,
+        } => format!(".u{bits}"),
         SigType::Float { bits } => format!(".f{bits}"),
         SigType::Bytes { bytes } => format!("{bytes}-byte by-value"),
     }
@@ -239,20 +302,28 @@ fn buffer_len(b: &BufferSpec, chosen: &[Option<&ParamArg>]) -> Result<u64, Strin
     if let Some(len) = b.len {
         if let Some(implied) = b.init.implied_len() {
             if implied != len {
-                return Err(format!("`len` is {len} but `{}` makes {implied} elements", b.init));
+                return Err(format!(
+                    "`len` is {len} but `{}` makes {implied} elements",
+                    b.init
+                ));
             }
         }
         return Ok(len);
     }
     if let Some(other) = b.len_of {
         return match chosen.get(other) {
-            Some(Some(ParamArg::Buffer(o))) if o.len_of.is_none() => {
-                o.len.or_else(|| o.init.implied_len()).ok_or_else(|| format!("parameter {other}'s length is not known either"))
-            }
-            _ => Err(format!("`len_of` names parameter {other}, which has no buffer with its own length")),
+            Some(Some(ParamArg::Buffer(o))) if o.len_of.is_none() => o
+                .len
+                .or_else(|| o.init.implied_len())
+                .ok_or_else(|| format!("parameter {other}'s length is not known either")),
+            _ => Err(format!(
+                "`len_of` names parameter {other}, which has no buffer with its own length"
+            )),
         };
     }
-    b.init.implied_len().ok_or_else(|| format!("buffer needs `len`: `{}` does not imply a length", b.init))
+    b.init
+        .implied_len()
+        .ok_or_else(|| format!("buffer needs `len`: `{}` does not imply a length", b.init))
 }
 
 /// Encodes a scalar for a parameter of type `ty`, rejecting values the type cannot hold.
@@ -269,10 +340,17 @@ fn encode_scalar(v: Scalar, ty: SigType) -> Result<u64, String> {
             if i < lo || i > hi {
                 return Err(format!("{i} does not fit in {}", describe(ty)));
             }
-            let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let mask = if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
             Ok((i as u64) & mask)
         }
-        (Scalar::Float(f), SigType::Int { .. }) => Err(format!("{f:?} is not an integer, but the parameter is {}", describe(ty))),
+        (Scalar::Float(f), SigType::Int { .. }) => Err(format!(
+            "{f:?} is not an integer, but the parameter is {}",
+            describe(ty)
+        )),
         (v, SigType::Float { bits }) => {
             let f = match v {
                 Scalar::Int(i) => i as f64,
@@ -284,7 +362,10 @@ fn encode_scalar(v: Scalar, ty: SigType) -> Result<u64, String> {
                 _ => Err(format!("{} parameters are not supported", describe(ty))),
             }
         }
-        (_, SigType::Bytes { .. }) => Err(format!("a {} parameter cannot be set from a number", describe(ty))),
+        (_, SigType::Bytes { .. }) => Err(format!(
+            "a {} parameter cannot be set from a number",
+            describe(ty)
+        )),
     }
 }
 
@@ -294,31 +375,67 @@ mod tests {
     use crate::flags::parse_param_flag;
 
     fn sig() -> Vec<ParamSig> {
-        let p = |name: &str, ty| ParamSig { name: name.into(), ty };
+        let p = |name: &str, ty| ParamSig {
+            name: name.into(),
+            ty,
+        };
         vec![
-            p("A", SigType::Int { bits: 64, signed: false }),
-            p("B", SigType::Int { bits: 64, signed: false }),
-            p("n", SigType::Int { bits: 32, signed: true }),
+            p(
+                "A",
+                SigType::Int {
+                    bits: 64,
+                    signed: false,
+                },
+            ),
+            p(
+                "B",
+                SigType::Int {
+                    bits: 64,
+                    signed: false,
+                },
+            ),
+            p(
+                "n",
+                SigType::Int {
+                    bits: 32,
+                    signed: true,
+                },
+            ),
             p("alpha", SigType::Float { bits: 32 }),
         ]
     }
 
     fn launch(params: &[&str]) -> Launch {
         let mut l = Launch::new(Dim3 { x: 4, y: 4, z: 1 }, Dim3 { x: 16, y: 16, z: 1 });
-        l.params = params.iter().map(|p| parse_param_flag(p).unwrap()).collect();
+        l.params = params
+            .iter()
+            .map(|p| parse_param_flag(p).unwrap())
+            .collect();
         l
     }
 
     #[test]
     fn binds_by_index_and_name_with_synthetic_pointers() {
-        let b = launch(&["0=buffer:f32:100:zeros", "n=64", "3=0.5"]).bind("k", &sig(), Path::new(".")).unwrap();
+        let b = launch(&["0=buffer:f32:100:zeros", "n=64", "3=0.5"])
+            .bind("k", &sig(), Path::new("."))
+            .unwrap();
         assert_eq!(
             b.params[0].value,
-            BoundValue::Buffer { base: 1 << 36, elem: ElemType::F32, len: 100, init: "zeros".into() }
+            BoundValue::Buffer {
+                base: 1 << 36,
+                elem: ElemType::F32,
+                len: 100,
+                init: "zeros".into()
+            }
         );
         assert_eq!(b.params[1].value, BoundValue::Synthetic { base: 2 << 36 });
         assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 64 });
-        assert_eq!(b.params[3].value, BoundValue::Scalar { bits: 0.5f32.to_bits() as u64 });
+        assert_eq!(
+            b.params[3].value,
+            BoundValue::Scalar {
+                bits: 0.5f32.to_bits() as u64
+            }
+        );
         assert_eq!(b.buffer_bytes(), 400);
         assert_eq!(b.buffer_at((1 << 36) + 396), Some((0, 396)));
         assert_eq!(b.buffer_at((1 << 36) + 400), None);
@@ -328,14 +445,23 @@ mod tests {
 
     #[test]
     fn later_entries_override() {
-        let b = launch(&["n=1", "2=7", "alpha=1"]).bind("k", &sig(), Path::new(".")).unwrap();
+        let b = launch(&["n=1", "2=7", "alpha=1"])
+            .bind("k", &sig(), Path::new("."))
+            .unwrap();
         assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 7 });
-        assert_eq!(b.params[3].value, BoundValue::Scalar { bits: 1.0f32.to_bits() as u64 });
+        assert_eq!(
+            b.params[3].value,
+            BoundValue::Scalar {
+                bits: 1.0f32.to_bits() as u64
+            }
+        );
     }
 
     #[test]
     fn scalar_encoding_limits() {
-        let b = launch(&["n=-1", "alpha=1"]).bind("k", &sig(), Path::new(".")).unwrap();
+        let b = launch(&["n=-1", "alpha=1"])
+            .bind("k", &sig(), Path::new("."))
+            .unwrap();
         assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 0xffff_ffff });
         for (args, want) in [
             (vec!["n=2147483648", "alpha=1"], "does not fit in .s32"),
@@ -343,13 +469,28 @@ mod tests {
             (vec!["alpha=1"], "no value given for this .s32"),
             (vec!["n=1"], "no value given for this .f32"),
             (vec!["n=1", "alpha=1", "7=1"], "has 4 parameters"),
-            (vec!["n=1", "alpha=1", "beta=1"], "no parameter of that name (it has: A, B, n, alpha)"),
-            (vec!["n=1", "alpha=buffer:f32:4:zeros"], "needs a 64-bit pointer"),
+            (
+                vec!["n=1", "alpha=1", "beta=1"],
+                "no parameter of that name (it has: A, B, n, alpha)",
+            ),
+            (
+                vec!["n=1", "alpha=buffer:f32:4:zeros"],
+                "needs a 64-bit pointer",
+            ),
             (vec!["n=1", "alpha=1", "0=buffer:f32::zeros"], "needs `len`"),
-            (vec!["n=1", "alpha=1", "0=buffer:u32:3:csr_row_ptr(4,4,1,1)"], "makes 5 elements"),
-            (vec!["n=1", "alpha=1", "0=buffer:f64:9000000000:zeros"], "larger than 64 GiB"),
+            (
+                vec!["n=1", "alpha=1", "0=buffer:u32:3:csr_row_ptr(4,4,1,1)"],
+                "makes 5 elements",
+            ),
+            (
+                vec!["n=1", "alpha=1", "0=buffer:f64:9000000000:zeros"],
+                "larger than 64 GiB",
+            ),
         ] {
-            let e = launch(&args).bind("k", &sig(), Path::new(".")).unwrap_err().to_string();
+            let e = launch(&args)
+                .bind("k", &sig(), Path::new("."))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{args:?}: {e}");
         }
     }
@@ -357,7 +498,11 @@ mod tests {
     #[test]
     fn launch_limits() {
         let mut l = launch(&["n=1", "alpha=1"]);
-        l.grid = Dim3 { x: 1 << 31, y: 1, z: 1 };
+        l.grid = Dim3 {
+            x: 1 << 31,
+            y: 1,
+            z: 1,
+        };
         let e = l.bind("k", &sig(), Path::new(".")).unwrap_err().to_string();
         assert!(e.contains("2147483648x1x1 exceeds the CUDA limit"), "{e}");
         l.grid = Dim3 { x: 1, y: 1, z: 1 };
@@ -369,18 +514,50 @@ mod tests {
     #[test]
     fn len_from_generators_and_len_of() {
         let s = vec![
-            ParamSig { name: "rp".into(), ty: SigType::Int { bits: 64, signed: false } },
-            ParamSig { name: "ci".into(), ty: SigType::Int { bits: 64, signed: false } },
-            ParamSig { name: "v".into(), ty: SigType::Int { bits: 64, signed: false } },
+            ParamSig {
+                name: "rp".into(),
+                ty: SigType::Int {
+                    bits: 64,
+                    signed: false,
+                },
+            },
+            ParamSig {
+                name: "ci".into(),
+                ty: SigType::Int {
+                    bits: 64,
+                    signed: false,
+                },
+            },
+            ParamSig {
+                name: "v".into(),
+                ty: SigType::Int {
+                    bits: 64,
+                    signed: false,
+                },
+            },
         ];
-        let mut l = launch(&["0=buffer:i32::csr_row_ptr(50,50,4,3)", "1=buffer:i32::csr_col_idx(50,50,4,3)"]);
+        let mut l = launch(&[
+            "0=buffer:i32::csr_row_ptr(50,50,4,3)",
+            "1=buffer:i32::csr_col_idx(50,50,4,3)",
+        ]);
         l.params.push(crate::ParamSpec {
             key: ParamKey::Index(2),
             comment: None,
-            arg: ParamArg::Buffer(BufferSpec { ty: ElemType::F32, len: None, len_of: Some(1), init: crate::Init::Ones }),
+            arg: ParamArg::Buffer(BufferSpec {
+                ty: ElemType::F32,
+                len: None,
+                len_of: Some(1),
+                init: crate::Init::Ones,
+            }),
         });
         let b = l.bind("spmv", &s, Path::new(".")).unwrap();
-        let nnz = crate::init::CsrSpec { rows: 50, cols: 50, avg_nnz: 4, seed: 3 }.nnz();
+        let nnz = crate::init::CsrSpec {
+            rows: 50,
+            cols: 50,
+            avg_nnz: 4,
+            seed: 3,
+        }
+        .nnz();
         let lens: Vec<u64> = b
             .params
             .iter()

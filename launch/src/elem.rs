@@ -40,7 +40,10 @@ impl ElemType {
 
     /// Whether elements are signed integers.
     pub fn is_signed_int(self) -> bool {
-        matches!(self, ElemType::I8 | ElemType::I16 | ElemType::I32 | ElemType::I64)
+        matches!(
+            self,
+            ElemType::I8 | ElemType::I16 | ElemType::I32 | ElemType::I64
+        )
     }
 
     /// Appends `v` converted to this type (integers: truncating, saturating as Rust `as`).

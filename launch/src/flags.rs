@@ -10,10 +10,13 @@ use crate::{ElemType, LaunchError};
 /// KEY is a 0-based index or a PTX parameter name. VALUE is a number, or
 /// `buffer:TYPE:LEN:INIT` (LEN may be empty when the initialiser implies it).
 pub fn parse_param_flag(text: &str) -> Result<ParamSpec, LaunchError> {
-    let bad = |why: String| LaunchError::Flag { flag: format!("--param {text}"), why };
-    let (key, value) = text
-        .split_once('=')
-        .ok_or_else(|| bad("expected KEY=VALUE (e.g. 3=1024 or 0=buffer:f32:1024:rand(1))".into()))?;
+    let bad = |why: String| LaunchError::Flag {
+        flag: format!("--param {text}"),
+        why,
+    };
+    let (key, value) = text.split_once('=').ok_or_else(|| {
+        bad("expected KEY=VALUE (e.g. 3=1024 or 0=buffer:f32:1024:rand(1))".into())
+    })?;
     let key = key.trim();
     if key.is_empty() {
         return Err(bad("empty parameter name".into()));
@@ -29,22 +32,39 @@ pub fn parse_param_flag(text: &str) -> Result<ParamSpec, LaunchError> {
             (Some(t), Some(l), Some(i)) => (t, l, i),
             _ => return Err(bad("expected buffer:TYPE:LEN:INIT".into())),
         };
-        let ty: ElemType = ty
-            .parse()
-            .map_err(|_| bad(format!("unknown element type `{ty}` (expected one of {})", ElemType::NAMES)))?;
+        let ty: ElemType = ty.parse().map_err(|_| {
+            bad(format!(
+                "unknown element type `{ty}` (expected one of {})",
+                ElemType::NAMES
+            ))
+        })?;
         let len = if len.is_empty() {
             None
         } else {
-            Some(len.parse::<u64>().map_err(|_| bad(format!("`{len}` is not an element count")))?)
+            Some(
+                len.parse::<u64>()
+                    .map_err(|_| bad(format!("`{len}` is not an element count")))?,
+            )
         };
         let init = Init::parse(init).map_err(|e| bad(e.to_string()))?;
-        ParamArg::Buffer(BufferSpec { ty, len, len_of: None, init })
+        ParamArg::Buffer(BufferSpec {
+            ty,
+            len,
+            len_of: None,
+            init,
+        })
     } else {
         ParamArg::Value(parse_scalar(value).ok_or_else(|| {
-            bad(format!("`{value}` is neither a number nor buffer:TYPE:LEN:INIT"))
+            bad(format!(
+                "`{value}` is neither a number nor buffer:TYPE:LEN:INIT"
+            ))
         })?)
     };
-    Ok(ParamSpec { key, comment: None, arg })
+    Ok(ParamSpec {
+        key,
+        comment: None,
+        arg,
+    })
 }
 
 /// Parses an integer (decimal, `0x` hex, optional sign) or a float literal.
@@ -90,8 +110,12 @@ impl LaunchFlags {
         let mut launch = match base {
             Some(l) => l,
             None => {
-                let grid = self.grid.ok_or(LaunchError::Missing { what: "--grid (or --launch FILE)" })?;
-                let block = self.block.ok_or(LaunchError::Missing { what: "--block (or --launch FILE)" })?;
+                let grid = self.grid.ok_or(LaunchError::Missing {
+                    what: "--grid (or --launch FILE)",
+                })?;
+                let block = self.block.ok_or(LaunchError::Missing {
+                    what: "--block (or --launch FILE)",
+                })?;
                 Launch::new(grid, block)
             }
         };
@@ -119,9 +143,18 @@ mod tests {
     #[test]
     fn scalar_and_buffer_flags() {
         let p = parse_param_flag("3=1024").unwrap();
-        assert_eq!((p.key, p.arg), (ParamKey::Index(3), ParamArg::Value(Scalar::Int(1024))));
+        assert_eq!(
+            (p.key, p.arg),
+            (ParamKey::Index(3), ParamArg::Value(Scalar::Int(1024)))
+        );
         let p = parse_param_flag("alpha=-1.5").unwrap();
-        assert_eq!((p.key, p.arg), (ParamKey::Name("alpha".into()), ParamArg::Value(Scalar::Float(-1.5))));
+        assert_eq!(
+            (p.key, p.arg),
+            (
+                ParamKey::Name("alpha".into()),
+                ParamArg::Value(Scalar::Float(-1.5))
+            )
+        );
         let p = parse_param_flag("n=0x10").unwrap();
         assert_eq!(p.arg, ParamArg::Value(Scalar::Int(16)));
         let p = parse_param_flag("0=buffer:f32:1048576:rand(1)").unwrap();
@@ -131,13 +164,21 @@ mod tests {
                 ty: ElemType::F32,
                 len: Some(1 << 20),
                 len_of: None,
-                init: Init::Rand { seed: 1, range: None }
+                init: Init::Rand {
+                    seed: 1,
+                    range: None
+                }
             })
         );
         let p = parse_param_flag("1=buffer:i32::csr_col_idx(4,4,1,2)").unwrap();
-        assert!(matches!(p.arg, ParamArg::Buffer(BufferSpec { len: None, .. })));
+        assert!(matches!(
+            p.arg,
+            ParamArg::Buffer(BufferSpec { len: None, .. })
+        ));
         let p = parse_param_flag("2=buffer:u8:8:file(/tmp/a:b.bin)").unwrap();
-        assert!(matches!(p.arg, ParamArg::Buffer(BufferSpec { init: Init::File(ref f), .. }) if f.to_str() == Some("/tmp/a:b.bin")));
+        assert!(
+            matches!(p.arg, ParamArg::Buffer(BufferSpec { init: Init::File(ref f), .. }) if f.to_str() == Some("/tmp/a:b.bin"))
+        );
     }
 
     #[test]

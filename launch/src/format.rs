@@ -37,10 +37,15 @@ impl Dim3 {
 
     /// Parses `16`, `16x16` or `16x16x4`.
     pub fn parse(text: &str) -> Result<Dim3, String> {
-        let parts: Result<Vec<u64>, _> = text.split(['x', 'X']).map(|p| p.trim().parse::<u64>()).collect();
+        let parts: Result<Vec<u64>, _> = text
+            .split(['x', 'X'])
+            .map(|p| p.trim().parse::<u64>())
+            .collect();
         match parts {
             Ok(v) => Dim3::try_from(v),
-            Err(_) => Err(format!("`{text}` is not a dimension: expected X, XxY or XxYxZ with positive integers")),
+            Err(_) => Err(format!(
+                "`{text}` is not a dimension: expected X, XxY or XxYxZ with positive integers"
+            )),
         }
     }
 }
@@ -54,7 +59,11 @@ impl TryFrom<Vec<u64>> for Dim3 {
         if v.contains(&0) {
             return Err("dimensions must be at least 1".to_string());
         }
-        Ok(Dim3 { x: v[0], y: v.get(1).copied().unwrap_or(1), z: v.get(2).copied().unwrap_or(1) })
+        Ok(Dim3 {
+            x: v[0],
+            y: v.get(1).copied().unwrap_or(1),
+            z: v.get(2).copied().unwrap_or(1),
+        })
     }
 }
 
@@ -208,7 +217,9 @@ impl TryFrom<RawParam> for ParamSpec {
         let key = match (r.index, r.name) {
             (Some(i), None) => ParamKey::Index(i),
             (None, Some(n)) => ParamKey::Name(n),
-            (Some(_), Some(_)) => return Err("a parameter entry has either `index` or `name`, not both".into()),
+            (Some(_), Some(_)) => {
+                return Err("a parameter entry has either `index` or `name`, not both".into())
+            }
             (None, None) => return Err("a parameter entry needs `index` or `name`".into()),
         };
         let arg = match (r.value, r.buffer) {
@@ -218,12 +229,25 @@ impl TryFrom<RawParam> for ParamSpec {
                 if b.len.is_some() && b.len_of.is_some() {
                     return Err(format!("parameter {key}: give `len` or `len_of`, not both"));
                 }
-                ParamArg::Buffer(BufferSpec { ty: b.ty, len: b.len, len_of: b.len_of, init })
+                ParamArg::Buffer(BufferSpec {
+                    ty: b.ty,
+                    len: b.len,
+                    len_of: b.len_of,
+                    init,
+                })
             }
-            (Some(_), Some(_)) => return Err(format!("parameter {key}: give `value` or `buffer`, not both")),
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "parameter {key}: give `value` or `buffer`, not both"
+                ))
+            }
             (None, None) => return Err(format!("parameter {key}: needs `value` or `buffer`")),
         };
-        Ok(ParamSpec { key, comment: r.comment, arg })
+        Ok(ParamSpec {
+            key,
+            comment: r.comment,
+            arg,
+        })
     }
 }
 
@@ -238,10 +262,21 @@ impl From<ParamSpec> for RawParam {
             ParamArg::Value(Scalar::Float(v)) => (serde_json::Number::from_f64(v), None),
             ParamArg::Buffer(b) => (
                 None,
-                Some(RawBuffer { ty: b.ty, len: b.len, len_of: b.len_of, init: b.init.to_string() }),
+                Some(RawBuffer {
+                    ty: b.ty,
+                    len: b.len,
+                    len_of: b.len_of,
+                    init: b.init.to_string(),
+                }),
             ),
         };
-        RawParam { index, name, comment: p.comment, value, buffer }
+        RawParam {
+            index,
+            name,
+            comment: p.comment,
+            value,
+            buffer,
+        }
     }
 }
 
@@ -291,15 +326,20 @@ impl Launch {
             message: e.to_string(),
         })?;
         if launch.format != FORMAT {
-            return Err(LaunchError::Format { path: path.to_path_buf(), found: launch.format });
+            return Err(LaunchError::Format {
+                path: path.to_path_buf(),
+                found: launch.format,
+            });
         }
         Ok(launch)
     }
 
     /// Reads a description from a file.
     pub fn read(path: &Path) -> Result<Launch, LaunchError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LaunchError::Io { path: path.to_path_buf(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| LaunchError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         Launch::from_json(&text, path)
     }
 
@@ -341,7 +381,9 @@ mod tests {
         assert_eq!(l.params[1].arg, ParamArg::Value(Scalar::Int(64)));
         assert_eq!(l.params[2].arg, ParamArg::Value(Scalar::Float(-0.5)));
         match &l.params[4].arg {
-            ParamArg::Buffer(b) => assert_eq!((b.len, b.len_of, b.ty), (None, Some(5), ElemType::F32)),
+            ParamArg::Buffer(b) => {
+                assert_eq!((b.len, b.len_of, b.ty), (None, Some(5), ElemType::F32))
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(l.resources["sm_70"].registers, 30);
@@ -357,11 +399,26 @@ mod tests {
     #[test]
     fn errors_carry_position_and_reason() {
         let cases = [
-            (r#"{"format": "paver-launch/1", "grid": [0], "block": [1]}"#, "at least 1"),
-            (r#"{"format": "paver-launch/1", "grid": [1,1,1,1], "block": [1]}"#, "1 to 3"),
-            (r#"{"format": "paver-launch/2", "grid": [1], "block": [1]}"#, "paver-launch/2"),
-            (r#"{"format": "paver-launch/1", "grid": [1], "block": [1], "grdi": 1}"#, "unknown field"),
-            (r#"{"format": "paver-launch/1", "grid": [1], "block": [1], "params": [{"value": 1}]}"#, "needs `index` or `name`"),
+            (
+                r#"{"format": "paver-launch/1", "grid": [0], "block": [1]}"#,
+                "at least 1",
+            ),
+            (
+                r#"{"format": "paver-launch/1", "grid": [1,1,1,1], "block": [1]}"#,
+                "1 to 3",
+            ),
+            (
+                r#"{"format": "paver-launch/2", "grid": [1], "block": [1]}"#,
+                "paver-launch/2",
+            ),
+            (
+                r#"{"format": "paver-launch/1", "grid": [1], "block": [1], "grdi": 1}"#,
+                "unknown field",
+            ),
+            (
+                r#"{"format": "paver-launch/1", "grid": [1], "block": [1], "params": [{"value": 1}]}"#,
+                "needs `index` or `name`",
+            ),
             (
                 r#"{"format": "paver-launch/1", "grid": [1], "block": [1], "params": [{"index": 0, "buffer": {"type": "f33", "len": 1, "init": "zeros"}}]}"#,
                 "f33",
@@ -373,7 +430,9 @@ mod tests {
             ("{\n  \"format\": ", "x.json:2"),
         ];
         for (text, want) in cases {
-            let e = Launch::from_json(text, Path::new("x.json")).unwrap_err().to_string();
+            let e = Launch::from_json(text, Path::new("x.json"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{text}\n  gave: {e}");
         }
     }

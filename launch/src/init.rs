@@ -149,7 +149,11 @@ impl Init {
             if v.len() < n_min || v.len() > n_max {
                 return Err(bad(&format!(
                     "expected {} argument{}",
-                    if n_min == n_max { n_min.to_string() } else { format!("{n_min} to {n_max}") },
+                    if n_min == n_max {
+                        n_min.to_string()
+                    } else {
+                        format!("{n_min} to {n_max}")
+                    },
                     if n_max == 1 { "" } else { "s" }
                 )));
             }
@@ -231,7 +235,12 @@ impl Init {
     /// Makes the buffer's bytes: `len` elements of `ty`, little-endian.
     ///
     /// `base_dir` resolves relative `file(…)` paths.
-    pub fn materialise(&self, ty: ElemType, len: u64, base_dir: &Path) -> Result<Vec<u8>, LaunchError> {
+    pub fn materialise(
+        &self,
+        ty: ElemType,
+        len: u64,
+        base_dir: &Path,
+    ) -> Result<Vec<u8>, LaunchError> {
         let n = usize::try_from(len).map_err(|_| LaunchError::TooLarge { bytes: u64::MAX })?;
         let bytes = len
             .checked_mul(ty.size() as u64)
@@ -338,10 +347,21 @@ impl fmt::Display for Init {
             Init::Fill(v) => write!(f, "fill({v})"),
             Init::OneHot(i) => write!(f, "onehot({i})"),
             Init::Rand { seed, range: None } => write!(f, "rand({seed})"),
-            Init::Rand { seed, range: Some((lo, hi)) } => write!(f, "rand({seed},{lo},{hi})"),
+            Init::Rand {
+                seed,
+                range: Some((lo, hi)),
+            } => write!(f, "rand({seed},{lo},{hi})"),
             Init::File(p) => write!(f, "file({})", p.display()),
-            Init::CsrRowPtr(s) => write!(f, "csr_row_ptr({},{},{},{})", s.rows, s.cols, s.avg_nnz, s.seed),
-            Init::CsrColIdx(s) => write!(f, "csr_col_idx({},{},{},{})", s.rows, s.cols, s.avg_nnz, s.seed),
+            Init::CsrRowPtr(s) => write!(
+                f,
+                "csr_row_ptr({},{},{},{})",
+                s.rows, s.cols, s.avg_nnz, s.seed
+            ),
+            Init::CsrColIdx(s) => write!(
+                f,
+                "csr_col_idx({},{},{},{})",
+                s.rows, s.cols, s.avg_nnz, s.seed
+            ),
         }
     }
 }
@@ -400,14 +420,22 @@ mod tests {
 
     #[test]
     fn csr_is_consistent_and_matches_nnz() {
-        let spec = CsrSpec { rows: 200, cols: 50, avg_nnz: 6, seed: 9 };
+        let spec = CsrSpec {
+            rows: 200,
+            cols: 50,
+            avg_nnz: 6,
+            seed: 9,
+        };
         let (rp, ci) = spec.generate();
         assert_eq!(rp.len(), 201);
         assert_eq!(*rp.last().unwrap(), ci.len() as u64);
         assert_eq!(spec.nnz(), ci.len() as u64);
         for r in 0..200 {
             let row = &ci[rp[r] as usize..rp[r + 1] as usize];
-            assert!(row.windows(2).all(|w| w[0] < w[1]), "row {r} sorted and distinct");
+            assert!(
+                row.windows(2).all(|w| w[0] < w[1]),
+                "row {r} sorted and distinct"
+            );
             assert!(row.iter().all(|&c| c < 50));
             assert!(row.len() <= 13);
         }
@@ -425,15 +453,24 @@ mod tests {
         assert_eq!(b, [0, 0, 0x80, 0x3f, 0, 0, 0x80, 0x3f]);
         let b = Init::OneHot(1).materialise(ElemType::U16, 3, d).unwrap();
         assert_eq!(b, [0, 0, 1, 0, 0, 0]);
-        let b = Init::Rand { seed: 3, range: Some((-2.0, 2.0)) }
-            .materialise(ElemType::F64, 1000, d)
-            .unwrap();
-        let vals: Vec<f64> = b.chunks(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+        let b = Init::Rand {
+            seed: 3,
+            range: Some((-2.0, 2.0)),
+        }
+        .materialise(ElemType::F64, 1000, d)
+        .unwrap();
+        let vals: Vec<f64> = b
+            .chunks(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
         assert!(vals.iter().all(|v| (-2.0..2.0).contains(v)));
         assert!(vals.iter().any(|v| *v < -1.5) && vals.iter().any(|v| *v > 1.5));
-        let b = Init::Rand { seed: 3, range: Some((10.0, 13.0)) }
-            .materialise(ElemType::U8, 300, d)
-            .unwrap();
+        let b = Init::Rand {
+            seed: 3,
+            range: Some((10.0, 13.0)),
+        }
+        .materialise(ElemType::U8, 300, d)
+        .unwrap();
         assert!(b.iter().all(|v| (10..13).contains(v)));
         assert!((10..13).all(|v| b.contains(&v)));
     }
@@ -444,8 +481,14 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("a.bin"), [1u8, 2, 3, 4, 5, 6, 7, 8]).unwrap();
         let init = Init::File("a.bin".into());
-        assert_eq!(init.materialise(ElemType::U32, 2, &dir).unwrap(), [1, 2, 3, 4, 5, 6, 7, 8]);
-        let e = init.materialise(ElemType::U32, 3, &dir).unwrap_err().to_string();
+        assert_eq!(
+            init.materialise(ElemType::U32, 2, &dir).unwrap(),
+            [1, 2, 3, 4, 5, 6, 7, 8]
+        );
+        let e = init
+            .materialise(ElemType::U32, 3, &dir)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("12 bytes") && e.contains("8"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -18,7 +18,9 @@ pub mod init;
 pub use bind::{BoundLaunch, BoundParam, BoundValue, ParamSig, SigType};
 pub use elem::ElemType;
 pub use flags::{parse_param_flag, LaunchFlags};
-pub use format::{BufferSpec, Dim3, Launch, ParamArg, ParamKey, ParamSpec, Resources, Scalar, FORMAT};
+pub use format::{
+    BufferSpec, Dim3, Launch, ParamArg, ParamKey, ParamSpec, Resources, Scalar, FORMAT,
+};
 pub use init::{CsrSpec, Init, SplitMix64};
 
 /// Everything that can be wrong with a launch description.

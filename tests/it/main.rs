@@ -1,1 +1,9 @@
-//! End-to-end CLI tests.
+//! End-to-end tests of the `paver` binary and of the repository's data files, in one
+//! integration test binary (one link step for all of them).
+
+// Test code: a panic is the failure report.
+#![allow(clippy::unwrap_used)]
+
+mod cli;
+mod common;
+mod launch_files;

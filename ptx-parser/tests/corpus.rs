@@ -1,0 +1,79 @@
+//! Every `*.ptx` under `../kernels` parses, has an entry, and round-trips through the printer:
+//! print -> parse gives an equal IR, and print -> parse -> print is a text fixed point.
+
+use std::path::{Path, PathBuf};
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|e| e == "ptx") {
+            out.push(p);
+        }
+    }
+}
+
+/// The corpus files; fails when there are none (an empty corpus would make this test vacuous).
+pub fn corpus() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
+    let mut v = Vec::new();
+    collect(&dir, &mut v);
+    assert!(
+        !v.is_empty(),
+        "no .ptx files under {} - the kernel corpus has not been generated yet",
+        dir.display()
+    );
+    v
+}
+
+#[test]
+fn corpus_parses_and_round_trips() {
+    let mut failures = Vec::new();
+    let files = corpus();
+    for path in &files {
+        let m = match ptx_parser::parse_file(path) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{e}"));
+                continue;
+            }
+        };
+        if m.entries().count() == 0 {
+            failures.push(format!("{}: no .entry", path.display()));
+        }
+        let text = m.to_string();
+        match ptx_parser::parse(&text) {
+            Ok(m2) => {
+                if m2 != m {
+                    let which = m
+                        .functions
+                        .iter()
+                        .zip(&m2.functions)
+                        .find(|(a, b)| a != b)
+                        .map_or("module".to_string(), |(a, _)| a.name.clone());
+                    failures.push(format!("{}: reparse differs in {which}", path.display()));
+                }
+                let text2 = m2.to_string();
+                if text2 != text {
+                    failures.push(format!("{}: print is not a fixed point", path.display()));
+                }
+            }
+            Err(e) => failures.push(format!(
+                "{}: printed PTX does not parse:\n{e}",
+                path.display()
+            )),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} files failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,136 @@
+//! `paver launch FILE.ptx …`: binds a launch (a `--launch` file and/or flags) to a kernel,
+//! reports every parameter's resolved value and address, and can write the result as a
+//! normalised launch file to reuse with `--launch`.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use launch::{BoundLaunch, BoundValue, Launch, ParamArg, ParamKey, ParamSpec, Scalar, SigType};
+
+use crate::cmd::{load_module, param_sigs, select_kernel};
+use crate::error::{write_atomic, CliError};
+use crate::launch_args::LaunchArgs;
+
+/// Arguments of `paver launch`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// PTX file.
+    file: PathBuf,
+    /// Kernel (.entry) name; may be omitted when the file has one entry or the launch names it.
+    #[arg(long)]
+    kernel: Option<String>,
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Print the bound launch as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write the launch, normalised (every parameter by index, kernel named), to this file.
+    #[arg(short, long, value_name = "FILE.json")]
+    output: Option<PathBuf>,
+}
+
+/// Runs `paver launch`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let module = load_module(&args.file)?;
+    let (launch, base_dir) = args.launch.build(args.kernel.clone())?;
+    let f = select_kernel(&module, launch.kernel.as_deref(), &args.file)?;
+    let bound = launch.bind(&f.name, &param_sigs(f), &base_dir)?;
+    if let Some(out) = &args.output {
+        write_atomic(out, &normalise(&launch, &bound).to_json())?;
+    }
+    if args.json {
+        let text =
+            serde_json::to_string_pretty(&bound).map_err(|e| CliError::Usage(e.to_string()))?;
+        println!("{text}");
+    } else {
+        print!("{}", human(&bound));
+    }
+    Ok(())
+}
+
+/// The launch with every parameter given by index, in order, and the kernel named.
+fn normalise(orig: &Launch, bound: &BoundLaunch) -> Launch {
+    let mut l = Launch::new(bound.grid, bound.block);
+    l.kernel = Some(bound.kernel.clone());
+    l.dynamic_shared_bytes = bound.dynamic_shared_bytes;
+    l.resources = orig.resources.clone();
+    // The last spec for a parameter is the one that was bound; keep its comment and buffer.
+    let spec_for = |i: usize, name: &str| -> Option<&ParamSpec> {
+        orig.params.iter().rev().find(|s| match &s.key {
+            ParamKey::Index(k) => *k == i,
+            ParamKey::Name(n) => n == name,
+        })
+    };
+    for (i, p) in bound.params.iter().enumerate() {
+        let spec = spec_for(i, &p.name);
+        let comment = spec.and_then(|s| s.comment.clone());
+        let arg = match (&p.value, spec.map(|s| &s.arg)) {
+            (BoundValue::Scalar { bits }, _) => ParamArg::Value(decode(*bits, p.ty)),
+            (BoundValue::Buffer { len, .. }, Some(ParamArg::Buffer(b))) => {
+                let mut b = b.clone();
+                b.len = Some(*len);
+                b.len_of = None;
+                ParamArg::Buffer(b)
+            }
+            _ => continue, // synthetic pointers stay synthetic
+        };
+        l.params.push(ParamSpec {
+            key: ParamKey::Index(i),
+            comment,
+            arg,
+        });
+    }
+    l
+}
+
+fn decode(bits: u64, ty: SigType) -> Scalar {
+    match ty {
+        SigType::Float { bits: 32 } => Scalar::Float(f64::from(f32::from_bits(bits as u32))),
+        SigType::Float { .. } => Scalar::Float(f64::from_bits(bits)),
+        SigType::Int {
+            bits: w,
+            signed: true,
+        } if w < 64 => {
+            let shift = 64 - w;
+            Scalar::Int(i128::from(((bits << shift) as i64) >> shift))
+        }
+        SigType::Int { signed: true, .. } => Scalar::Int(i128::from(bits as i64)),
+        _ => Scalar::Int(i128::from(bits)),
+    }
+}
+
+fn human(b: &BoundLaunch) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "kernel {}: grid {} ({} TBs), block {} ({} threads), dynamic shared {} B",
+        b.kernel,
+        b.grid,
+        b.num_tbs(),
+        b.block,
+        b.block.count(),
+        b.dynamic_shared_bytes
+    );
+    for (i, p) in b.params.iter().enumerate() {
+        let v = match &p.value {
+            BoundValue::Scalar { bits } => format!("= {}", decode(*bits, p.ty)),
+            BoundValue::Buffer {
+                base,
+                elem,
+                len,
+                init,
+            } => {
+                format!(
+                    "-> {base:#x}: {len} x {elem} ({} bytes), {init}",
+                    len * elem.size() as u64
+                )
+            }
+            BoundValue::Synthetic { base } => {
+                format!("-> {base:#x}: synthetic pointer (no buffer given)")
+            }
+        };
+        let _ = writeln!(out, "  [{i}] {:<24} {v}", p.name);
+    }
+    let _ = writeln!(out, "buffers: {} bytes in all", b.buffer_bytes());
+    out
+}

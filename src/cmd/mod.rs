@@ -1,0 +1,88 @@
+//! One module per subcommand, plus the helpers they share: loading a PTX file, choosing a
+//! kernel, and describing its parameters to the launch binder.
+
+pub mod inspect;
+pub mod launch;
+pub mod parse;
+
+use std::path::Path;
+
+use ptx_parser::{Function, Module, ScalarType};
+
+use crate::error::CliError;
+
+/// Parses the PTX file at `path`.
+pub fn load_module(path: &Path) -> Result<Module, CliError> {
+    Ok(ptx_parser::parse_file(path)?)
+}
+
+/// The entry named `name`, or the only entry when no name is given.
+pub fn select_kernel<'m>(
+    module: &'m Module,
+    name: Option<&str>,
+    path: &Path,
+) -> Result<&'m Function, CliError> {
+    let names = || {
+        module
+            .entries()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match name {
+        Some(n) => module.kernel(n).filter(|f| f.is_entry).ok_or_else(|| {
+            CliError::Usage(format!(
+                "{}: no kernel named `{n}` (entries: {})",
+                path.display(),
+                names()
+            ))
+        }),
+        None => {
+            let mut entries = module.entries();
+            match (entries.next(), entries.next()) {
+                (Some(f), None) => Ok(f),
+                (None, _) => Err(CliError::Usage(format!(
+                    "{}: the module has no .entry",
+                    path.display()
+                ))),
+                (Some(_), Some(_)) => Err(CliError::Usage(format!(
+                    "{}: several kernels, choose one with --kernel (entries: {})",
+                    path.display(),
+                    names()
+                ))),
+            }
+        }
+    }
+}
+
+/// The kernel's parameter list as the launch binder sees it.
+pub fn param_sigs(f: &Function) -> Vec<::launch::ParamSig> {
+    f.params
+        .iter()
+        .map(|p| {
+            let ty = match p.array {
+                Some(n) => ::launch::SigType::Bytes {
+                    bytes: u64::from(n) * u64::from(p.ty.size()),
+                },
+                None => sig_type(p.ty),
+            };
+            ::launch::ParamSig {
+                name: p.name.clone(),
+                ty,
+            }
+        })
+        .collect()
+}
+
+fn sig_type(t: ScalarType) -> ::launch::SigType {
+    use ScalarType::*;
+    let bits = t.size() * 8;
+    match t {
+        S8 | S16 | S32 | S64 => ::launch::SigType::Int { bits, signed: true },
+        F16 | F32 | F64 | Bf16 => ::launch::SigType::Float { bits },
+        _ => ::launch::SigType::Int {
+            bits,
+            signed: false,
+        },
+    }
+}

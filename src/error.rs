@@ -1,0 +1,72 @@
+//! The CLI's error type: every library error, rendered once for a person.
+
+use std::path::PathBuf;
+
+/// What can stop a command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The PTX does not parse (each error already carries file:line:col and the line).
+    #[error("{0}")]
+    Ptx(#[from] ptx_parser::ParseErrors),
+    /// A launch description or flag is wrong.
+    #[error("{0}")]
+    Launch(#[from] launch::LaunchError),
+    /// Reading or writing a file failed.
+    #[error("{}: {message}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        message: String,
+    },
+    /// The arguments make no sense together (exit status 2, like clap's usage errors).
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl CliError {
+    /// The message printed on stderr: `paver: error: ...` (PTX errors come with their
+    /// source lines and carets).
+    pub fn render(&self) -> String {
+        let text = self.to_string();
+        match self {
+            CliError::Ptx(_) => text,
+            _ => format!("paver: error: {text}"),
+        }
+    }
+
+    /// Exit status: 2 for usage errors, 1 for everything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, e: std::io::Error) -> CliError {
+        CliError::Io {
+            path: path.into(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Writes `text` to `path` atomically: to a temporary file in the same folder, then renamed,
+/// so an interrupted or failed run never leaves a half-written output behind.
+pub fn write_atomic(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.paver-tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| CliError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        CliError::io(path, e)
+    })
+}

@@ -1,0 +1,72 @@
+//! The launch flags shared by every command that takes a launch (`--launch`, `--grid`,
+//! `--block`, `--param`, `--dynamic-shared`), turned into a [`launch::Launch`].
+
+use std::path::{Path, PathBuf};
+
+use launch::{BufferSpec, Dim3, Init, Launch, LaunchFlags, ParamArg, ParamSpec};
+
+use crate::error::CliError;
+
+/// Launch flags (see docs/LAUNCH.md).
+#[derive(clap::Args, Debug)]
+pub struct LaunchArgs {
+    /// Launch description file (paver-launch/1 JSON); flags below override it.
+    #[arg(long, value_name = "FILE.json")]
+    pub launch: Option<PathBuf>,
+    /// Grid in thread blocks: X, XxY or XxYxZ.
+    #[arg(long, value_name = "XxYxZ", value_parser = Dim3::parse)]
+    pub grid: Option<Dim3>,
+    /// Block in threads: X, XxY or XxYxZ.
+    #[arg(long, value_name = "XxYxZ", value_parser = Dim3::parse)]
+    pub block: Option<Dim3>,
+    /// Dynamic shared memory per block, bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub dynamic_shared: Option<u64>,
+    /// Parameter value: INDEX|NAME=NUMBER or INDEX|NAME=buffer:TYPE:LEN:INIT (repeatable).
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
+    pub params: Vec<ParamSpec>,
+}
+
+fn parse_param(s: &str) -> Result<ParamSpec, String> {
+    launch::parse_param_flag(s).map_err(|e| e.to_string())
+}
+
+impl LaunchArgs {
+    /// The launch these flags describe, with the folder relative `file(…)` paths resolve
+    /// against (the launch file's folder, else the working directory).
+    pub fn build(&self, kernel: Option<String>) -> Result<(Launch, PathBuf), CliError> {
+        let (base, dir) = match &self.launch {
+            Some(path) => {
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                (Some(Launch::read(path)?), dir)
+            }
+            None => (None, PathBuf::from(".")),
+        };
+        // `file(…)` in a flag is relative to the working directory, while the file's own
+        // entries are relative to the file: make the flags' paths absolute.
+        let cwd = std::env::current_dir().map_err(|e| CliError::io(".", e))?;
+        let params = self
+            .params
+            .iter()
+            .cloned()
+            .map(|mut p| {
+                if let ParamArg::Buffer(BufferSpec {
+                    init: Init::File(f),
+                    ..
+                }) = &mut p.arg
+                {
+                    *f = cwd.join(&*f);
+                }
+                p
+            })
+            .collect();
+        let flags = LaunchFlags {
+            grid: self.grid,
+            block: self.block,
+            dynamic_shared_bytes: self.dynamic_shared,
+            params,
+            kernel,
+        };
+        Ok((flags.apply(base)?, dir))
+    }
+}
