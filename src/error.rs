@@ -8,6 +8,9 @@ pub enum CliError {
     /// The PTX does not parse (each error already carries file:line:col and the line).
     #[error("{0}")]
     Ptx(#[from] ptx_parser::ParseErrors),
+    /// The analysis cannot run for this kernel and launch.
+    #[error("{0}")]
+    Analysis(#[from] analysis::AnalysisError),
     /// A launch description or flag is wrong.
     #[error("{0}")]
     Launch(#[from] launch::LaunchError),

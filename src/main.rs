@@ -23,6 +23,8 @@ enum Command {
     Parse(cmd::parse::Args),
     /// Show one kernel's control-flow graph: basic blocks, successors, instructions.
     Inspect(cmd::inspect::Args),
+    /// Static locality analysis: per-TB footprints, the TB locality graph, sharing statistics.
+    Analyze(cmd::analyze::Args),
     /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
     Launch(cmd::launch::Args),
 }
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Parse(args) => cmd::parse::run(args),
         Command::Inspect(args) => cmd::inspect::run(args),
         Command::Launch(args) => cmd::launch::run(args),
+        Command::Analyze(args) => cmd::analyze::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

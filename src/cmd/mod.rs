@@ -1,6 +1,7 @@
 //! One module per subcommand, plus the helpers they share: loading a PTX file, choosing a
 //! kernel, and describing its parameters to the launch binder.
 
+pub mod analyze;
 pub mod inspect;
 pub mod launch;
 pub mod parse;

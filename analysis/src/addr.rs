@@ -1,0 +1,748 @@
+//! Symbolic execution of a kernel over its CFG: every register gets an [`Expr`] over the
+//! thread's coordinates and loop counters, every block a guard (a conjunction of branch
+//! conditions), every loop its induction variables and exit conditions, and every global
+//! load its address expression, guard and loop nest ([`KernelModel`]).
+//!
+//! Blocks run in reverse postorder. Branch conditions are folded with the launch's
+//! constants, so edges that cannot be taken for this launch (unroll remainders, `n < 1`
+//! early outs) disappear. At a join, equal values merge; values from the two sides of one
+//! condition become a `select`; anything else is [`Reason::PathDependent`]. A loop is run
+//! twice ([`crate::ivs`]): once with placeholders for its loop-carried registers to find
+//! `r = r + step` induction variables, then with `init + step * k`.
+
+use std::collections::HashMap;
+
+use launch::{BoundLaunch, BoundValue};
+use ptx_parser::{
+    AddrBase, BlockId, Cfg, CmpOp, Function, Immediate, Inst, InstId, Opcode, Operand, ScalarType,
+    SpecialReg, StateSpace, Symbol,
+};
+
+use crate::dom::DomTree;
+use crate::expr::*;
+use crate::ivs;
+use crate::loops::{LoopForest, LoopId};
+
+/// A global load as the analysis sees it.
+#[derive(Clone, Debug)]
+pub struct LoadSite {
+    /// The instruction.
+    pub inst: InstId,
+    /// PTX source line.
+    pub line: u32,
+    /// Bytes read by one thread (vector loads included).
+    pub width: u32,
+    /// Byte address.
+    pub addr: E,
+    /// Conjunction of conditions under which the load runs.
+    pub cond: Vec<E>,
+    /// Enclosing loops, outermost first.
+    pub loops: Vec<LoopId>,
+    /// `ld.global` rather than a generic `ld`.
+    pub global_space: bool,
+}
+
+impl LoadSite {
+    /// Why the load cannot be resolved statically, if it cannot.
+    pub fn unresolved(&self, model: &KernelModel) -> Option<Reason> {
+        self.addr
+            .unknown_reason()
+            .or_else(|| self.cond.iter().find_map(|c| c.unknown_reason()))
+            .or_else(|| self.loops.iter().find_map(|l| model.loop_reason(*l)))
+    }
+}
+
+/// What the analysis knows about one loop.
+#[derive(Clone, Debug, Default)]
+pub struct LoopInfo {
+    /// Each exit: condition (over this loop's counter) under which the loop leaves at that
+    /// iteration.
+    pub exits: Vec<E>,
+    /// Why the trip count is not known, if it is not.
+    pub unresolved: Option<Reason>,
+    /// The enclosing loop.
+    pub parent: Option<LoopId>,
+}
+
+/// The result of symbolic execution: loads and loops of one kernel for one launch.
+#[derive(Clone, Debug)]
+pub struct KernelModel {
+    /// Global loads reached for this launch, in instruction order.
+    pub loads: Vec<LoadSite>,
+    /// Global loads never reached for this launch (their branch is never taken).
+    pub unreachable_loads: Vec<(InstId, u32)>,
+    /// Per loop.
+    pub loops: Vec<LoopInfo>,
+}
+
+impl KernelModel {
+    /// Why loop `l`'s trip count is unknown (this loop or an enclosing one).
+    pub fn loop_reason(&self, l: LoopId) -> Option<Reason> {
+        let info = self.loops.get(l.index())?;
+        info.unresolved
+            .clone()
+            .or_else(|| info.exits.iter().find_map(|e| e.unknown_reason()))
+    }
+}
+
+#[derive(Clone)]
+struct State {
+    env: Vec<E>,
+    cond: Vec<E>,
+}
+
+/// Runs the symbolic execution of `f` for `launch`.
+pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
+    let cfg = Cfg::compute(f);
+    let dom = DomTree::compute(&cfg);
+    let forest = LoopForest::compute(&cfg, &dom);
+    let undefined = unknown(Reason::Undefined);
+    let mut x = Exec {
+        f,
+        cfg: &cfg,
+        dom: &dom,
+        forest: &forest,
+        launch,
+        edges: HashMap::new(),
+        loads: HashMap::new(),
+        loops: vec![LoopInfo::default(); forest.loops.len()],
+        recording: true,
+    };
+    for (i, l) in forest.loops.iter().enumerate() {
+        x.loops[i].parent = l.parent;
+    }
+    if !cfg.blocks.is_empty() {
+        let st = State {
+            env: vec![undefined; f.regs.len()],
+            cond: Vec::new(),
+        };
+        let order: Vec<BlockId> = dom.rpo.clone();
+        x.run_region(None, &order, BlockId(0), st);
+    }
+    let mut loads: Vec<LoadSite> = x.loads.into_values().collect();
+    loads.sort_by_key(|l| l.inst);
+    let reached: std::collections::HashSet<InstId> = loads.iter().map(|l| l.inst).collect();
+    let unreachable_loads = f
+        .insts
+        .iter()
+        .enumerate()
+        .filter(|(i, inst)| is_global_load(inst) && !reached.contains(&InstId::new(*i)))
+        .map(|(i, _)| (InstId::new(i), f.span(InstId::new(i)).map_or(0, |s| s.line)))
+        .collect();
+    KernelModel {
+        loads,
+        unreachable_loads,
+        loops: x.loops,
+    }
+}
+
+/// Whether `inst` is a load that may read global memory (`ld.global`, `ldu`, generic `ld`).
+pub fn is_global_load(inst: &Inst) -> bool {
+    matches!(inst.op, Opcode::Ld | Opcode::Ldu)
+        && matches!(
+            inst.mods.space,
+            None | Some(StateSpace::Global) | Some(StateSpace::Generic)
+        )
+}
+
+struct Exec<'a> {
+    f: &'a Function,
+    cfg: &'a Cfg,
+    dom: &'a DomTree,
+    forest: &'a LoopForest,
+    launch: &'a BoundLaunch,
+    edges: HashMap<(BlockId, BlockId), State>,
+    loads: HashMap<InstId, LoadSite>,
+    loops: Vec<LoopInfo>,
+    recording: bool,
+}
+
+impl Exec<'_> {
+    /// Runs the blocks of `order` (one region: the function or a loop body) from `entry`.
+    fn run_region(&mut self, region: Option<LoopId>, order: &[BlockId], entry: BlockId, st: State) {
+        let depth = region.map_or(0, |l| self.forest.get(l).depth as usize);
+        for &b in order {
+            self.edges.retain(|(from, _), _| *from != b);
+        }
+        for &b in order {
+            let nest = self.forest.nest(b);
+            let child = nest.get(depth).copied();
+            if let Some(c) = child {
+                if self.forest.get(c).header != b {
+                    continue;
+                }
+            }
+            let input = if b == entry {
+                Some(st.clone())
+            } else {
+                self.merge_preds(b)
+            };
+            let Some(input) = input else { continue };
+            match child {
+                Some(c) => self.run_loop(c, input),
+                None => self.exec_block(b, input),
+            }
+        }
+    }
+
+    fn merge_preds(&self, b: BlockId) -> Option<State> {
+        let ins: Vec<&State> = self.cfg.preds[b.index()]
+            .iter()
+            .filter(|p| !self.dom.dominates(b, **p))
+            .filter_map(|p| self.edges.get(&(*p, b)))
+            .collect();
+        merge(&ins)
+    }
+
+    fn run_loop(&mut self, l: LoopId, input: State) {
+        let lp = self.forest.get(l);
+        let header = lp.header;
+        let order: Vec<BlockId> = self
+            .dom
+            .rpo
+            .iter()
+            .copied()
+            .filter(|b| self.forest.is_in_loop(*b, l))
+            .collect();
+        let defined = ivs::defined_regs(self.f, self.cfg, &order);
+        // Pass 1: placeholders for loop-carried registers.
+        let mut st1 = input.clone();
+        for &r in &defined {
+            st1.env[r as usize] = var(Var::Phi(r));
+        }
+        let rec = self.recording;
+        self.recording = false;
+        self.run_region(Some(l), &order, header, st1);
+        self.recording = rec;
+        let latch_envs: Vec<Vec<E>> = lp
+            .latches
+            .iter()
+            .filter_map(|t| self.edges.get(&(*t, header)).map(|s| s.env.clone()))
+            .collect();
+        let inner: Vec<LoopId> = (0..self.forest.loops.len())
+            .map(|i| LoopId(i as u32))
+            .filter(|&x| x != l && self.forest.is_in_loop(self.forest.get(x).header, l))
+            .collect();
+        let mut st2 = input.clone();
+        for &r in &defined {
+            let init = input.env[r as usize].clone();
+            let vals: Vec<&E> = latch_envs.iter().map(|e| &e[r as usize]).collect();
+            st2.env[r as usize] = ivs::classify(r, init, &vals, l, &inner);
+        }
+        // Pass 2: the real values, loads recorded.
+        self.run_region(Some(l), &order, header, st2);
+        let mut exits = Vec::new();
+        let mut outs: Vec<(BlockId, BlockId, State)> = Vec::new();
+        for &b in &order {
+            for &s in &self.cfg.blocks[b.index()].succs {
+                if self.forest.is_in_loop(s, l) {
+                    continue;
+                }
+                if let Some(es) = self.edges.get(&(b, s)) {
+                    let lits: Vec<E> = es
+                        .cond
+                        .iter()
+                        .filter(|c| !input.cond.contains(c))
+                        .cloned()
+                        .collect();
+                    exits.push(lits.into_iter().fold(konst(1), and));
+                    outs.push((b, s, es.clone()));
+                }
+            }
+        }
+        let info = &mut self.loops[l.index()];
+        info.exits = exits;
+        info.unresolved = if outs.is_empty() {
+            Some(Reason::LoopExit)
+        } else {
+            None
+        };
+        let last = sub(Arc::new(Expr::Trip(l)), konst(1));
+        let single = outs.len() == 1;
+        for (b, s, es) in outs {
+            let mut env = es.env;
+            for &r in &defined {
+                env[r as usize] = subst(&env[r as usize], Var::Iter(l), &last);
+            }
+            let mut cond = input.cond.clone();
+            if !single {
+                cond.push(unknown(Reason::LoopExit));
+            }
+            self.edges.insert((b, s), State { env, cond });
+        }
+    }
+
+    fn exec_block(&mut self, b: BlockId, mut st: State) {
+        let block = &self.cfg.blocks[b.index()];
+        let range = block.insts.start.index()..block.insts.end.index();
+        let mut branch: Option<(E, Option<BlockId>)> = None;
+        for i in range {
+            let inst = &self.f.insts[i];
+            let guard = inst.guard.map(|g| {
+                let p = ext(st.env[g.reg.index()].clone(), 1, false);
+                if g.negated {
+                    not(p)
+                } else {
+                    p
+                }
+            });
+            match inst.op {
+                Opcode::Bra => {
+                    let target = inst.operands.iter().find_map(|o| match o {
+                        Operand::Label(l) => self
+                            .f
+                            .labels
+                            .get(l.index())
+                            .and_then(|li| self.cfg.block_of(li.target)),
+                        _ => None,
+                    });
+                    branch = Some((guard.unwrap_or_else(|| konst(1)), target));
+                    continue;
+                }
+                Opcode::Ret | Opcode::Exit | Opcode::Trap => {
+                    branch = Some((guard.unwrap_or_else(|| konst(1)), None));
+                    continue;
+                }
+                _ => {}
+            }
+            if self.recording && is_global_load(inst) {
+                self.record_load(InstId::new(i), inst, &st, guard.clone());
+            }
+            self.transfer(inst, &mut st, guard);
+        }
+        let succs = &block.succs;
+        match branch {
+            Some((g, target)) => {
+                for &s in succs {
+                    let taken = Some(s) == target;
+                    let falls =
+                        self.cfg.blocks.get(b.index() + 1).is_some() && s.index() == b.index() + 1;
+                    let lit = match (taken, falls) {
+                        (true, true) => konst(1),
+                        (true, false) => g.clone(),
+                        (false, _) => not(g.clone()),
+                    };
+                    self.push_edge(b, s, &st, lit);
+                }
+            }
+            None => {
+                for &s in succs {
+                    self.push_edge(b, s, &st, konst(1));
+                }
+            }
+        }
+    }
+
+    fn push_edge(&mut self, b: BlockId, s: BlockId, st: &State, lit: E) {
+        if lit.as_const() == Some(0) {
+            return;
+        }
+        let mut cond = st.cond.clone();
+        if lit.as_const().is_none() && !cond.contains(&lit) {
+            cond.push(lit);
+        }
+        self.edges.insert(
+            (b, s),
+            State {
+                env: st.env.clone(),
+                cond,
+            },
+        );
+    }
+
+    fn record_load(&mut self, id: InstId, inst: &Inst, st: &State, guard: Option<E>) {
+        let Some(Operand::Address(a)) = inst.operands.get(1) else {
+            return;
+        };
+        let base = match a.base {
+            AddrBase::Reg(r) => st.env[r.index()].clone(),
+            AddrBase::Imm(v) => konst(i128::from(v)),
+            AddrBase::Symbol(_) => unknown(Reason::Unsupported(
+                "load from a module-scope variable".into(),
+            )),
+        };
+        let addr = add(base, konst(i128::from(a.offset)));
+        let mut cond = st.cond.clone();
+        if let Some(g) = guard {
+            if g.as_const() == Some(0) {
+                return;
+            }
+            if g.as_const().is_none() {
+                cond.push(g);
+            }
+        }
+        let ty = inst.mods.types.first().copied().unwrap_or(ScalarType::B32);
+        let width = ty.size() * inst.mods.vec.map_or(1, |v| v.lanes());
+        let b = self.cfg.block_of(id).unwrap_or(BlockId(0));
+        let site = LoadSite {
+            inst: id,
+            line: self.f.span(id).map_or(0, |s| s.line),
+            width,
+            addr,
+            cond,
+            loops: self.forest.nest(b),
+            global_space: inst.mods.space == Some(StateSpace::Global),
+        };
+        self.loads.insert(id, site);
+    }
+
+    fn operand(&self, o: &Operand, st: &State) -> E {
+        match o {
+            Operand::Reg(r) => st.env[r.index()].clone(),
+            Operand::PredNeg(r) => not(ext(st.env[r.index()].clone(), 1, false)),
+            Operand::Imm(Immediate::Int(v)) => konst(i128::from(*v)),
+            Operand::Imm(Immediate::UInt(v)) => konst(i128::from(*v)),
+            Operand::Imm(_) => unknown(Reason::Float),
+            Operand::Special(s) => self.special(*s),
+            _ => unknown(Reason::Unsupported("operand kind".into())),
+        }
+    }
+
+    fn special(&self, s: SpecialReg) -> E {
+        let d = |d: ptx_parser::Dim| match d {
+            ptx_parser::Dim::X => 0u8,
+            ptx_parser::Dim::Y => 1,
+            ptx_parser::Dim::Z => 2,
+        };
+        let dim3 = |v: launch::Dim3, k: u8| {
+            i128::from(match k {
+                0 => v.x,
+                1 => v.y,
+                _ => v.z,
+            })
+        };
+        match s {
+            SpecialReg::Tid(x) => var(Var::Tid(d(x))),
+            SpecialReg::Ctaid(x) => var(Var::Ctaid(d(x))),
+            SpecialReg::Ntid(x) => konst(dim3(self.launch.block, d(x))),
+            SpecialReg::Nctaid(x) => konst(dim3(self.launch.grid, d(x))),
+            SpecialReg::WarpSz => konst(32),
+            SpecialReg::Laneid => {
+                let bx = dim3(self.launch.block, 0);
+                let by = dim3(self.launch.block, 1);
+                let lin = add(
+                    var(Var::Tid(0)),
+                    add(
+                        mul(var(Var::Tid(1)), konst(bx)),
+                        mul(var(Var::Tid(2)), konst(bx * by)),
+                    ),
+                );
+                op(IntOp::Rem, lin, konst(32))
+            }
+            other => unknown(Reason::Hardware(format!("{other:?}"))),
+        }
+    }
+
+    fn param_value(&self, a: &ptx_parser::Address, bits: u8) -> E {
+        let AddrBase::Symbol(Symbol::Param(i)) = a.base else {
+            return unknown(Reason::Unsupported(
+                "ld.param from a register address".into(),
+            ));
+        };
+        if a.offset != 0 {
+            return unknown(Reason::Unsupported(
+                "field of a by-value struct parameter".into(),
+            ));
+        }
+        match self.launch.params.get(i as usize).map(|p| &p.value) {
+            Some(BoundValue::Scalar { bits: v }) => konst(ext_value(i128::from(*v), bits, false)),
+            Some(BoundValue::Buffer { base, .. }) | Some(BoundValue::Synthetic { base }) => {
+                konst(i128::from(*base))
+            }
+            None => unknown(Reason::Undefined),
+        }
+    }
+
+    fn transfer(&self, inst: &Inst, st: &mut State, guard: Option<E>) {
+        let ty = inst.mods.types.first().copied();
+        let bits = ty.map_or(32, |t| (t.size() * 8) as u8);
+        let signed = matches!(
+            ty,
+            Some(ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64)
+        );
+        let is_float = matches!(
+            ty,
+            Some(
+                ScalarType::F16
+                    | ScalarType::F32
+                    | ScalarType::F64
+                    | ScalarType::Bf16
+                    | ScalarType::F16x2
+            )
+        );
+        let is_pred = ty == Some(ScalarType::Pred);
+        let src = |k: usize| {
+            inst.operands
+                .get(k)
+                .map_or_else(|| unknown(Reason::Undefined), |o| self.operand(o, st))
+        };
+        let x = |k: usize| ext(src(k), bits, signed);
+        let xu = |k: usize| ext(src(k), bits, false);
+        let unsupported = || unknown(Reason::Unsupported(format!("{}{}", inst.op, inst.mods)));
+        let value: E = match inst.op {
+            _ if is_float
+                && !matches!(
+                    inst.op,
+                    Opcode::Ld | Opcode::Ldu | Opcode::Setp | Opcode::Cvt
+                ) =>
+            {
+                unknown(Reason::Float)
+            }
+            Opcode::Mov => match inst.operands.get(1) {
+                Some(Operand::Symbol(_)) | Some(Operand::Vector(_)) => unsupported(),
+                _ => src(1),
+            },
+            Opcode::Cvta => src(1),
+            Opcode::Add if !inst.mods.cc => add(src(1), src(2)),
+            Opcode::Sub if !inst.mods.cc => sub(src(1), src(2)),
+            Opcode::Mul | Opcode::Mad => {
+                let prod = match inst.mods.mul {
+                    Some(ptx_parser::MulMode::Wide) => mul(x(1), x(2)),
+                    Some(ptx_parser::MulMode::Hi) => op(IntOp::MulHi(bits), x(1), x(2)),
+                    _ => mul(src(1), src(2)),
+                };
+                if inst.op == Opcode::Mad {
+                    if inst.mods.mul == Some(ptx_parser::MulMode::Hi) || inst.mods.cc {
+                        unsupported()
+                    } else {
+                        add(prod, src(3))
+                    }
+                } else {
+                    prod
+                }
+            }
+            Opcode::Mul24 | Opcode::Mad24 if inst.mods.mul != Some(ptx_parser::MulMode::Hi) => {
+                let prod = mul(ext(src(1), 24, signed), ext(src(2), 24, signed));
+                if inst.op == Opcode::Mad24 {
+                    add(prod, src(3))
+                } else {
+                    prod
+                }
+            }
+            Opcode::Neg => sub(konst(0), src(1)),
+            Opcode::Abs => {
+                let v = x(1);
+                select(
+                    cmp(Rel::Lt, v.clone(), konst(0)),
+                    sub(konst(0), v.clone()),
+                    v,
+                )
+            }
+            Opcode::Shl => match src(2).as_const() {
+                Some(c) if (0..i128::from(bits)).contains(&c) => mul(src(1), konst(1i128 << c)),
+                Some(_) => konst(0),
+                None => op(IntOp::Shl(bits), xu(1), ext(src(2), 32, false)),
+            },
+            Opcode::Shr => op(IntOp::Shr, x(1), ext(src(2), 32, false)),
+            Opcode::And | Opcode::Or | Opcode::Xor if is_pred => {
+                let (a, b) = (ext(src(1), 1, false), ext(src(2), 1, false));
+                match inst.op {
+                    Opcode::And => and(a, b),
+                    Opcode::Or => or(a, b),
+                    _ => cmp(Rel::Ne, a, b),
+                }
+            }
+            Opcode::And => op(IntOp::BitAnd, xu(1), xu(2)),
+            Opcode::Or => op(IntOp::BitOr, xu(1), xu(2)),
+            Opcode::Xor => op(IntOp::BitXor, xu(1), xu(2)),
+            Opcode::Not if is_pred => not(ext(src(1), 1, false)),
+            Opcode::Not => sub(sub(konst(0), src(1)), konst(1)),
+            Opcode::Min => op(IntOp::Min, x(1), x(2)),
+            Opcode::Max => op(IntOp::Max, x(1), x(2)),
+            Opcode::Div => op(IntOp::Div, x(1), x(2)),
+            Opcode::Rem => op(IntOp::Rem, x(1), x(2)),
+            Opcode::Selp => select(ext(src(3), 1, false), src(1), src(2)),
+            Opcode::Setp => return self.setp(inst, st, guard, bits, signed, is_float),
+            Opcode::Cvt => {
+                let dst = inst.mods.types.first().copied();
+                let srct = inst.mods.types.get(1).copied();
+                match (dst, srct) {
+                    (Some(d), Some(s)) if is_int(d) && is_int(s) => ext(
+                        src(1),
+                        (s.size() * 8) as u8,
+                        matches!(
+                            s,
+                            ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64
+                        ),
+                    ),
+                    _ => unknown(Reason::Float),
+                }
+            }
+            Opcode::Ld if inst.mods.space.is_some_and(|s| s.is_param()) => {
+                match inst.operands.get(1) {
+                    Some(Operand::Address(a)) => self.param_value(a, bits),
+                    _ => unsupported(),
+                }
+            }
+            Opcode::Ld | Opcode::Ldu | Opcode::Atom => unknown(Reason::DataDependent),
+            _ => unsupported(),
+        };
+        assign(inst, st, 0, value, guard);
+    }
+
+    fn setp(
+        &self,
+        inst: &Inst,
+        st: &mut State,
+        guard: Option<E>,
+        bits: u8,
+        signed: bool,
+        is_float: bool,
+    ) {
+        let (rel, uns) = match inst.mods.cmp {
+            Some(CmpOp::Eq) => (Some(Rel::Eq), false),
+            Some(CmpOp::Ne) => (Some(Rel::Ne), false),
+            Some(CmpOp::Lt) => (Some(Rel::Lt), false),
+            Some(CmpOp::Le) => (Some(Rel::Le), false),
+            Some(CmpOp::Gt) => (Some(Rel::Gt), false),
+            Some(CmpOp::Ge) => (Some(Rel::Ge), false),
+            Some(CmpOp::Lo) => (Some(Rel::Lt), true),
+            Some(CmpOp::Ls) => (Some(Rel::Le), true),
+            Some(CmpOp::Hi) => (Some(Rel::Gt), true),
+            Some(CmpOp::Hs) => (Some(Rel::Ge), true),
+            _ => (None, false),
+        };
+        let c = match rel {
+            Some(r) if !is_float => {
+                let sg = signed && !uns;
+                let a = ext(self.operand(&inst.operands[1], st), bits, sg);
+                let b = ext(
+                    inst.operands
+                        .get(2)
+                        .map_or_else(|| unknown(Reason::Undefined), |o| self.operand(o, st)),
+                    bits,
+                    sg,
+                );
+                cmp(r, a, b)
+            }
+            _ if is_float => unknown(Reason::Float),
+            _ => unknown(Reason::Unsupported(format!("setp{}", inst.mods))),
+        };
+        let combine = |v: E| -> E {
+            match (inst.mods.bool_op, inst.operands.get(3)) {
+                (Some(bop), Some(o)) => {
+                    let q = ext(self.operand(o, st), 1, false);
+                    match bop {
+                        ptx_parser::BoolOp::And => and(v, q),
+                        ptx_parser::BoolOp::Or => or(v, q),
+                        ptx_parser::BoolOp::Xor => cmp(Rel::Ne, v, q),
+                    }
+                }
+                _ => v,
+            }
+        };
+        match inst.operands.first() {
+            Some(Operand::PredPair(p, q)) => {
+                let (p, q) = (*p, *q);
+                let vp = combine(c.clone());
+                let vq = combine(not(c));
+                set_reg(st, p.index(), vp, guard.clone());
+                set_reg(st, q.index(), vq, guard);
+            }
+            _ => {
+                let v = combine(c);
+                assign(inst, st, 0, v, guard);
+            }
+        }
+    }
+}
+
+fn is_int(t: ScalarType) -> bool {
+    use ScalarType::*;
+    matches!(
+        t,
+        B8 | B16 | B32 | B64 | U8 | U16 | U32 | U64 | S8 | S16 | S32 | S64
+    )
+}
+
+fn set_reg(st: &mut State, r: usize, v: E, guard: Option<E>) {
+    let Some(slot) = st.env.get_mut(r) else {
+        return;
+    };
+    *slot = match guard {
+        Some(g) => select(g, v, slot.clone()),
+        None => v,
+    };
+}
+
+fn assign(inst: &Inst, st: &mut State, k: usize, v: E, guard: Option<E>) {
+    match inst.operands.get(k) {
+        Some(Operand::Reg(r)) => set_reg(st, r.index(), v, guard),
+        Some(Operand::Vector(rs)) => {
+            for o in rs {
+                if let Operand::Reg(r) = o {
+                    set_reg(st, r.index(), v.clone(), guard.clone());
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Merges the states reaching a join: conditions or-ed, values equal or selected.
+fn merge(ins: &[&State]) -> Option<State> {
+    let first = *ins.first()?;
+    if ins.len() == 1 {
+        return Some(first.clone());
+    }
+    let mut cond = first.cond.clone();
+    for s in &ins[1..] {
+        cond = or_conj(&cond, &s.cond);
+    }
+    // A two-way join on one condition selects between its sides.
+    let selector = if ins.len() == 2 {
+        split_literal(&ins[0].cond, &ins[1].cond)
+    } else {
+        None
+    };
+    let env = (0..first.env.len())
+        .map(|r| {
+            let v0 = &first.env[r];
+            if ins[1..]
+                .iter()
+                .all(|s| Arc::ptr_eq(&s.env[r], v0) || s.env[r] == *v0)
+            {
+                return v0.clone();
+            }
+            match &selector {
+                Some(x) => select(x.clone(), ins[0].env[r].clone(), ins[1].env[r].clone()),
+                None => unknown(Reason::PathDependent),
+            }
+        })
+        .collect();
+    Some(State { env, cond })
+}
+
+/// If `a` and `b` differ in exactly one literal `x` / `!x`, returns `x` (true on `a`'s side).
+fn split_literal(a: &[E], b: &[E]) -> Option<E> {
+    let ra: Vec<&E> = a.iter().filter(|x| !b.contains(x)).collect();
+    let rb: Vec<&E> = b.iter().filter(|x| !a.contains(x)).collect();
+    if ra.len() == 1 && rb.len() == 1 && not(ra[0].clone()) == *rb[0] {
+        Some(ra[0].clone())
+    } else {
+        None
+    }
+}
+
+/// `(a1 & a2 ...) | (b1 & b2 ...)` as a conjunction, factoring the common literals.
+fn or_conj(a: &[E], b: &[E]) -> Vec<E> {
+    let common: Vec<E> = a.iter().filter(|x| b.contains(x)).cloned().collect();
+    let ra: Vec<E> = a.iter().filter(|x| !b.contains(x)).cloned().collect();
+    let rb: Vec<E> = b.iter().filter(|x| !a.contains(x)).cloned().collect();
+    if ra.is_empty() || rb.is_empty() {
+        return common;
+    }
+    if ra.len() == 1 && rb.len() == 1 && not(ra[0].clone()) == rb[0] {
+        return common;
+    }
+    let mut out = common;
+    let lhs = ra.into_iter().fold(konst(1), and);
+    let rhs = rb.into_iter().fold(konst(1), and);
+    let o = or(lhs, rhs);
+    if o.as_const().is_none() {
+        out.push(o);
+    }
+    out
+}
+
+use std::sync::Arc;

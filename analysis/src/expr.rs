@@ -1,0 +1,640 @@
+//! The symbolic value domain: expression trees over the thread's coordinates
+//! (`%tid`, `%ctaid`), one iteration counter per loop and per-thread trip counts, with launch
+//! constants (`%ntid`, `%nctaid`, parameter values, buffer addresses) folded in.
+//!
+//! Values are *mathematical* integers (`i128`). The ring operations (`+ - *`, shifts left by
+//! constants) commute with reduction modulo 2^w, so a register's bits are always the low `w`
+//! bits of its mathematical value; every operation that *interprets* a register (widening,
+//! comparison, division, right shift, bitwise ops, min/max) goes through an [`Expr::Ext`]
+//! node that reduces to the register's width and sign- or zero-extends. Concrete evaluation
+//! is therefore exact PTX integer semantics, 32-bit wrap included. Affine reasoning over a
+//! loop counter records every `Ext` it crosses as an obligation and checks it (see
+//! [`linear_coef`]), so it never silently assumes "no wrap".
+//!
+//! Values loaded from memory, floating point and unsupported operations are
+//! [`Expr::Unknown`] with the reason; they propagate.
+
+use std::sync::Arc;
+
+use crate::loops::LoopId;
+
+/// A shared expression.
+pub type E = Arc<Expr>;
+
+/// A variable of the symbolic domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Var {
+    /// `%tid.{x,y,z}` (0, 1, 2).
+    Tid(u8),
+    /// `%ctaid.{x,y,z}` (0, 1, 2).
+    Ctaid(u8),
+    /// The iteration counter of a loop, 0 on the first execution of its header.
+    Iter(LoopId),
+    /// Placeholder for a loop-carried register's value at the header during induction
+    /// variable discovery; never survives into a result.
+    Phi(u32),
+}
+
+/// Why a value is not statically known.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Loaded from memory (the paper's non-static address).
+    DataDependent,
+    /// An operation the domain does not model (named).
+    Unsupported(String),
+    /// Floating-point value.
+    Float,
+    /// A loop-carried register that is not an induction variable.
+    LoopCarried,
+    /// Different values reach a join and no branch condition selects between them.
+    PathDependent,
+    /// A register read before any definition.
+    Undefined,
+    /// A hardware-dependent special register (`%smid`, `%clock`, ...).
+    Hardware(String),
+    /// A loop with several exits or an exit whose iteration cannot be told.
+    LoopExit,
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::DataDependent => f.write_str("data-dependent: value loaded from memory"),
+            Reason::Unsupported(op) => write!(f, "unsupported operation `{op}`"),
+            Reason::Float => f.write_str("floating-point value"),
+            Reason::LoopCarried => {
+                f.write_str("loop-carried value that is not an induction variable")
+            }
+            Reason::PathDependent => f.write_str("value depends on the control-flow path"),
+            Reason::Undefined => f.write_str("register read before definition"),
+            Reason::Hardware(r) => write!(f, "hardware-dependent special register {r}"),
+            Reason::LoopExit => f.write_str("loop with an exit the analysis cannot place"),
+        }
+    }
+}
+
+/// Comparison of interpreted (already extended) operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rel {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl Rel {
+    /// The relation holding exactly when `self` does not.
+    pub fn negate(self) -> Rel {
+        match self {
+            Rel::Eq => Rel::Ne,
+            Rel::Ne => Rel::Eq,
+            Rel::Lt => Rel::Ge,
+            Rel::Le => Rel::Gt,
+            Rel::Gt => Rel::Le,
+            Rel::Ge => Rel::Lt,
+        }
+    }
+    /// Applies the relation.
+    pub fn holds(self, a: i128, b: i128) -> bool {
+        match self {
+            Rel::Eq => a == b,
+            Rel::Ne => a != b,
+            Rel::Lt => a < b,
+            Rel::Le => a <= b,
+            Rel::Gt => a > b,
+            Rel::Ge => a >= b,
+        }
+    }
+}
+
+/// Non-ring integer operations on interpreted operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntOp {
+    /// Truncating division (PTX `div`).
+    Div,
+    /// Remainder with the dividend's sign (PTX `rem`).
+    Rem,
+    /// Shift left by a variable amount, result width in bits.
+    Shl(u8),
+    /// Shift right (arithmetic for signed operands, logical for unsigned: the extension
+    /// decides).
+    Shr,
+    /// Bitwise and.
+    BitAnd,
+    /// Bitwise or.
+    BitOr,
+    /// Bitwise xor.
+    BitXor,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+    /// High half of the product of two `w`-bit values.
+    MulHi(u8),
+}
+
+/// A symbolic value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A constant.
+    Const(i128),
+    /// A variable.
+    Var(Var),
+    /// The number of times the loop's header runs, for the current thread and outer
+    /// iterations.
+    Trip(LoopId),
+    /// Sum.
+    Add(E, E),
+    /// Difference.
+    Sub(E, E),
+    /// Product.
+    Mul(E, E),
+    /// The low `bits` of the operand, sign- or zero-extended.
+    Ext {
+        /// Width.
+        bits: u8,
+        /// Sign-extend.
+        signed: bool,
+        /// Operand.
+        e: E,
+    },
+    /// A non-ring operation on interpreted operands.
+    Op(IntOp, E, E),
+    /// Comparison, 1 or 0.
+    Cmp(Rel, E, E),
+    /// Boolean not.
+    Not(E),
+    /// Boolean and.
+    And(E, E),
+    /// Boolean or.
+    Or(E, E),
+    /// `c ? a : b`.
+    Select(E, E, E),
+    /// Not statically known.
+    Unknown(Reason),
+}
+
+/// Builds a constant.
+pub fn konst(v: i128) -> E {
+    Arc::new(Expr::Const(v))
+}
+
+/// Builds a variable.
+pub fn var(v: Var) -> E {
+    Arc::new(Expr::Var(v))
+}
+
+/// Builds an unknown.
+pub fn unknown(r: Reason) -> E {
+    Arc::new(Expr::Unknown(r))
+}
+
+impl Expr {
+    /// The constant value, if this is one.
+    pub fn as_const(&self) -> Option<i128> {
+        match self {
+            Expr::Const(c) => Some(*c),
+            _ => None,
+        }
+    }
+    /// The first unknown reason in the tree, if any.
+    pub fn unknown_reason(&self) -> Option<Reason> {
+        match self {
+            Expr::Unknown(r) => Some(r.clone()),
+            Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) => None,
+            Expr::Ext { e, .. } | Expr::Not(e) => e.unknown_reason(),
+            Expr::Add(a, b)
+            | Expr::Sub(a, b)
+            | Expr::Mul(a, b)
+            | Expr::Op(_, a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b) => a.unknown_reason().or_else(|| b.unknown_reason()),
+            Expr::Select(c, a, b) => c
+                .unknown_reason()
+                .or_else(|| a.unknown_reason())
+                .or_else(|| b.unknown_reason()),
+        }
+    }
+    /// Calls `f` on every variable and trip count in the tree.
+    pub fn visit_leaves(&self, f: &mut impl FnMut(&Expr)) {
+        match self {
+            Expr::Var(_) | Expr::Trip(_) => f(self),
+            Expr::Const(_) | Expr::Unknown(_) => {}
+            Expr::Ext { e, .. } | Expr::Not(e) => e.visit_leaves(f),
+            Expr::Add(a, b)
+            | Expr::Sub(a, b)
+            | Expr::Mul(a, b)
+            | Expr::Op(_, a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b) => {
+                a.visit_leaves(f);
+                b.visit_leaves(f);
+            }
+            Expr::Select(c, a, b) => {
+                c.visit_leaves(f);
+                a.visit_leaves(f);
+                b.visit_leaves(f);
+            }
+        }
+    }
+}
+
+/// Reduces `v` to `bits` bits and extends.
+pub fn ext_value(v: i128, bits: u8, signed: bool) -> i128 {
+    if bits >= 128 {
+        return v;
+    }
+    let shift = 128 - u32::from(bits);
+    if signed {
+        (v << shift) >> shift
+    } else {
+        ((v as u128) << shift >> shift) as i128
+    }
+}
+
+// ---- smart constructors with constant folding ----
+
+/// `a + b`.
+pub fn add(a: E, b: E) -> E {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => konst(x.wrapping_add(y)),
+        (Some(0), _) => b,
+        (_, Some(0)) => a,
+        _ => Arc::new(Expr::Add(a, b)),
+    }
+}
+
+/// `a - b`.
+pub fn sub(a: E, b: E) -> E {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => konst(x.wrapping_sub(y)),
+        (_, Some(0)) => a,
+        _ => Arc::new(Expr::Sub(a, b)),
+    }
+}
+
+/// `a * b`.
+pub fn mul(a: E, b: E) -> E {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => konst(x.wrapping_mul(y)),
+        (Some(0), _) | (_, Some(0)) => konst(0),
+        (Some(1), _) => b,
+        (_, Some(1)) => a,
+        _ => Arc::new(Expr::Mul(a, b)),
+    }
+}
+
+/// The low `bits` of `e`, extended.
+pub fn ext(e: E, bits: u8, signed: bool) -> E {
+    if let Some(c) = e.as_const() {
+        return konst(ext_value(c, bits, signed));
+    }
+    if let Expr::Ext {
+        bits: b2,
+        signed: s2,
+        ..
+    } = &*e
+    {
+        if *b2 == bits && *s2 == signed {
+            return e;
+        }
+    }
+    Arc::new(Expr::Ext { bits, signed, e })
+}
+
+/// A non-ring operation (operands already extended).
+pub fn op(o: IntOp, a: E, b: E) -> E {
+    if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+        if let Ok(v) = apply_op(o, x, y) {
+            return konst(v);
+        }
+    }
+    Arc::new(Expr::Op(o, a, b))
+}
+
+/// A comparison (operands already extended).
+pub fn cmp(r: Rel, a: E, b: E) -> E {
+    if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+        return konst(i128::from(r.holds(x, y)));
+    }
+    Arc::new(Expr::Cmp(r, a, b))
+}
+
+/// Boolean not.
+pub fn not(a: E) -> E {
+    match &*a {
+        Expr::Const(c) => konst(i128::from(*c == 0)),
+        Expr::Not(x) => x.clone(),
+        Expr::Cmp(r, x, y) => Arc::new(Expr::Cmp(r.negate(), x.clone(), y.clone())),
+        _ => Arc::new(Expr::Not(a)),
+    }
+}
+
+/// Boolean and.
+pub fn and(a: E, b: E) -> E {
+    match (a.as_const(), b.as_const()) {
+        (Some(0), _) | (_, Some(0)) => konst(0),
+        (Some(_), _) => b,
+        (_, Some(_)) => a,
+        _ => Arc::new(Expr::And(a, b)),
+    }
+}
+
+/// Boolean or.
+pub fn or(a: E, b: E) -> E {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), _) if x != 0 => konst(1),
+        (_, Some(y)) if y != 0 => konst(1),
+        (Some(_), _) => b,
+        (_, Some(_)) => a,
+        _ => Arc::new(Expr::Or(a, b)),
+    }
+}
+
+/// `c ? a : b`.
+pub fn select(c: E, a: E, b: E) -> E {
+    match c.as_const() {
+        Some(0) => b,
+        Some(_) => a,
+        None if a == b => a,
+        None => Arc::new(Expr::Select(c, a, b)),
+    }
+}
+
+/// Applies a non-ring operation to concrete operands.
+pub fn apply_op(o: IntOp, x: i128, y: i128) -> Result<i128, EvalError> {
+    Ok(match o {
+        IntOp::Div => {
+            if y == 0 {
+                return Err(EvalError::DivByZero);
+            }
+            x.wrapping_div(y)
+        }
+        IntOp::Rem => {
+            if y == 0 {
+                return Err(EvalError::DivByZero);
+            }
+            x.wrapping_rem(y)
+        }
+        IntOp::Shl(bits) => {
+            if y < 0 || y >= i128::from(bits) {
+                0
+            } else {
+                x.wrapping_shl(y as u32)
+            }
+        }
+        IntOp::Shr => x >> (y.clamp(0, 127) as u32),
+        IntOp::BitAnd => x & y,
+        IntOp::BitOr => x | y,
+        IntOp::BitXor => x ^ y,
+        IntOp::Min => x.min(y),
+        IntOp::Max => x.max(y),
+        IntOp::MulHi(bits) => x.wrapping_mul(y) >> u32::from(bits),
+    })
+}
+
+/// Why a concrete evaluation failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    /// An unknown value was needed.
+    #[error("{0}")]
+    Unknown(Reason),
+    /// Division by zero.
+    #[error("division by zero")]
+    DivByZero,
+    /// A loop that never exits or runs longer than the analysis allows.
+    #[error("loop {0} does not terminate within {1} iterations for some thread")]
+    TripLimit(LoopId, u64),
+    /// A variable with no value in the context (internal).
+    #[error("variable {0:?} has no value here")]
+    Unbound(Var),
+}
+
+/// Supplies trip counts during evaluation.
+pub trait TripSource {
+    /// The trip count of loop `l` for the thread and outer iterations of `cx`.
+    fn trip(&self, l: LoopId, cx: &Ctx) -> Result<i128, EvalError>;
+}
+
+/// The concrete context of one evaluation: a thread, and the iteration of each loop.
+#[derive(Clone, Debug, Default)]
+pub struct Ctx {
+    /// `%tid`.
+    pub tid: [i128; 3],
+    /// `%ctaid`.
+    pub ctaid: [i128; 3],
+    /// Iteration of each loop (indexed by loop id); `None` outside the loop.
+    pub iters: Vec<Option<i128>>,
+    /// Trip counts fixed by the enclosing enumeration (indexed by loop id).
+    pub trips: Vec<Option<i128>>,
+}
+
+impl Ctx {
+    /// A context for `nloops` loops.
+    pub fn new(nloops: usize) -> Ctx {
+        Ctx {
+            tid: [0; 3],
+            ctaid: [0; 3],
+            iters: vec![None; nloops],
+            trips: vec![None; nloops],
+        }
+    }
+}
+
+/// Evaluates `e` concretely with exact PTX integer semantics.
+pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> {
+    Ok(match e {
+        Expr::Const(c) => *c,
+        Expr::Var(Var::Tid(d)) => cx.tid[usize::from(*d)],
+        Expr::Var(Var::Ctaid(d)) => cx.ctaid[usize::from(*d)],
+        Expr::Var(v @ Var::Iter(l)) => cx
+            .iters
+            .get(l.index())
+            .copied()
+            .flatten()
+            .ok_or(EvalError::Unbound(*v))?,
+        Expr::Var(v @ Var::Phi(_)) => return Err(EvalError::Unbound(*v)),
+        Expr::Trip(l) => match cx.trips.get(l.index()).copied().flatten() {
+            Some(t) => t,
+            None => ts.trip(*l, cx)?,
+        },
+        Expr::Add(a, b) => eval(a, cx, ts)?.wrapping_add(eval(b, cx, ts)?),
+        Expr::Sub(a, b) => eval(a, cx, ts)?.wrapping_sub(eval(b, cx, ts)?),
+        Expr::Mul(a, b) => eval(a, cx, ts)?.wrapping_mul(eval(b, cx, ts)?),
+        Expr::Ext { bits, signed, e } => ext_value(eval(e, cx, ts)?, *bits, *signed),
+        Expr::Op(o, a, b) => apply_op(*o, eval(a, cx, ts)?, eval(b, cx, ts)?)?,
+        Expr::Cmp(r, a, b) => i128::from(r.holds(eval(a, cx, ts)?, eval(b, cx, ts)?)),
+        Expr::Not(a) => i128::from(eval(a, cx, ts)? == 0),
+        Expr::And(a, b) => i128::from(eval(a, cx, ts)? != 0 && eval(b, cx, ts)? != 0),
+        Expr::Or(a, b) => i128::from(eval(a, cx, ts)? != 0 || eval(b, cx, ts)? != 0),
+        Expr::Select(c, a, b) => {
+            if eval(c, cx, ts)? != 0 {
+                eval(a, cx, ts)?
+            } else {
+                eval(b, cx, ts)?
+            }
+        }
+        Expr::Unknown(r) => return Err(EvalError::Unknown(r.clone())),
+    })
+}
+
+/// Replaces every occurrence of variable `v` by `by`, folding constants again.
+pub fn subst(e: &E, v: Var, by: &E) -> E {
+    match &**e {
+        Expr::Var(x) if *x == v => by.clone(),
+        Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) | Expr::Unknown(_) => e.clone(),
+        Expr::Add(a, b) => add(subst(a, v, by), subst(b, v, by)),
+        Expr::Sub(a, b) => sub(subst(a, v, by), subst(b, v, by)),
+        Expr::Mul(a, b) => mul(subst(a, v, by), subst(b, v, by)),
+        Expr::Ext { bits, signed, e } => ext(subst(e, v, by), *bits, *signed),
+        Expr::Op(o, a, b) => op(*o, subst(a, v, by), subst(b, v, by)),
+        Expr::Cmp(r, a, b) => cmp(*r, subst(a, v, by), subst(b, v, by)),
+        Expr::Not(a) => not(subst(a, v, by)),
+        Expr::And(a, b) => and(subst(a, v, by), subst(b, v, by)),
+        Expr::Or(a, b) => or(subst(a, v, by), subst(b, v, by)),
+        Expr::Select(c, a, b) => select(subst(c, v, by), subst(a, v, by), subst(b, v, by)),
+    }
+}
+
+/// Whether `e` mentions variable `v` directly (trip counts are checked by the caller).
+pub fn mentions(e: &Expr, v: Var) -> bool {
+    let mut found = false;
+    e.visit_leaves(&mut |x| {
+        if matches!(x, Expr::Var(y) if *y == v) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// An `Ext` node crossed by [`linear_coef`]: its operand must stay inside the extension's
+/// range over the whole iteration domain for the affine form to be exact.
+#[derive(Clone, Debug)]
+pub struct Obligation {
+    /// The operand.
+    pub e: E,
+    /// Width.
+    pub bits: u8,
+    /// Signedness.
+    pub signed: bool,
+}
+
+impl Obligation {
+    /// Whether value `v` lies in the range where extension is the identity.
+    pub fn holds(&self, v: i128) -> bool {
+        ext_value(v, self.bits, self.signed) == v
+    }
+}
+
+/// If `e` is affine in `v` (ignoring wrap), the coefficient of `v` as an expression free of
+/// `v`, collecting the `Ext` nodes crossed in `obl`. `dep(x)` says whether a trip count or
+/// other leaf depends on `v` (such leaves make the form non-affine).
+pub fn linear_coef(
+    e: &E,
+    v: Var,
+    obl: &mut Vec<Obligation>,
+    dep: &dyn Fn(&Expr) -> bool,
+) -> Option<E> {
+    let free = |x: &E| -> bool {
+        let mut d = false;
+        x.visit_leaves(&mut |l| d |= dep(l));
+        !d
+    };
+    match &**e {
+        Expr::Var(x) if *x == v => Some(konst(1)),
+        Expr::Const(_) | Expr::Var(_) | Expr::Unknown(_) => Some(konst(0)),
+        Expr::Trip(_) => {
+            if dep(e) {
+                None
+            } else {
+                Some(konst(0))
+            }
+        }
+        Expr::Add(a, b) => Some(add(
+            linear_coef(a, v, obl, dep)?,
+            linear_coef(b, v, obl, dep)?,
+        )),
+        Expr::Sub(a, b) => Some(sub(
+            linear_coef(a, v, obl, dep)?,
+            linear_coef(b, v, obl, dep)?,
+        )),
+        Expr::Mul(a, b) => {
+            if free(a) {
+                Some(mul(a.clone(), linear_coef(b, v, obl, dep)?))
+            } else if free(b) {
+                Some(mul(linear_coef(a, v, obl, dep)?, b.clone()))
+            } else {
+                None
+            }
+        }
+        Expr::Ext { bits, signed, e: x } => {
+            if free(x) {
+                return Some(konst(0));
+            }
+            let c = linear_coef(x, v, obl, dep)?;
+            obl.push(Obligation {
+                e: x.clone(),
+                bits: *bits,
+                signed: *signed,
+            });
+            Some(c)
+        }
+        _ => {
+            if free(e) {
+                Some(konst(0))
+            } else {
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoTrips;
+    impl TripSource for NoTrips {
+        fn trip(&self, l: LoopId, _: &Ctx) -> Result<i128, EvalError> {
+            Err(EvalError::TripLimit(l, 0))
+        }
+    }
+
+    #[test]
+    fn wrap_is_exact() {
+        // (0x7fffffff + 1) as s32, widened: -2^31.
+        let e = ext(add(var(Var::Tid(0)), konst(1)), 32, true);
+        let mut cx = Ctx::new(0);
+        cx.tid[0] = 0x7fff_ffff;
+        assert_eq!(eval(&e, &cx, &NoTrips), Ok(-(1i128 << 31)));
+        // The affine view records the obligation that catches it.
+        let mut obl = Vec::new();
+        let dep = |x: &Expr| matches!(x, Expr::Var(Var::Tid(0)));
+        let c = linear_coef(&e, Var::Tid(0), &mut obl, &dep).unwrap();
+        assert_eq!(c.as_const(), Some(1));
+        assert_eq!(obl.len(), 1);
+        assert!(!obl[0].holds(eval(&obl[0].e, &cx, &NoTrips).unwrap()));
+    }
+
+    #[test]
+    fn folding_and_select() {
+        assert_eq!(add(konst(2), konst(3)).as_const(), Some(5));
+        assert_eq!(select(konst(0), konst(1), konst(2)).as_const(), Some(2));
+        assert_eq!(op(IntOp::Rem, konst(-7), konst(3)).as_const(), Some(-1));
+        assert_eq!(
+            not(cmp(Rel::Lt, var(Var::Tid(0)), konst(3))),
+            cmp(Rel::Ge, var(Var::Tid(0)), konst(3))
+        );
+    }
+}

@@ -1,0 +1,697 @@
+//! Exact per-TB footprints: the set of data units (line / sector / element) each TB reads,
+//! per kernel parameter, with the warps that read them.
+//!
+//! A load's address, guard and loop trip counts depend on some subset of the `%ctaid`
+//! dimensions; the load's footprint is computed once per distinct projection of the grid on
+//! that subset (GEMM's `A` once per block row), not per TB. Within a TB, threads are
+//! enumerated and each innermost loop whose address is affine in its counter, with a guard
+//! independent of it and 32-bit extensions proved not to wrap over the whole range, becomes
+//! one arithmetic run of units instead of one unit per iteration. TBs with identical
+//! per-parameter footprints share one [`Class`]. [`Footprints::from_warp_units`] builds the same
+//! structure from explicit per-warp unit sets (dynamic footprints from the interpreter).
+
+use std::collections::HashMap;
+
+use launch::{BoundLaunch, BoundValue};
+use rayon::prelude::*;
+
+use crate::addr::{KernelModel, LoadSite};
+use crate::expr::*;
+use crate::loops::LoopId;
+
+/// Unit ids: parameter index in the bits above [`PARAM_SHIFT`], unit offset below.
+pub const PARAM_SHIFT: u32 = 40;
+
+/// A half-open interval of unit ids.
+pub type Interval = (u64, u64);
+
+/// Granularity of the data units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Granularity {
+    /// Cache lines of the given size in bytes.
+    Line(u64),
+    /// 32-byte sectors.
+    Sector,
+    /// Elements of the parameter's buffer type (the load width when no buffer is described).
+    Element,
+}
+
+/// TBs with identical footprints for one parameter.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Class {
+    /// Units read, sorted disjoint intervals.
+    pub units: Vec<Interval>,
+    /// Units read by two or more warps of the TB.
+    pub multi_warp: Vec<Interval>,
+    /// TB ids, ascending.
+    pub members: Vec<u32>,
+}
+
+/// The footprints of one parameter.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParamFootprint {
+    /// Parameter index.
+    pub param: u32,
+    /// Bytes per unit.
+    pub unit_bytes: u64,
+    /// Distinct footprints.
+    pub classes: Vec<Class>,
+}
+
+/// Footprints of every TB of a launch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Footprints {
+    /// Number of TBs (id = x + y*gx + z*gx*gy).
+    pub num_tbs: u32,
+    /// Per parameter that is read.
+    pub params: Vec<ParamFootprint>,
+}
+
+/// Sorts and merges intervals.
+pub fn normalize(mut v: Vec<Interval>) -> Vec<Interval> {
+    v.sort_unstable();
+    let mut out: Vec<Interval> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(l) if a <= l.1 => l.1 = l.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Units covered by at least two of `lists` (each normalized).
+pub fn covered_twice(lists: &[Vec<Interval>]) -> Vec<Interval> {
+    let mut ev: Vec<(u64, i32)> = Vec::new();
+    for l in lists {
+        for &(a, b) in l {
+            ev.push((a, 1));
+            ev.push((b, -1));
+        }
+    }
+    ev.sort_unstable();
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0u64);
+    for (x, d) in ev {
+        let before = depth;
+        depth += d;
+        if before < 2 && depth >= 2 {
+            start = x;
+        } else if before >= 2 && depth < 2 && x > start {
+            out.push((start, x));
+        }
+    }
+    normalize(out)
+}
+
+/// Total units in a normalized list.
+pub fn count(v: &[Interval]) -> u64 {
+    v.iter().map(|(a, b)| b - a).sum()
+}
+
+impl Footprints {
+    /// Builds footprints from explicit sets: `units[tb][warp]` lists the unit ids (see
+    /// [`PARAM_SHIFT`]) warp `warp` of TB `tb` read, in any order, repeats allowed.
+    pub fn from_warp_units(units: &[Vec<Vec<u64>>], unit_bytes: impl Fn(u32) -> u64) -> Footprints {
+        let mut per_param: std::collections::BTreeMap<u32, Vec<Vec<Vec<Interval>>>> =
+            Default::default();
+        for (tb, warps) in units.iter().enumerate() {
+            for (w, us) in warps.iter().enumerate() {
+                for &u in us {
+                    let p = (u >> PARAM_SHIFT) as u32;
+                    let e = per_param
+                        .entry(p)
+                        .or_insert_with(|| vec![Vec::new(); units.len()]);
+                    let tbw = &mut e[tb];
+                    if tbw.len() <= w {
+                        tbw.resize(w + 1, Vec::new());
+                    }
+                    tbw[w].push((u, u + 1));
+                }
+            }
+        }
+        let params = per_param
+            .into_iter()
+            .map(|(p, tbs)| {
+                let per_tb: Vec<Vec<Vec<Interval>>> = tbs
+                    .into_iter()
+                    .map(|ws| ws.into_iter().map(normalize).collect())
+                    .collect();
+                build_param(
+                    p,
+                    unit_bytes(p),
+                    per_tb.iter().map(|w| w.as_slice()).collect(),
+                )
+            })
+            .collect();
+        Footprints {
+            num_tbs: units.len() as u32,
+            params,
+        }
+    }
+
+    /// The footprint of TB `tb` for parameter index `k` of [`Footprints::params`].
+    pub fn tb_units(&self, k: usize, tb: u32) -> &[Interval] {
+        let p = &self.params[k];
+        p.classes
+            .iter()
+            .find(|c| c.members.binary_search(&tb).is_ok())
+            .map_or(&[], |c| c.units.as_slice())
+    }
+}
+
+/// Groups TBs with identical per-warp footprints into classes.
+fn build_param(param: u32, unit_bytes: u64, per_tb: Vec<&[Vec<Interval>]>) -> ParamFootprint {
+    let mut index: HashMap<&[Vec<Interval>], usize> = HashMap::new();
+    let mut classes: Vec<Class> = Vec::new();
+    for (tb, warps) in per_tb.iter().enumerate() {
+        if warps.iter().all(|w| w.is_empty()) {
+            continue;
+        }
+        let k = *index.entry(warps).or_insert_with(|| {
+            classes.push(Class {
+                units: normalize(warps.iter().flatten().copied().collect()),
+                multi_warp: covered_twice(warps),
+                members: Vec::new(),
+            });
+            classes.len() - 1
+        });
+        classes[k].members.push(tb as u32);
+    }
+    ParamFootprint {
+        param,
+        unit_bytes,
+        classes,
+    }
+}
+
+/// A load's evaluation failure, reported against it.
+#[derive(Clone, Debug)]
+pub struct LoadError {
+    /// Index into [`KernelModel::loads`].
+    pub load: usize,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Unit size per parameter for a granularity.
+pub fn unit_bytes(g: Granularity, launch: &BoundLaunch, p: u32, fallback: u64) -> u64 {
+    match g {
+        Granularity::Line(n) => n.max(1),
+        Granularity::Sector => 32,
+        Granularity::Element => match launch.params.get(p as usize).map(|x| &x.value) {
+            Some(BoundValue::Buffer { elem, .. }) => elem.size() as u64,
+            _ => fallback.max(1),
+        },
+    }
+}
+
+struct LoadPlan<'a> {
+    site: &'a LoadSite,
+    dims: [bool; 3],
+    /// For the innermost loop: coefficient of its counter in the address and obligations.
+    inner_affine: Option<(E, Vec<Obligation>)>,
+    /// Guard literals not depending on any loop counter / depending on some.
+    outer_conds: Vec<E>,
+    inner_conds: Vec<E>,
+}
+
+/// Computes the static footprints of `model`'s resolved loads (skipping `skip`).
+/// Returns the footprints and the loads whose evaluation failed (they are left out).
+pub fn compute(
+    model: &KernelModel,
+    launch: &BoundLaunch,
+    gran: Granularity,
+    skip: &[bool],
+) -> (Footprints, Vec<LoadError>) {
+    let grid = [
+        launch.grid.x as u32,
+        launch.grid.y as u32,
+        launch.grid.z as u32,
+    ];
+    let block = [
+        launch.block.x as u32,
+        launch.block.y as u32,
+        launch.block.z as u32,
+    ];
+    let num_tbs = grid[0] * grid[1] * grid[2];
+    let plans: Vec<Option<LoadPlan>> = model
+        .loads
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if skip.get(i).copied().unwrap_or(false) {
+                None
+            } else {
+                Some(plan(model, s, grid, block))
+            }
+        })
+        .collect();
+    // Jobs: (load, projection of the grid on the load's dims).
+    let mut jobs: Vec<(usize, [u32; 3])> = Vec::new();
+    for (i, p) in plans.iter().enumerate() {
+        let Some(p) = p else { continue };
+        let ext = |d: usize| if p.dims[d] { grid[d] } else { 1 };
+        for z in 0..ext(2) {
+            for y in 0..ext(1) {
+                for x in 0..ext(0) {
+                    jobs.push((i, [x, y, z]));
+                }
+            }
+        }
+    }
+    let results: Vec<Result<WarpIntervals, String>> = jobs
+        .par_iter()
+        .map(|&(i, key)| {
+            let p = plans[i].as_ref().ok_or_else(String::new)?;
+            eval_load(model, launch, gran, p, key, block).map_err(|e| e.to_string())
+        })
+        .collect();
+    let mut errors: Vec<LoadError> = Vec::new();
+    let mut bad = vec![false; plans.len()];
+    for ((i, _), r) in jobs.iter().zip(&results) {
+        if let Err(e) = r {
+            if !bad[*i] {
+                bad[*i] = true;
+                errors.push(LoadError {
+                    load: *i,
+                    error: e.clone(),
+                });
+            }
+        }
+    }
+    // Per load: key -> result index.
+    let mut first_job = vec![usize::MAX; plans.len()];
+    for (j, (i, _)) in jobs.iter().enumerate() {
+        if first_job[*i] == usize::MAX {
+            first_job[*i] = j;
+        }
+    }
+    let live: Vec<usize> = (0..plans.len())
+        .filter(|&i| plans[i].is_some() && !bad[i])
+        .collect();
+    let params: Vec<u32> = {
+        let mut ps: Vec<u32> = results
+            .iter()
+            .flatten()
+            .flat_map(|w| w.iter().flat_map(|v| v.iter().map(|(p, _)| *p)))
+            .collect();
+        ps.sort_unstable();
+        ps.dedup();
+        ps
+    };
+    let nwarps = (block[0] * block[1] * block[2]).div_ceil(32) as usize;
+    let job_of = |i: usize, tb: u32| -> usize {
+        let Some(p) = plans[i].as_ref() else {
+            return usize::MAX;
+        };
+        let c = [
+            tb % grid[0],
+            (tb / grid[0]) % grid[1],
+            tb / (grid[0] * grid[1]),
+        ];
+        let ext = |d: usize| if p.dims[d] { grid[d] as usize } else { 1 };
+        let proj = |d: usize| if p.dims[d] { c[d] as usize } else { 0 };
+        first_job[i] + proj(0) + ext(0) * (proj(1) + ext(1) * proj(2))
+    };
+    let out_params: Vec<ParamFootprint> = params
+        .par_iter()
+        .map(|&param| {
+            // TB class key: the jobs of the loads that touch this parameter.
+            let touching: Vec<usize> = live
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let j0 = first_job[i];
+                    results[j0..]
+                        .iter()
+                        .zip(&jobs[j0..])
+                        .take_while(|(_, (l, _))| *l == i)
+                        .any(|(r, _)| {
+                            r.as_ref()
+                                .is_ok_and(|w| w.iter().any(|v| v.iter().any(|(p, _)| *p == param)))
+                        })
+                })
+                .collect();
+            let mut index: HashMap<Vec<usize>, usize> = HashMap::new();
+            let mut classes: Vec<Class> = Vec::new();
+            for tb in 0..num_tbs {
+                let key: Vec<usize> = touching.iter().map(|&i| job_of(i, tb)).collect();
+                let k = *index.entry(key.clone()).or_insert_with(|| {
+                    let mut warps: Vec<Vec<Interval>> = vec![Vec::new(); nwarps];
+                    for &j in &key {
+                        if let Ok(w) = &results[j] {
+                            for (wi, v) in w.iter().enumerate() {
+                                warps[wi].extend(
+                                    v.iter().filter(|(p, _)| *p == param).map(|(_, iv)| *iv),
+                                );
+                            }
+                        }
+                    }
+                    let warps: Vec<Vec<Interval>> = warps.into_iter().map(normalize).collect();
+                    classes.push(Class {
+                        units: normalize(warps.iter().flatten().copied().collect()),
+                        multi_warp: covered_twice(&warps),
+                        members: Vec::new(),
+                    });
+                    classes.len() - 1
+                });
+                classes[k].members.push(tb);
+            }
+            classes.retain(|c| !c.units.is_empty());
+            let fallback = model
+                .loads
+                .iter()
+                .map(|l| u64::from(l.width))
+                .min()
+                .unwrap_or(4);
+            ParamFootprint {
+                param,
+                unit_bytes: unit_bytes(gran, launch, param, fallback),
+                classes,
+            }
+        })
+        .collect();
+    (
+        Footprints {
+            num_tbs,
+            params: out_params,
+        },
+        errors,
+    )
+}
+
+fn loop_dims(model: &KernelModel, l: LoopId, out: &mut [bool; 3], seen: &mut Vec<LoopId>) {
+    if seen.contains(&l) {
+        return;
+    }
+    seen.push(l);
+    if let Some(info) = model.loops.get(l.index()) {
+        for e in &info.exits {
+            expr_dims(model, e, out, seen);
+        }
+    }
+}
+
+fn expr_dims(model: &KernelModel, e: &Expr, out: &mut [bool; 3], seen: &mut Vec<LoopId>) {
+    let mut trips = Vec::new();
+    e.visit_leaves(&mut |x| match x {
+        Expr::Var(Var::Ctaid(d)) => out[usize::from(*d)] = true,
+        Expr::Trip(l) => trips.push(*l),
+        _ => {}
+    });
+    for l in trips {
+        loop_dims(model, l, out, seen);
+    }
+}
+
+/// Interval of `e` over every thread of the launch (`None`: not bounded by this simple
+/// interval arithmetic).
+fn interval(e: &Expr, grid: [u32; 3], block: [u32; 3]) -> Option<(i128, i128)> {
+    Some(match e {
+        Expr::Const(c) => (*c, *c),
+        Expr::Var(Var::Tid(d)) => (0, i128::from(block[usize::from(*d)]) - 1),
+        Expr::Var(Var::Ctaid(d)) => (0, i128::from(grid[usize::from(*d)]) - 1),
+        Expr::Add(a, b) => {
+            let (x, y) = (interval(a, grid, block)?, interval(b, grid, block)?);
+            (x.0.checked_add(y.0)?, x.1.checked_add(y.1)?)
+        }
+        Expr::Sub(a, b) => {
+            let (x, y) = (interval(a, grid, block)?, interval(b, grid, block)?);
+            (x.0.checked_sub(y.1)?, x.1.checked_sub(y.0)?)
+        }
+        Expr::Mul(a, b) => {
+            let (x, y) = (interval(a, grid, block)?, interval(b, grid, block)?);
+            let c = [
+                x.0.checked_mul(y.0)?,
+                x.0.checked_mul(y.1)?,
+                x.1.checked_mul(y.0)?,
+                x.1.checked_mul(y.1)?,
+            ];
+            (*c.iter().min()?, *c.iter().max()?)
+        }
+        Expr::Ext { bits, signed, e } => {
+            let x = interval(e, grid, block)?;
+            if ext_value(x.0, *bits, *signed) == x.0 && ext_value(x.1, *bits, *signed) == x.1 {
+                x
+            } else {
+                return None;
+            }
+        }
+        Expr::Cmp(r, a, b) => {
+            let (x, y) = (interval(a, grid, block)?, interval(b, grid, block)?);
+            let always = match r {
+                Rel::Lt => x.1 < y.0,
+                Rel::Le => x.1 <= y.0,
+                Rel::Gt => x.0 > y.1,
+                Rel::Ge => x.0 >= y.1,
+                _ => false,
+            };
+            if always {
+                (1, 1)
+            } else {
+                (0, 1)
+            }
+        }
+        Expr::And(a, b) => {
+            let (x, y) = (interval(a, grid, block)?, interval(b, grid, block)?);
+            (x.0.min(y.0).min(1), 1)
+        }
+        _ => return None,
+    })
+}
+
+fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3]) -> LoadPlan<'a> {
+    let mut dims = [false; 3];
+    let mut seen = Vec::new();
+    // Guard literals true for every thread of the launch are dropped: they would only tie
+    // the footprint to more grid dimensions.
+    let cond: Vec<E> = s
+        .cond
+        .iter()
+        .filter(|c| interval(c, grid, block) != Some((1, 1)))
+        .cloned()
+        .collect();
+    expr_dims(model, &s.addr, &mut dims, &mut seen);
+    for c in &cond {
+        expr_dims(model, c, &mut dims, &mut seen);
+    }
+    for l in &s.loops {
+        loop_dims(model, *l, &mut dims, &mut seen);
+    }
+    let mentions_iter = |e: &Expr| {
+        let mut m = false;
+        e.visit_leaves(&mut |x| m |= matches!(x, Expr::Var(Var::Iter(_))));
+        m
+    };
+    let (inner_conds, outer_conds): (Vec<E>, Vec<E>) =
+        cond.into_iter().partition(|c| mentions_iter(c));
+    let inner_affine = s.loops.last().and_then(|&l| {
+        let k = Var::Iter(l);
+        if inner_conds.iter().any(|c| mentions(c, k)) {
+            return None;
+        }
+        let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
+        let mut obl = Vec::new();
+        linear_coef(&s.addr, k, &mut obl, &dep).map(|c| (c, obl))
+    });
+    LoadPlan {
+        site: s,
+        dims,
+        inner_affine,
+        outer_conds,
+        inner_conds,
+    }
+}
+
+/// One strided run of units: (parameter, first unit, stride in units, count, unused).
+type Run = (u32, u64, u64, u64, u64);
+
+/// Per warp of one TB, the intervals one load reads.
+type WarpIntervals = Vec<Vec<(u32, Interval)>>;
+
+struct Sink<'a> {
+    launch: &'a BoundLaunch,
+    gran: Granularity,
+    width: u64,
+    runs: Vec<Vec<Run>>,
+    warp: usize,
+}
+
+impl Sink<'_> {
+    fn unit_of(&self, a: i128) -> Result<(u32, u64, u64), EvalError> {
+        let p = (a >> 36) - 1;
+        if a < 0 || p < 0 || p as usize >= self.launch.params.len() {
+            return Err(EvalError::Unknown(Reason::Unsupported(format!(
+                "address {a:#x} outside every parameter's buffer"
+            ))));
+        }
+        let ub = unit_bytes(self.gran, self.launch, p as u32, self.width);
+        let off = (a & ((1i128 << 36) - 1)) as u64;
+        Ok((p as u32, ub, off))
+    }
+    /// Records accesses at `a0 + c*k`, `k` in `[0, t)`.
+    fn ap(&mut self, a0: i128, c: i128, t: i128) -> Result<(), EvalError> {
+        if t <= 0 {
+            return Ok(());
+        }
+        let (a0, c) = if c < 0 {
+            (a0 + c * (t - 1), -c)
+        } else {
+            (a0, c)
+        };
+        let (p, ub, off0) = self.unit_of(a0)?;
+        let last = a0 + c * (t - 1) + self.width as i128 - 1;
+        let (p1, _, off1) = self.unit_of(last)?;
+        if p1 != p {
+            return Err(EvalError::Unknown(Reason::Unsupported(
+                "access run crosses parameter buffers".into(),
+            )));
+        }
+        let base = u64::from(p) << PARAM_SHIFT;
+        let w = self.warp;
+        if t == 1 || c == 0 || c as u64 <= ub {
+            self.runs[w].push((p, base + off0 / ub, 1, off1 / ub - off0 / ub + 1, 0));
+        } else if (c as u64).is_multiple_of(ub) {
+            let stride = c as u64 / ub;
+            let span = (off0 + self.width - 1) / ub - off0 / ub;
+            for s in 0..=span {
+                self.runs[w].push((p, base + off0 / ub + s, stride, t as u64, 0));
+            }
+        } else {
+            for k in 0..t {
+                let a = a0 + c * k;
+                let (_, _, o) = self.unit_of(a)?;
+                let o1 = o + self.width - 1;
+                self.runs[w].push((p, base + o / ub, 1, o1 / ub - o / ub + 1, 0));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn eval_load(
+    model: &KernelModel,
+    launch: &BoundLaunch,
+    gran: Granularity,
+    p: &LoadPlan,
+    key: [u32; 3],
+    block: [u32; 3],
+) -> Result<Vec<Vec<(u32, Interval)>>, EvalError> {
+    let nthreads = (block[0] * block[1] * block[2]) as usize;
+    let nwarps = nthreads.div_ceil(32);
+    let mut sink = Sink {
+        launch,
+        gran,
+        width: u64::from(p.site.width),
+        runs: vec![Vec::new(); nwarps],
+        warp: 0,
+    };
+    let mut cx = Ctx::new(model.loops.len());
+    cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
+    for t in 0..nthreads as u32 {
+        cx.tid = [
+            i128::from(t % block[0]),
+            i128::from((t / block[0]) % block[1]),
+            i128::from(t / (block[0] * block[1])),
+        ];
+        sink.warp = (t / 32) as usize;
+        let mut ok = true;
+        for c in &p.outer_conds {
+            if eval(c, &cx, model)? == 0 {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            walk(model, p, 0, &mut cx, &mut sink)?;
+        }
+    }
+    Ok(sink
+        .runs
+        .into_iter()
+        .map(|mut rs| {
+            rs.sort_unstable();
+            rs.dedup();
+            let mut out: Vec<(u32, Interval)> = Vec::new();
+            for (pp, start, stride, n, _) in rs {
+                if stride == 1 {
+                    out.push((pp, (start, start + n)));
+                } else {
+                    out.extend((0..n).map(|k| (pp, (start + k * stride, start + k * stride + 1))));
+                }
+            }
+            let mut by: Vec<(u32, Interval)> = Vec::new();
+            out.sort_unstable();
+            for (pp, (a, b)) in out {
+                match by.last_mut() {
+                    Some((lp, l)) if *lp == pp && a <= l.1 => l.1 = l.1.max(b),
+                    _ => by.push((pp, (a, b))),
+                }
+            }
+            by
+        })
+        .collect())
+}
+
+fn walk(
+    model: &KernelModel,
+    p: &LoadPlan,
+    depth: usize,
+    cx: &mut Ctx,
+    sink: &mut Sink,
+) -> Result<(), EvalError> {
+    let loops = &p.site.loops;
+    if depth == loops.len() {
+        for c in &p.inner_conds {
+            if eval(c, cx, model)? == 0 {
+                return Ok(());
+            }
+        }
+        let a = eval(&p.site.addr, cx, model)?;
+        return sink.ap(a, 0, 1);
+    }
+    let l = loops[depth];
+    cx.trips[l.index()] = None;
+    cx.iters[l.index()] = None;
+    let t = model.trip(l, cx)?;
+    cx.trips[l.index()] = Some(t);
+    let innermost = depth + 1 == loops.len();
+    if innermost && t > 1 {
+        if let Some((coef, obl)) = &p.inner_affine {
+            cx.iters[l.index()] = Some(0);
+            let mut fits = true;
+            'o: for at in [0, t - 1] {
+                cx.iters[l.index()] = Some(at);
+                for o in obl {
+                    if !o.holds(eval(&o.e, cx, model)?) {
+                        fits = false;
+                        break 'o;
+                    }
+                }
+            }
+            if fits {
+                cx.iters[l.index()] = Some(0);
+                let ok = p.inner_conds.iter().try_fold(true, |acc, c| {
+                    Ok::<bool, EvalError>(acc && eval(c, cx, model)? != 0)
+                })?;
+                if ok {
+                    let a0 = eval(&p.site.addr, cx, model)?;
+                    let c = eval(coef, cx, model)?;
+                    sink.ap(a0, c, t)?;
+                }
+                cx.iters[l.index()] = None;
+                cx.trips[l.index()] = None;
+                return Ok(());
+            }
+        }
+    }
+    for k in 0..t {
+        cx.iters[l.index()] = Some(k);
+        walk(model, p, depth + 1, cx, sink)?;
+    }
+    cx.iters[l.index()] = None;
+    cx.trips[l.index()] = None;
+    Ok(())
+}

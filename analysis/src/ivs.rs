@@ -1,0 +1,236 @@
+//! Induction variables and trip counts.
+//!
+//! A register written inside a loop whose value on every back edge is `phi + step`, with
+//! `step` invariant in the loop, is an induction variable `init + step * k` (`k` = the
+//! loop's [`Var::Iter`]). Strength-reduced pointers (`add.s64 %rd30, %rd30, %rd5`), counters
+//! counting down to zero and unrolled-by-4 steps all have this shape. Other loop-carried
+//! registers become [`Reason::LoopCarried`].
+//!
+//! A loop's trip count (header executions) is `1 + ` the first iteration at which an exit
+//! condition holds, evaluated per thread: closed form when the exit is one comparison
+//! affine in `k` (checked at the solution and its predecessor, with every 32-bit
+//! extension proved not to wrap on `[0, k]`), else by stepping (bounded).
+
+use ptx_parser::{BlockId, Cfg, Function, Operand};
+
+use crate::addr::KernelModel;
+use crate::expr::*;
+use crate::loops::LoopId;
+
+/// Registers written by the instructions of `blocks`.
+pub fn defined_regs(f: &Function, cfg: &Cfg, blocks: &[BlockId]) -> Vec<u32> {
+    let mut seen = vec![false; f.regs.len()];
+    for b in blocks {
+        let r = &cfg.blocks[b.index()].insts;
+        for inst in &f.insts[r.start.index()..r.end.index()] {
+            match inst.operands.first() {
+                Some(Operand::Reg(x)) => seen[x.index()] = true,
+                Some(Operand::PredPair(p, q)) => {
+                    seen[p.index()] = true;
+                    seen[q.index()] = true;
+                }
+                Some(Operand::Vector(v)) => {
+                    for o in v {
+                        if let Operand::Reg(x) = o {
+                            seen[x.index()] = true;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    (0..seen.len())
+        .filter(|&i| seen[i])
+        .map(|i| i as u32)
+        .collect()
+}
+
+/// Splits `e` into `count * phi(r) + rest`.
+fn split(e: &E, r: u32) -> Option<(i64, E)> {
+    match &**e {
+        Expr::Var(Var::Phi(x)) if *x == r => Some((1, konst(0))),
+        Expr::Add(a, b) => {
+            let (ca, ra) = split(a, r)?;
+            let (cb, rb) = split(b, r)?;
+            Some((ca + cb, add(ra, rb)))
+        }
+        Expr::Sub(a, b) => {
+            let (ca, ra) = split(a, r)?;
+            let (cb, rb) = split(b, r)?;
+            Some((ca - cb, sub(ra, rb)))
+        }
+        _ if mentions(e, Var::Phi(r)) => None,
+        _ => Some((0, e.clone())),
+    }
+}
+
+/// The value at the header of loop-carried register `r` with pre-loop value `init` and
+/// back-edge values `latch` (computed with placeholders), for loop `l` with inner loops
+/// `inner`.
+pub fn classify(r: u32, init: E, latch: &[&E], l: LoopId, inner: &[LoopId]) -> E {
+    let Some(first) = latch.first() else {
+        return init;
+    };
+    if latch.iter().any(|v| *v != *first) {
+        return unknown(Reason::LoopCarried);
+    }
+    let v = *first;
+    if matches!(&**v, Expr::Var(Var::Phi(x)) if *x == r) {
+        return init;
+    }
+    let Some((1, step)) = split(v, r) else {
+        return unknown(Reason::LoopCarried);
+    };
+    let mut variant = false;
+    step.visit_leaves(&mut |x| match x {
+        Expr::Var(Var::Phi(_)) => variant = true,
+        Expr::Var(Var::Iter(q)) | Expr::Trip(q) if *q == l || inner.contains(q) => variant = true,
+        _ => {}
+    });
+    if variant {
+        return unknown(Reason::LoopCarried);
+    }
+    add(init, mul(step, var(Var::Iter(l))))
+}
+
+/// Largest number of iterations stepped through when no closed form applies.
+pub const STEP_LIMIT: u64 = 1 << 22;
+
+impl TripSource for KernelModel {
+    fn trip(&self, l: LoopId, cx: &Ctx) -> Result<i128, EvalError> {
+        if let Some(r) = self.loop_reason(l) {
+            return Err(EvalError::Unknown(r));
+        }
+        let info = &self.loops[l.index()];
+        let mut cx = cx.clone();
+        if let Some(k) = closed_form(self, l, &info.exits, &mut cx)? {
+            return Ok(k + 1);
+        }
+        for k in 0..STEP_LIMIT as i128 {
+            cx.iters[l.index()] = Some(k);
+            for e in &info.exits {
+                if eval(e, &cx, self)? != 0 {
+                    return Ok(k + 1);
+                }
+            }
+        }
+        Err(EvalError::TripLimit(l, STEP_LIMIT))
+    }
+}
+
+fn conjuncts(e: &E, out: &mut Vec<E>) {
+    match &**e {
+        Expr::And(a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        _ => out.push(e.clone()),
+    }
+}
+
+/// The first iteration at which the (single, affine) exit holds, when that can be solved
+/// and verified; `None` asks the caller to step.
+fn closed_form(
+    m: &KernelModel,
+    l: LoopId,
+    exits: &[E],
+    cx: &mut Ctx,
+) -> Result<Option<i128>, EvalError> {
+    let [exit] = exits else { return Ok(None) };
+    let k = Var::Iter(l);
+    let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
+    let mut lits = Vec::new();
+    conjuncts(exit, &mut lits);
+    let mut rel = None;
+    cx.iters[l.index()] = Some(0);
+    for lit in &lits {
+        let mut d = false;
+        lit.visit_leaves(&mut |x| d |= dep(x));
+        if !d {
+            if eval(lit, cx, m)? == 0 {
+                return Ok(None);
+            }
+            continue;
+        }
+        if rel.is_some() {
+            return Ok(None);
+        }
+        rel = Some(lit.clone());
+    }
+    let Some(lit) = rel else { return Ok(Some(0)) };
+    let (r, a, b) = match &*lit {
+        Expr::Cmp(r, a, b) => (*r, a.clone(), b.clone()),
+        _ => return Ok(None),
+    };
+    let d = sub(a, b);
+    let mut obl = Vec::new();
+    let Some(coef) = linear_coef(&d, k, &mut obl, &dep) else {
+        return Ok(None);
+    };
+    let d0 = eval(&d, cx, m)?;
+    let ds = eval(&coef, cx, m)?;
+    let ceil_div = |a: i128, b: i128| -> i128 { (a + b - 1).div_euclid(b) };
+    let sol = match r {
+        Rel::Lt | Rel::Le | Rel::Gt | Rel::Ge => {
+            // Normalise to "d' < 0" or "d' <= 0".
+            let (d0, ds, strict) = match r {
+                Rel::Lt => (d0, ds, true),
+                Rel::Le => (d0, ds, false),
+                Rel::Gt => (-d0, -ds, true),
+                _ => (-d0, -ds, false),
+            };
+            if (strict && d0 < 0) || (!strict && d0 <= 0) {
+                Some(0)
+            } else if ds >= 0 {
+                None
+            } else if strict {
+                Some(d0.div_euclid(-ds) + 1)
+            } else {
+                Some(ceil_div(d0, -ds))
+            }
+        }
+        Rel::Eq => {
+            if d0 == 0 {
+                Some(0)
+            } else if ds != 0 && d0 % ds == 0 && -d0 / ds > 0 {
+                Some(-d0 / ds)
+            } else {
+                None
+            }
+        }
+        Rel::Ne => {
+            if d0 != 0 {
+                Some(0)
+            } else if ds != 0 {
+                Some(1)
+            } else {
+                None
+            }
+        }
+    };
+    let Some(s) = sol else { return Ok(None) };
+    if s > STEP_LIMIT as i128 * 1024 {
+        return Ok(None);
+    }
+    // Verify: no extension wraps on [0, s], the exit holds at s and not at s - 1.
+    for at in [0, s] {
+        cx.iters[l.index()] = Some(at);
+        for o in &obl {
+            if !o.holds(eval(&o.e, cx, m)?) {
+                return Ok(None);
+            }
+        }
+    }
+    cx.iters[l.index()] = Some(s);
+    if eval(exit, cx, m)? == 0 {
+        return Ok(None);
+    }
+    if s > 0 {
+        cx.iters[l.index()] = Some(s - 1);
+        if eval(exit, cx, m)? != 0 {
+            return Ok(None);
+        }
+    }
+    Ok(Some(s))
+}

@@ -1,0 +1,179 @@
+//! The `paver-analysis/1` JSON document (schema: `analysis/schema/paver-analysis-1.schema.json`)
+//! and the one-screen human summary.
+
+use std::fmt::Write;
+
+use launch::BoundLaunch;
+use ptx_parser::Function;
+use serde_json::{json, Value};
+
+use crate::footprint::{count, Granularity, PARAM_SHIFT};
+use crate::locality::{Graph, Stats};
+use crate::Analysis;
+
+/// Format tag of the document.
+pub const FORMAT: &str = "paver-analysis/1";
+
+/// Builds the JSON document. Deterministic: the same input gives the same bytes.
+pub fn document(
+    f: &Function,
+    launch: &BoundLaunch,
+    gran: Granularity,
+    a: &Analysis,
+    g: &Graph,
+    s: &Stats,
+) -> Value {
+    let loads: Vec<Value> = a
+        .model
+        .loads
+        .iter()
+        .zip(&a.unresolved)
+        .map(|(l, u)| {
+            let params: Vec<u64> = match &u {
+                None => param_of(l, launch),
+                Some(_) => Vec::new(),
+            };
+            json!({
+                "line": l.line,
+                "width_bytes": l.width,
+                "resolved": u.is_none(),
+                "reason": u,
+                "loop_depth": l.loops.len(),
+                "params": params.iter().map(|&p| json!({"index": p, "name": f.params.get(p as usize).map(|x| x.name.clone())})).collect::<Vec<_>>(),
+            })
+        })
+        .chain(a.model.unreachable_loads.iter().map(|(_, line)| {
+            json!({"line": line, "resolved": true, "reason": "never executed for this launch", "loop_depth": 0})
+        }))
+        .collect();
+    let resolved =
+        a.unresolved.iter().filter(|u| u.is_none()).count() + a.model.unreachable_loads.len();
+    let total = a.model.loads.len() + a.model.unreachable_loads.len();
+    let structures: Vec<Value> = a
+        .footprints
+        .params
+        .iter()
+        .map(|p| {
+            let refs: u64 = p
+                .classes
+                .iter()
+                .map(|c| count(&c.units) * c.members.len() as u64)
+                .sum();
+            let tbs: u64 = p.classes.iter().map(|c| c.members.len() as u64).sum();
+            let lo = p
+                .classes
+                .iter()
+                .filter_map(|c| c.units.first())
+                .map(|x| x.0)
+                .min()
+                .unwrap_or(0);
+            let hi = p
+                .classes
+                .iter()
+                .filter_map(|c| c.units.last())
+                .map(|x| x.1)
+                .max()
+                .unwrap_or(0);
+            let mask = (1u64 << PARAM_SHIFT) - 1;
+            json!({
+                "param": p.param,
+                "name": f.params.get(p.param as usize).map(|x| x.name.clone()),
+                "unit_bytes": p.unit_bytes,
+                "tbs_reading": tbs,
+                "distinct_footprints": p.classes.len(),
+                "data_references": refs,
+                "mean_units_per_tb": if tbs == 0 { 0.0 } else { refs as f64 / tbs as f64 },
+                "unit_range": [lo & mask, hi & mask],
+            })
+        })
+        .collect();
+    let c = &s.categories;
+    let tot = (c.unshared + c.intra_tb + c.inter_tb + c.both).max(1) as f64;
+    json!({
+        "format": FORMAT,
+        "kernel": f.name,
+        "grid": [launch.grid.x, launch.grid.y, launch.grid.z],
+        "block": [launch.block.x, launch.block.y, launch.block.z],
+        "launch": launch,
+        "granularity": match gran { Granularity::Line(n) => format!("line:{n}"), Granularity::Sector => "sector".into(), Granularity::Element => "element".into() },
+        "loads": loads,
+        "loads_resolved": resolved,
+        "loads_total": total,
+        "resolved_fraction": if total == 0 { 1.0 } else { resolved as f64 / total as f64 },
+        "data_structures": structures,
+        "graph": {
+            "num_tbs": g.num_tbs,
+            "edges": g.edges.iter().map(|&(i, j, w)| [u64::from(i), u64::from(j), w]).collect::<Vec<_>>(),
+        },
+        "stats": s,
+        "categories": {
+            "counts": c,
+            "fractions": {
+                "unshared": c.unshared as f64 / tot,
+                "intra_tb": c.intra_tb as f64 / tot,
+                "inter_tb": c.inter_tb as f64 / tot,
+                "both": c.both as f64 / tot,
+            }
+        }
+    })
+}
+
+/// The one-screen summary printed by `paver analyze`.
+pub fn summary(f: &Function, launch: &BoundLaunch, a: &Analysis, s: &Stats) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "kernel {}: grid {} block {} ({} TBs)",
+        f.name, launch.grid, launch.block, s.total_tbs
+    );
+    let total = a.model.loads.len() + a.model.unreachable_loads.len();
+    let bad = a.unresolved.iter().filter(|u| u.is_some()).count();
+    let _ = writeln!(
+        o,
+        "global loads: {total}, resolved {} ({} unresolved)",
+        total - bad,
+        bad
+    );
+    for (l, u) in a.model.loads.iter().zip(&a.unresolved) {
+        if let Some(u) = u {
+            let _ = writeln!(o, "  line {}: unresolved: {u}", l.line);
+        }
+    }
+    let _ = writeln!(
+        o,
+        "data references {}, distinct units {}, edges {}, SpScore {:.4}, shared TBs {}, degree of sharing {:.4}",
+        s.total_data_references, s.distinct_units, s.edges, s.spscore, s.shared_tbs, s.degree_of_sharing
+    );
+    let c = &s.categories;
+    let _ = writeln!(
+        o,
+        "units: unshared {}, intra-TB {}, inter-TB {}, both {}",
+        c.unshared, c.intra_tb, c.inter_tb, c.both
+    );
+    o
+}
+
+/// The parameter(s) a resolved load reads: its address evaluated for thread 0 of TB 0 (the
+/// buffer of parameter `i` starts at `(i + 1) << 36`), when that thread runs the load.
+fn param_of(l: &crate::addr::LoadSite, launch: &BoundLaunch) -> Vec<u64> {
+    let mut v = Vec::new();
+    l.addr.visit_leaves(&mut |_| {});
+    if let Some(c) = const_base(&l.addr) {
+        let p = (c >> 36) - 1;
+        if p >= 0 && (p as usize) < launch.params.len() {
+            v.push(p as u64);
+        }
+    }
+    v
+}
+
+/// The largest constant term of an address sum (the buffer base).
+fn const_base(e: &crate::expr::Expr) -> Option<i128> {
+    use crate::expr::Expr;
+    match e {
+        Expr::Const(c) if *c >= 1 << 36 => Some(*c),
+        Expr::Add(a, b) => const_base(a).or_else(|| const_base(b)),
+        Expr::Sub(a, _) => const_base(a),
+        _ => None,
+    }
+}

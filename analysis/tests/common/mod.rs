@@ -1,0 +1,112 @@
+//! Shared helpers: load a corpus kernel with a launch file and analyse it.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use analysis::footprint::{Footprints, Granularity, PARAM_SHIFT};
+use launch::{BoundLaunch, BoundValue, Launch};
+
+pub const VARIANTS: [&str; 3] = ["compute_70", "compute_90", "nvcc13.sm_90"];
+
+pub fn kdir(dir: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../kernels")
+        .join(dir)
+}
+
+pub fn load(dir: &str, variant: &str, launch_file: &str) -> (ptx_parser::Module, BoundLaunch) {
+    let d = kdir(dir);
+    let m = ptx_parser::parse_file(&d.join(format!("{dir}.{variant}.ptx"))).expect("parse");
+    let l = Launch::read(&d.join(launch_file)).expect("launch");
+    let name = l.kernel.clone().expect("kernel named");
+    let f = m.kernel(&name).expect("kernel");
+    let b = l.bind(&name, &analysis::param_sigs(f), &d).expect("bind");
+    (m, b)
+}
+
+/// Base address of parameter `p`.
+pub fn base(b: &BoundLaunch, p: usize) -> u64 {
+    match &b.params[p].value {
+        BoundValue::Buffer { base, .. } | BoundValue::Synthetic { base } => *base,
+        BoundValue::Scalar { .. } => panic!("scalar"),
+    }
+}
+
+/// Reference footprints: for every TB, the set of unit ids its threads read.
+pub type RefSets = Vec<BTreeSet<u64>>;
+
+/// Adds an access of `width` bytes at element `idx` of parameter `p` (elements of `esize`).
+pub fn touch(
+    set: &mut BTreeSet<u64>,
+    b: &BoundLaunch,
+    p: usize,
+    idx: i64,
+    esize: u64,
+    width: u64,
+    unit: u64,
+) {
+    let a = base(b, p) + (idx as u64).wrapping_mul(esize);
+    let off = a & ((1u64 << 36) - 1);
+    for u in off / unit..=(off + width - 1) / unit {
+        set.insert(((p as u64) << PARAM_SHIFT) | u);
+    }
+}
+
+/// Per-TB sets of the analysis.
+pub fn analysis_sets(fp: &Footprints) -> RefSets {
+    let mut out = vec![BTreeSet::new(); fp.num_tbs as usize];
+    for p in &fp.params {
+        for c in &p.classes {
+            for &tb in &c.members {
+                for &(a, b) in &c.units {
+                    out[tb as usize].extend(a..b);
+                }
+            }
+        }
+    }
+    out
+}
+
+pub fn analyse(
+    dir: &str,
+    variant: &str,
+    launch_file: &str,
+    g: Granularity,
+) -> (analysis::Analysis, BoundLaunch) {
+    let (m, b) = load(dir, variant, launch_file);
+    let f = m.kernel(&b.kernel).expect("kernel");
+    (analysis::analyze(f, &b, g).expect("analysis"), b)
+}
+
+/// Iterates TBs and threads: (tb id, ctaid, tid).
+pub fn threads(b: &BoundLaunch) -> Vec<(usize, [i64; 3], [i64; 3])> {
+    let (g, k) = (b.grid, b.block);
+    let mut v = Vec::new();
+    for bz in 0..g.z {
+        for by in 0..g.y {
+            for bx in 0..g.x {
+                let tb = (bx + by * g.x + bz * g.x * g.y) as usize;
+                for tz in 0..k.z {
+                    for ty in 0..k.y {
+                        for tx in 0..k.x {
+                            v.push((
+                                tb,
+                                [bx as i64, by as i64, bz as i64],
+                                [tx as i64, ty as i64, tz as i64],
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    v
+}
+
+pub fn scalar(b: &BoundLaunch, p: usize) -> i64 {
+    match b.params[p].value {
+        BoundValue::Scalar { bits } => bits as i64,
+        _ => panic!("not a scalar"),
+    }
+}

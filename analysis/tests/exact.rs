@@ -1,0 +1,202 @@
+//! Exactness: for data-independent kernels, every TB's footprint equals, unit for unit, a
+//! brute-force enumeration written from the CUDA source's index arithmetic, for all three
+//! PTX variants, at line, sector and element granularity.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use analysis::footprint::Granularity;
+use common::*;
+use launch::BoundLaunch;
+
+const GRANS: [Granularity; 3] = [
+    Granularity::Line(128),
+    Granularity::Sector,
+    Granularity::Element,
+];
+
+fn unit(g: Granularity, esize: u64) -> u64 {
+    match g {
+        Granularity::Line(n) => n,
+        Granularity::Sector => 32,
+        Granularity::Element => esize,
+    }
+}
+
+fn check(
+    dir: &str,
+    launch_file: &str,
+    esize: u64,
+    reference: impl Fn(&BoundLaunch, u64) -> RefSets,
+) {
+    for v in VARIANTS {
+        for g in GRANS {
+            let (a, b) = analyse(dir, v, launch_file, g);
+            assert!(
+                a.unresolved.iter().all(Option::is_none),
+                "{dir} {v}: unresolved {:?}",
+                a.unresolved
+            );
+            let got = analysis_sets(&a.footprints);
+            let want = reference(&b, unit(g, esize));
+            assert_eq!(got.len(), want.len());
+            for (tb, (x, y)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(x, y, "{dir} {v} {g:?}: TB {tb} differs");
+            }
+            // Graph weights equal the pairwise intersections of the reference sets.
+            let (graph, stats) = analysis::locality::build(&a.footprints);
+            let mut edges = Vec::new();
+            for i in 0..want.len() {
+                for j in i + 1..want.len() {
+                    let w = want[i].intersection(&want[j]).count() as u64;
+                    if w > 0 {
+                        edges.push((i as u32, j as u32, w));
+                    }
+                }
+            }
+            assert_eq!(graph.edges, edges, "{dir} {v} {g:?}: graph differs");
+            assert_eq!(
+                stats.total_data_references,
+                want.iter().map(|s| s.len() as u64).sum::<u64>()
+            );
+        }
+    }
+}
+
+#[test]
+fn mm_naive() {
+    check("mm_naive", "small.json", 4, |b, u| {
+        let n = scalar(b, 3);
+        let mut s = vec![BTreeSet::new(); b.num_tbs() as usize];
+        for (tb, c, t) in threads(b) {
+            let col = c[0] * b.block.x as i64 + t[0];
+            let row = c[1] * b.block.y as i64 + t[1];
+            if row < n && col < n {
+                for k in 0..n {
+                    touch(&mut s[tb], b, 0, row * n + k, 4, 4, u);
+                    touch(&mut s[tb], b, 1, k * n + col, 4, 4, u);
+                }
+            }
+        }
+        s
+    });
+}
+
+fn bx(b: &BoundLaunch) -> [i64; 3] {
+    [b.block.x as i64, b.block.y as i64, b.block.z as i64]
+}
+
+#[test]
+fn stencil2d() {
+    check("stencil2d", "small.json", 8, |b, u| {
+        let (nx, ny) = (scalar(b, 2), scalar(b, 3));
+        let mut s = vec![BTreeSet::new(); b.num_tbs() as usize];
+        for (tb, c, t) in threads(b) {
+            let i = c[0] * bx(b)[0] + t[0];
+            let j = c[1] * bx(b)[1] + t[1];
+            if i >= 1 && i < nx - 1 && j >= 1 && j < ny - 1 {
+                let k = j * nx + i;
+                for idx in [k, k - 1, k + 1, k - nx, k + nx] {
+                    touch(&mut s[tb], b, 0, idx, 8, 8, u);
+                }
+            }
+        }
+        s
+    });
+}
+
+#[test]
+fn transpose() {
+    check("transpose", "small.json", 4, |b, u| {
+        let (rows, cols) = (scalar(b, 2), scalar(b, 3));
+        let mut s = vec![BTreeSet::new(); b.num_tbs() as usize];
+        for (tb, c, t) in threads(b) {
+            let x = c[0] * bx(b)[0] + t[0];
+            let y = c[1] * bx(b)[1] + t[1];
+            if x < cols && y < rows {
+                touch(&mut s[tb], b, 0, y * cols + x, 4, 4, u);
+            }
+        }
+        s
+    });
+}
+
+#[test]
+fn conv2d() {
+    check("conv2d", "small.json", 4, |b, u| {
+        let (ni, nj) = (scalar(b, 2), scalar(b, 3));
+        let mut s = vec![BTreeSet::new(); b.num_tbs() as usize];
+        for (tb, c, t) in threads(b) {
+            let j = c[0] * bx(b)[0] + t[0];
+            let i = c[1] * bx(b)[1] + t[1];
+            if i > 0 && j > 0 && i < ni - 1 && j < nj - 1 {
+                for di in -1..=1 {
+                    for dj in -1..=1 {
+                        touch(&mut s[tb], b, 0, (i + di) * nj + (j + dj), 4, 4, u);
+                    }
+                }
+            }
+        }
+        s
+    });
+}
+
+#[test]
+fn gemv_unroll() {
+    check("gemv_unroll", "small.json", 4, |b, u| {
+        let (m, n, lda) = (scalar(b, 3), scalar(b, 4), scalar(b, 5));
+        let mut s = vec![BTreeSet::new(); b.num_tbs() as usize];
+        for (tb, c, t) in threads(b) {
+            let row = c[0] * bx(b)[0] + t[0];
+            if row < m {
+                for j in 0..n {
+                    touch(&mut s[tb], b, 0, row * lda + j, 4, 4, u);
+                    touch(&mut s[tb], b, 1, j, 4, 4, u);
+                }
+            }
+        }
+        s
+    });
+}
+
+#[test]
+fn jacobi3d() {
+    check("jacobi3d", "small.json", 4, |b, u| {
+        let (nx, ny, nz) = (scalar(b, 2), scalar(b, 3), scalar(b, 4));
+        let mut s = vec![BTreeSet::new(); b.num_tbs() as usize];
+        for (tb, c, t) in threads(b) {
+            let x = c[0] * bx(b)[0] + t[0];
+            let y = c[1] * bx(b)[1] + t[1];
+            let z = c[2] * bx(b)[2] + t[2];
+            if x >= 1 && x < nx - 1 && y >= 1 && y < ny - 1 && z >= 1 && z < nz - 1 {
+                let plane = nx * ny;
+                let k = (z * ny + y) * nx + x;
+                for idx in [k, k - 1, k + 1, k - nx, k + nx, k - plane, k + plane] {
+                    touch(&mut s[tb], b, 0, idx, 4, 4, u);
+                }
+            }
+        }
+        s
+    });
+}
+
+#[test]
+fn syrk() {
+    check("syrk", "small.json", 4, |b, u| {
+        let (n, m) = (scalar(b, 4), scalar(b, 5));
+        let mut s = vec![BTreeSet::new(); b.num_tbs() as usize];
+        for (tb, c, t) in threads(b) {
+            let j = c[0] * bx(b)[0] + t[0];
+            let i = c[1] * bx(b)[1] + t[1];
+            if i < n && j < n {
+                touch(&mut s[tb], b, 1, i * n + j, 4, 4, u);
+                for k in 0..m {
+                    touch(&mut s[tb], b, 0, i * m + k, 4, 4, u);
+                    touch(&mut s[tb], b, 0, j * m + k, 4, 4, u);
+                }
+            }
+        }
+        s
+    });
+}

@@ -1,0 +1,189 @@
+//! `paver run FILE.ptx …`: runs a kernel functionally over a launch with the interpreter
+//! (`sim`), writes every buffer after the run as NumPy `.npy` plus a `summary.json`, and
+//! prints instruction counts and the interpreter's speed.
+//!
+//! Outputs appear all at once: they are written to a temporary folder beside `--outputs`,
+//! which is renamed at the end, so a failed run leaves nothing behind.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use launch::{BoundLaunch, BoundValue};
+use serde::Serialize;
+
+use crate::cmd::{load_module, param_sigs, select_kernel};
+use crate::error::CliError;
+use crate::launch_args::LaunchArgs;
+
+/// Arguments of `paver run`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// PTX file.
+    file: PathBuf,
+    /// Kernel (.entry) name; may be omitted when the file has one entry or the launch names it.
+    #[arg(long)]
+    kernel: Option<String>,
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Folder to write the buffers after the run (p<i>_<name>.npy) and summary.json into.
+    #[arg(long, value_name = "DIR")]
+    outputs: Option<PathBuf>,
+    /// Budget of warp instructions for the whole launch (stops runaway loops).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
+    max_instructions: u64,
+    /// Worker threads across thread blocks (results do not depend on it).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    threads: usize,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What `summary.json` and `--json` hold.
+#[derive(Serialize)]
+struct Summary<'a> {
+    kernel: &'a str,
+    grid: [u64; 3],
+    block: [u64; 3],
+    memory_model: sim::MemoryModel,
+    threads: usize,
+    wall_seconds: f64,
+    warp_instructions_per_second: f64,
+    stats: &'a sim::RunStats,
+    outputs: Vec<OutputFile>,
+}
+
+#[derive(Serialize)]
+struct OutputFile {
+    param: usize,
+    name: String,
+    file: String,
+    dtype: &'static str,
+    len: u64,
+}
+
+/// Converts an interpreter error. TODO(lead): replace by `CliError::Sim(#[from] sim::SimError)`.
+fn sim_err(e: sim::SimError) -> CliError {
+    CliError::Usage(format!("run failed: {e}"))
+}
+
+/// Runs `paver run`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let module = load_module(&args.file)?;
+    let (launch, base_dir) = args.launch.build(args.kernel.clone())?;
+    let f = select_kernel(&module, launch.kernel.as_deref(), &args.file)?;
+    let bound = launch.bind(&f.name, &param_sigs(f), &base_dir)?;
+    if args.threads == 0 {
+        return Err(CliError::Usage("--threads must be at least 1".into()));
+    }
+    let prog = sim::Program::from_function(&module, f);
+    let opts = sim::RunOptions { threads: args.threads, max_warp_instructions: args.max_instructions };
+    let start = Instant::now();
+    let result = sim::run(&prog, &bound, &opts, &mut sim::NoObserver).map_err(sim_err)?;
+    let wall = start.elapsed().as_secs_f64();
+    let outputs = output_files(&bound);
+    let summary = Summary {
+        kernel: &f.name,
+        grid: [bound.grid.x, bound.grid.y, bound.grid.z],
+        block: [bound.block.x, bound.block.y, bound.block.z],
+        memory_model: result.model,
+        threads: args.threads,
+        wall_seconds: wall,
+        warp_instructions_per_second: result.stats.warp_instructions as f64 / wall.max(1e-9),
+        stats: &result.stats,
+        outputs,
+    };
+    let json = serde_json::to_string_pretty(&summary).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(dir) = &args.outputs {
+        write_outputs(dir, &bound, &result, &summary, &json)?;
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        print!("{}", human(&summary));
+    }
+    Ok(())
+}
+
+fn output_files(b: &BoundLaunch) -> Vec<OutputFile> {
+    b.params
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match &p.value {
+            BoundValue::Buffer { elem, len, .. } => Some(OutputFile {
+                param: i,
+                name: p.name.clone(),
+                file: format!("p{i}_{}.npy", sanitize(&p.name)),
+                dtype: sim::npy::dtype(*elem),
+                len: *len,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A parameter name made safe as a file name.
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+fn write_outputs(dir: &Path, b: &BoundLaunch, r: &sim::RunResult, s: &Summary<'_>, json: &str) -> Result<(), CliError> {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "outputs".into());
+    let tmp = parent.join(format!(".{name}.paver-tmp-{}", std::process::id()));
+    let write_all = || -> Result<(), CliError> {
+        std::fs::create_dir_all(&tmp).map_err(|e| CliError::io(&tmp, e))?;
+        for o in &s.outputs {
+            let elem = match &b.params[o.param].value {
+                BoundValue::Buffer { elem, .. } => *elem,
+                _ => continue,
+            };
+            let data = r.buffer(o.param).unwrap_or(&[]);
+            let path = tmp.join(&o.file);
+            std::fs::write(&path, sim::npy::encode(elem, o.len, data)).map_err(|e| CliError::io(&path, e))?;
+        }
+        let path = tmp.join("summary.json");
+        std::fs::write(&path, format!("{json}\n")).map_err(|e| CliError::io(&path, e))?;
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| CliError::io(dir, e))?;
+        }
+        std::fs::rename(&tmp, dir).map_err(|e| CliError::io(dir, e))
+    };
+    let res = write_all();
+    if res.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    res
+}
+
+fn human(s: &Summary<'_>) -> String {
+    let mut out = String::new();
+    let st = s.stats;
+    let _ = writeln!(
+        out,
+        "kernel {}: grid {}x{}x{}, block {}x{}x{} ({} TBs, {} warps), {:?} memory model, {} thread(s)",
+        s.kernel, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], st.tbs, st.warps, s.memory_model, s.threads
+    );
+    let _ = writeln!(
+        out,
+        "executed {} warp instructions, {} thread instructions in {:.3} s ({:.1} M warp-instr/s)",
+        st.warp_instructions,
+        st.thread_instructions,
+        s.wall_seconds,
+        s.warp_instructions_per_second / 1e6
+    );
+    let mut ops: Vec<(&String, &u64)> = st.per_opcode.iter().collect();
+    ops.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let _ = writeln!(out, "per instruction:");
+    for (op, n) in ops {
+        let _ = writeln!(out, "  {op:<28} {n:>14}");
+    }
+    for o in &s.outputs {
+        let _ = writeln!(out, "output p{} {:<20} {} x {}", o.param, o.name, o.len, o.dtype);
+    }
+    out
+}
