@@ -11,6 +11,14 @@ pub enum CliError {
     /// The analysis cannot run for this kernel and launch.
     #[error("{0}")]
     Analysis(#[from] analysis::AnalysisError),
+    /// The graph cannot be read or partitioned.
+    #[error("{}: {message}", path.display())]
+    Partition {
+        /// The input (or output) file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// A launch description or flag is wrong.
     #[error("{0}")]
     Launch(#[from] launch::LaunchError),

@@ -25,6 +25,8 @@ enum Command {
     Inspect(cmd::inspect::Args),
     /// Static locality analysis: per-TB footprints, the TB locality graph, sharing statistics.
     Analyze(cmd::analyze::Args),
+    /// Group TBs of a locality graph for a locality-aware TB scheduler (schedule JSON).
+    Partition(cmd::partition::Args),
     /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
     Launch(cmd::launch::Args),
 }
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => cmd::inspect::run(args),
         Command::Launch(args) => cmd::launch::run(args),
         Command::Analyze(args) => cmd::analyze::run(args),
+        Command::Partition(args) => cmd::partition::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod inspect;
 pub mod launch;
 pub mod parse;
+pub mod partition;
 
 use std::path::Path;
 

@@ -1,0 +1,266 @@
+//! `paver partition GRAPH --policy rb-ts --gpu volta -o schedule.json`: turns a TB locality
+//! graph (a `paver analyze` JSON document, or a METIS `.graph` file) into ordered TB groups
+//! for a locality-aware TB scheduler, written as a `paver-schedule/1` JSON file.
+//!
+//! TBs per SM (x) come from `--tbs-per-sm`, else from the GPU's occupancy limits and the
+//! kernel's resources: `--registers`/`--shared-bytes`, else the `ptxas` numbers the analysis
+//! document carries from the launch file for the GPU's architecture, else the PTX estimate
+//! the document carries.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use graph_partition::{
+    AnalysisGraph, GpuConfig, Graph, KernelResources, Params, PolicyKind, Schedule,
+};
+use serde_json::Value;
+
+use crate::error::{write_atomic, CliError};
+
+/// Arguments of `paver partition`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Locality graph: an analysis JSON document (`paver analyze -o`) or a METIS `.graph` file.
+    input: PathBuf,
+    /// Grouping policy: lrr, bcs, mst-ts, kway-ts, rb-ts, distributed, distributed-block.
+    #[arg(long, default_value = "rb-ts")]
+    policy: String,
+    /// GPU configuration: fermi|gtx480, pascal|titanx_pascal, volta|titanv, hopper|h100, or a .toml path.
+    #[arg(long, default_value = "volta")]
+    gpu: String,
+    /// TBs resident per SM (x); default: computed from the GPU's limits and the kernel's resources.
+    #[arg(long)]
+    tbs_per_sm: Option<u32>,
+    /// Registers per thread for the occupancy computation (default: ptxas numbers from the
+    /// analysis document, else its PTX estimate).
+    #[arg(long)]
+    registers: Option<u32>,
+    /// Shared memory per TB in bytes (static + dynamic) for the occupancy computation.
+    #[arg(long)]
+    shared_bytes: Option<u32>,
+    /// RB-TS: a part is a leaf when its size is < x (PAVER Algorithm 1 as printed) instead of <= x.
+    #[arg(long)]
+    strict_less: bool,
+    /// SMs sharing one NoC port (distributed policies form one TB range per cluster).
+    #[arg(long, default_value_t = 1)]
+    sms_per_cluster: u32,
+    /// METIS seed.
+    #[arg(long, default_value_t = 1)]
+    seed: i32,
+    /// For a METIS input: grid as X, XxY or XxYxZ (default: N x 1 x 1).
+    #[arg(long, value_parser = launch::Dim3::parse)]
+    grid: Option<launch::Dim3>,
+    /// For a METIS input: block dimensions (default 1 x 1 x 1).
+    #[arg(long, value_parser = launch::Dim3::parse)]
+    block: Option<launch::Dim3>,
+    /// Output schedule (paver-schedule/1 JSON).
+    #[arg(short, long, value_name = "FILE.json")]
+    output: Option<PathBuf>,
+    /// Print nothing on stdout.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn gp_err(path: &Path, e: graph_partition::Error) -> CliError {
+    CliError::Partition {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// What the input gives: the graph, the launch it belongs to, and any resource numbers.
+struct Input {
+    graph: Graph,
+    kernel: String,
+    grid: [u32; 3],
+    block: [u32; 3],
+    /// `ptxas` numbers by architecture (`sm_70` -> (registers, shared bytes)).
+    ptxas: Vec<(String, u32, u32)>,
+    /// The PTX-declared estimate (registers, static shared bytes) plus dynamic shared bytes.
+    estimate: Option<(u32, u32)>,
+}
+
+fn read_input(args: &Args) -> Result<Input, CliError> {
+    let path = &args.input;
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, e))?;
+    let dim = |d: Option<launch::Dim3>, dflt: [u32; 3]| -> [u32; 3] {
+        d.map_or(dflt, |d| [d.x as u32, d.y as u32, d.z as u32])
+    };
+    if text.trim_start().starts_with('{') {
+        let AnalysisGraph {
+            graph,
+            kernel,
+            grid,
+            block,
+        } = Graph::from_analysis_json(&text).map_err(|e| gp_err(path, e))?;
+        let doc: Value = serde_json::from_str(&text)
+            .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+        let ptxas = doc["resources"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(arch, r)| {
+                        Some((
+                            arch.clone(),
+                            r["registers"].as_u64()? as u32,
+                            r["shared_bytes"].as_u64()? as u32,
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let estimate = doc["ptx_resources"]["registers"].as_u64().map(|r| {
+            let shared = doc["ptx_resources"]["shared_bytes"].as_u64().unwrap_or(0);
+            (r as u32, shared as u32)
+        });
+        let n = graph.num_tbs();
+        Ok(Input {
+            kernel: kernel.unwrap_or_else(|| "kernel".into()),
+            grid: grid.unwrap_or(dim(args.grid, [n, 1, 1])),
+            block: block.unwrap_or(dim(args.block, [1, 1, 1])),
+            graph,
+            ptxas,
+            estimate,
+        })
+    } else {
+        let parsed = Graph::from_metis_str(&text).map_err(|e| gp_err(path, e))?;
+        let n = parsed.graph.num_tbs();
+        let kernel = path
+            .file_stem()
+            .map_or("graph".into(), |s| s.to_string_lossy().into_owned());
+        Ok(Input {
+            kernel,
+            grid: dim(args.grid, [n, 1, 1]),
+            block: dim(args.block, [1, 1, 1]),
+            graph: parsed.graph,
+            ptxas: Vec::new(),
+            estimate: None,
+        })
+    }
+}
+
+/// The `ptxas` architecture key whose numbers stand for this GPU family.
+fn arch_key(arch: &str) -> &'static [&'static str] {
+    match arch {
+        "hopper" => &["sm_90", "sm_80", "sm_70"],
+        "volta" => &["sm_70"],
+        // Older families: the corpus is compiled for sm_70 and later; the sm_70 count is the
+        // closest ptxas report available.
+        _ => &["sm_70", "sm_90"],
+    }
+}
+
+/// Works out x and says where it came from.
+fn tbs_per_sm(args: &Args, input: &Input, gpu: &GpuConfig) -> Result<(u32, String), CliError> {
+    if let Some(x) = args.tbs_per_sm {
+        if x == 0 {
+            return Err(CliError::Usage("--tbs-per-sm must be at least 1".into()));
+        }
+        return Ok((x, "--tbs-per-sm".into()));
+    }
+    let threads = input.block.iter().product::<u32>();
+    let (regs, shared, source) = if let Some(r) = args.registers {
+        (r, args.shared_bytes.unwrap_or(0), "--registers".to_string())
+    } else if let Some((arch, r, s)) = arch_key(&gpu.arch)
+        .iter()
+        .find_map(|k| input.ptxas.iter().find(|(a, _, _)| a == k))
+    {
+        (*r, args.shared_bytes.unwrap_or(*s), format!("ptxas {arch}"))
+    } else if let Some((r, s)) = input.estimate {
+        (
+            r,
+            args.shared_bytes.unwrap_or(s),
+            "PTX declared registers (estimate)".to_string(),
+        )
+    } else {
+        return Err(CliError::Usage(format!(
+            "{}: no register count for the occupancy computation; give --registers N (and --shared-bytes) or --tbs-per-sm N",
+            args.input.display()
+        )));
+    };
+    let k = KernelResources {
+        threads_per_tb: threads,
+        regs_per_thread: regs,
+        shared_per_tb: shared,
+    };
+    let occ = graph_partition::occupancy::occupancy(gpu, &k).map_err(|e| gp_err(&args.input, e))?;
+    Ok((
+        occ.tbs_per_sm,
+        format!(
+            "occupancy on {} ({regs} registers from {source}, {shared} B shared; limited by {})",
+            gpu.name, occ.limiter
+        ),
+    ))
+}
+
+/// Runs `paver partition`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let policy: PolicyKind = args
+        .policy
+        .parse()
+        .map_err(|e: graph_partition::Error| CliError::Usage(e.to_string()))?;
+    let gpu = GpuConfig::lookup(&args.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
+    let input = read_input(&args)?;
+    let (x, why) = tbs_per_sm(&args, &input, &gpu)?;
+    let mut params = Params::new(gpu.core.num_sms, x);
+    params.strict_less = args.strict_less;
+    params.sms_per_cluster = args.sms_per_cluster.max(1);
+    params.seed = args.seed;
+    let launch = graph_partition::Launch {
+        kernel: input.kernel.clone(),
+        grid: input.grid,
+        block: input.block,
+    };
+    let schedule =
+        graph_partition::make_schedule(&input.graph, policy.policy().as_ref(), &params, &launch)
+            .map_err(|e| gp_err(&args.input, e))?;
+    if let Some(out) = &args.output {
+        write_atomic(out, &schedule.to_json().map_err(|e| gp_err(out, e))?)?;
+    }
+    if !args.quiet {
+        print!("{}", human(&schedule, &why));
+    }
+    Ok(())
+}
+
+fn pct(part: u64, total: u64) -> String {
+    if total == 0 {
+        "-".into()
+    } else {
+        format!("{:.1} %", 100.0 * part as f64 / total as f64)
+    }
+}
+
+fn human(s: &Schedule, why: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} TBs -> {} groups with {} on {} SMs x {} TBs/SM ({why})",
+        s.kernel,
+        s.groups.iter().map(Vec::len).sum::<usize>(),
+        s.groups.len(),
+        s.policy,
+        s.num_sms,
+        s.tbs_per_sm
+    );
+    if let Some(st) = &s.stats {
+        let q = &st.quality;
+        let l = &st.lrr;
+        let _ = writeln!(
+            out,
+            "graph weight {} over {} edges; partitioning {:.1} ms",
+            q.total_weight, st.num_edges, st.partition_ms
+        );
+        let _ = writeln!(
+            out,
+            "captured inside groups {} ({}), among co-running TBs {} ({}); LRR co-running {} ({})",
+            q.intra_group_weight,
+            pct(q.intra_group_weight, q.total_weight),
+            q.concurrent_weight,
+            pct(q.concurrent_weight, q.total_weight),
+            l.concurrent_weight,
+            pct(l.concurrent_weight, l.total_weight)
+        );
+    }
+    out
+}
