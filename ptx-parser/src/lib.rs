@@ -2,7 +2,10 @@
 //! a control-flow graph and summaries.
 //!
 //! Data flows through three stages, like naga's WGSL front-end:
-//! 1. [`lexer`]: a byte loop producing [`lexer::Token`]s that borrow the source.
+//! 1. [`lexer`]: a byte loop producing [`lexer::Token`]s that borrow the source. The top level
+//!    is lexed first with function bodies skipped by a brace-matching scan
+//!    ([`lexer::lex_lazy`]); each body is lexed when it is lowered, into a reused buffer, so
+//!    the tokens of a whole file never exist at once.
 //! 2. [`syntax`]: recursive descent over tokens into an [`syntax::Ast`] with unresolved names;
 //!    numeric literals are parsed by `nom` combinators in [`literal`].
 //! 3. [`lower`]: names resolved (registers, labels, symbols, through `{ }` scopes), instruction
@@ -72,15 +75,20 @@ pub fn parse_file(path: &Path) -> Result<Module, ParseErrors> {
 
 /// Parses `src`, recording `file` in errors.
 pub fn parse_named(src: &str, file: Option<PathBuf>) -> Result<Module, ParseErrors> {
-    let lexed = lexer::lex(src);
+    let lexed = lexer::lex_lazy(src);
     let (ast, syn_errors) = syntax::parse_tokens(src, &lexed);
-    let (module, low_errors) = lower::lower(&ast, src, &lexed);
-    if lexed.errors.is_empty() && syn_errors.is_empty() && low_errors.is_empty() {
+    let (module, body_lex_errors, low_errors) = lower::lower_lazy(&ast, src, &lexed);
+    if lexed.errors.is_empty()
+        && body_lex_errors.is_empty()
+        && syn_errors.is_empty()
+        && low_errors.is_empty()
+    {
         return Ok(module);
     }
     let raw: Vec<(u32, u32, String)> = lexed
         .errors
         .iter()
+        .chain(&body_lex_errors)
         .map(|e| (e.offset, e.line, e.message.clone()))
         .chain(
             syn_errors

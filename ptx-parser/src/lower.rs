@@ -10,9 +10,11 @@
 //! number and looking up the prefix, so no per-register string is allocated.
 
 use crate::ir::*;
-use crate::lexer::Lexed;
+use crate::lexer::{lex_block, LexError, Lexed, Token};
 use crate::opcode::{Modifiers, Opcode};
-use crate::syntax::{parse_body, Ast, AstInst, AstItem, AstOp, FuncDecl, Stmt, VarDecl};
+use crate::syntax::{
+    parse_body, parse_body_tokens, Ast, AstInst, AstItem, AstOp, FuncDecl, Stmt, VarDecl,
+};
 use crate::types::{SpecialReg, StateSpace};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -71,6 +73,28 @@ struct ModuleNames<'a> {
 /// Lowers a syntax tree to a module, parsing each function body on the way (see
 /// [`crate::syntax::parse_body`]); returns every body syntax error and resolution error.
 pub fn lower<'a>(ast: &Ast<'a>, src: &'a str, lexed: &'a Lexed) -> (Module, Vec<LowerError>) {
+    let (m, lex_errors, mut errors) = lower_lazy(ast, src, lexed);
+    errors.extend(lex_errors.into_iter().map(|e| LowerError {
+        offset: e.offset,
+        line: e.line,
+        message: e.message,
+    }));
+    (m, errors)
+}
+
+/// Like [`lower`], for a token stream from [`crate::lexer::lex_lazy`]: function bodies that
+/// the lexer skipped are lexed here, one at a time into a reused buffer, and every other
+/// skipped block is lexed for its errors. Returns the module, the lexical errors found in
+/// skipped blocks, and the syntax and resolution errors.
+pub fn lower_lazy<'a>(
+    ast: &Ast<'a>,
+    src: &'a str,
+    lexed: &'a Lexed,
+) -> (Module, Vec<LexError>, Vec<LowerError>) {
+    let mut body_toks: Vec<Token> = Vec::new();
+    let mut lex_errors: Vec<LexError> = Vec::new();
+    let mut used = vec![false; lexed.blocks.len()];
+    let mut words = WordCache::default();
     let mut stmts: Vec<Stmt<'a>> = Vec::new();
     let mut ops: Vec<AstOp<'a>> = Vec::new();
     let mut syn_errors = Vec::new();
@@ -130,9 +154,31 @@ pub fn lower<'a>(ast: &Ast<'a>, src: &'a str, lexed: &'a Lexed) -> (Module, Vec<
                 stmts.clear();
                 ops.clear();
                 if let Some(start) = f.body {
-                    parse_body(src, lexed, start, &mut stmts, &mut ops, &mut syn_errors);
+                    let block = lexed
+                        .blocks
+                        .binary_search_by_key(&start, |b| b.open as usize + 1)
+                        .ok();
+                    match block.and_then(|k| Some((k, lexed.blocks.get(k)?))) {
+                        Some((k, b)) => {
+                            if let Some(u) = used.get_mut(k) {
+                                *u = true;
+                            }
+                            lex_block(src, b, &mut body_toks, &mut lex_errors);
+                            parse_body_tokens(
+                                src,
+                                &body_toks,
+                                0,
+                                &mut stmts,
+                                &mut ops,
+                                &mut syn_errors,
+                            );
+                        }
+                        None => {
+                            parse_body(src, lexed, start, &mut stmts, &mut ops, &mut syn_errors)
+                        }
+                    }
                 }
-                let func = FnLower::run(f, &stmts, &ops, &names, lexed, &mut errors);
+                let func = FnLower::run(f, &stmts, &ops, &names, lexed, &mut words, &mut errors);
                 m.functions.push(func);
             }
         }
@@ -142,7 +188,12 @@ pub fn lower<'a>(ast: &Ast<'a>, src: &'a str, lexed: &'a Lexed) -> (Module, Vec<
         line: e.line,
         message: e.message,
     }));
-    (m, errors)
+    for (b, used) in lexed.blocks.iter().zip(used) {
+        if !used {
+            lex_block(src, b, &mut body_toks, &mut lex_errors);
+        }
+    }
+    (m, lex_errors, errors)
 }
 
 fn global_vars<'v>(v: &'v VarDecl<'_>) -> impl Iterator<Item = GlobalVar> + 'v {
@@ -163,8 +214,62 @@ fn global_vars<'v>(v: &'v VarDecl<'_>) -> impl Iterator<Item = GlobalVar> + 'v {
 struct Frame<'a> {
     regs: FxMap<&'a str, RegId>,
     ranges: FxMap<&'a str, (u32, u32)>,
+    /// The same as `ranges` as a list: a function declares a handful of ranges (`%p`, `%r`,
+    /// `%rd`, `%f`, ...), and comparing a few short prefixes beats hashing them.
+    /// Entries are `(prefix_key(name), name, first, count)`.
+    range_list: Vec<(u64, &'a str, u32, u32)>,
     locals: FxMap<&'a str, u32>,
 }
+
+impl<'a> Frame<'a> {
+    /// Ranges up to this many are searched in `range_list`, more through `ranges`.
+    const LINEAR: usize = 16;
+
+    /// Declares range `name<n>` starting at register `first`; true if `name` was declared.
+    fn add_range(&mut self, name: &'a str, first: u32, n: u32) -> bool {
+        let dup = self.ranges.insert(name, (first, n)).is_some();
+        let key = prefix_key(name);
+        match self.range_list.iter_mut().find(|r| r.1 == name) {
+            Some(r) => *r = (key, name, first, n),
+            None => self.range_list.push((key, name, first, n)),
+        }
+        dup
+    }
+
+    /// The range with prefix `prefix`: `(first, count)`.
+    #[inline]
+    fn range(&self, prefix: &str) -> Option<(u32, u32)> {
+        if self.range_list.len() <= Self::LINEAR {
+            let key = prefix_key(prefix);
+            let short = prefix.len() < 8;
+            self.range_list
+                .iter()
+                .find(|r| r.0 == key && (short || r.1 == prefix))
+                .map(|r| (r.2, r.3))
+        } else {
+            self.ranges.get(prefix).copied()
+        }
+    }
+}
+
+/// A register prefix as one integer: its first 7 bytes and its length, equal for two
+/// prefixes shorter than 8 bytes exactly when they are the same string.
+#[inline]
+fn prefix_key(s: &str) -> u64 {
+    let b = s.as_bytes();
+    let mut k = (b.len().min(255) as u64) << 56;
+    for (i, &c) in b.iter().take(7).enumerate() {
+        k |= u64::from(c) << (8 * i);
+    }
+    k
+}
+
+/// Opcode, modifiers and "too many modifiers" of an instruction word, cached per module:
+/// a kernel uses a few dozen distinct words (`ld.param.u64`, `mov.u32`, ...) many times.
+type WordCache = FxMap<Box<str>, (Opcode, Modifiers, bool)>;
+
+/// Most distinct instruction words cached (bounds memory on adversarial input).
+const MAX_CACHED_WORDS: usize = 4096;
 
 struct FnLower<'a, 'm> {
     f: Function,
@@ -176,6 +281,7 @@ struct FnLower<'a, 'm> {
     labels: FxMap<(ScopeId, &'a str), LabelId>,
     directives: FxMap<(ScopeId, &'a str), u32>,
     lexed: &'m Lexed,
+    words: WordCache,
     errors: &'m mut Vec<LowerError>,
 }
 
@@ -186,6 +292,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         ops: &'m [AstOp<'a>],
         names: &'m ModuleNames<'a>,
         lexed: &'m Lexed,
+        words: &mut WordCache,
         errors: &'m mut Vec<LowerError>,
     ) -> Function {
         let mut params = FxMap::default();
@@ -214,12 +321,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
             labels: FxMap::default(),
             directives: FxMap::default(),
             lexed,
+            words: std::mem::take(words),
             errors,
         };
         if d.body.is_some() {
             l.prepass(body);
             l.main_pass(body);
         }
+        *words = l.words;
         l.f
     }
 
@@ -377,7 +486,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     continue;
                 };
                 let dup = match d.range {
-                    Some(n) => frame.ranges.insert(d.name, (first.0, n)).is_some(),
+                    Some(n) => frame.add_range(d.name, first.0, n),
                     None => frame.regs.insert(d.name, first).is_some(),
                 };
                 if dup {
@@ -427,23 +536,36 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn find_reg(&self, name: &str) -> Option<RegId> {
-        let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
-        let (prefix, num) = name.split_at(name.len() - digits);
-        let k = if digits > 0 && (digits == 1 || !num.starts_with('0')) {
-            num.parse::<u32>().ok()
-        } else {
-            None
-        };
+        // Split `%rd17` into prefix `%rd` and index 17 (no leading zeros, fits u32).
+        let b = name.as_bytes();
+        let mut p = b.len();
+        while p > 0 && b.get(p - 1).is_some_and(u8::is_ascii_digit) {
+            p -= 1;
+        }
+        let digits = &b[p..];
+        let k =
+            if !digits.is_empty() && digits.len() <= 10 && (digits.len() == 1 || digits[0] != b'0')
+            {
+                let v = digits
+                    .iter()
+                    .fold(0u64, |a, d| a * 10 + u64::from(d - b'0'));
+                u32::try_from(v).ok()
+            } else {
+                None
+            };
+        let prefix = name.get(..p).unwrap_or("");
         for fr in self.frames.iter().rev() {
             if let Some(k) = k {
-                if let Some(&(first, n)) = fr.ranges.get(prefix) {
+                if let Some((first, n)) = fr.range(prefix) {
                     if k < n {
                         return Some(RegId(first + k));
                     }
                 }
             }
-            if let Some(r) = fr.regs.get(name) {
-                return Some(*r);
+            if !fr.regs.is_empty() {
+                if let Some(r) = fr.regs.get(name) {
+                    return Some(*r);
+                }
             }
         }
         None
@@ -493,15 +615,26 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn inst(&mut self, i: &AstInst<'a>) {
-        let (op, rest) = Opcode::split(i.word);
-        if rest.split('.').count() > Modifiers::MAX_WORDS {
+        let (op, mods, too_many) = match self.words.get(i.word) {
+            Some(e) => e.clone(),
+            None => {
+                let (op, rest) = Opcode::split(i.word);
+                let too_many = rest.bytes().filter(|&c| c == b'.').count() >= Modifiers::MAX_WORDS;
+                let mods = Modifiers::parse(&op, rest);
+                if self.words.len() < MAX_CACHED_WORDS {
+                    self.words
+                        .insert(i.word.into(), (op.clone(), mods.clone(), too_many));
+                }
+                (op, mods, too_many)
+            }
+        };
+        if too_many {
             self.err(
                 i.start,
                 i.line,
                 format!("too many modifiers on '{}'", op.name()),
             );
         }
-        let mods = Modifiers::parse(&op, rest);
         let guard = match i.guard {
             Some((negated, name, tok)) => self
                 .reg_operand(name, tok)

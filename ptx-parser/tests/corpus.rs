@@ -31,11 +31,56 @@ pub fn corpus() -> Vec<PathBuf> {
     v
 }
 
+/// The extra inputs in `tests/data` (other compilers and targets; see `tests/data/regenerate`).
+pub fn extra_data() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut v = Vec::new();
+    collect(&dir, &mut v);
+    assert!(!v.is_empty(), "no .ptx files under {}", dir.display());
+    v
+}
+
 #[test]
 fn corpus_parses_and_round_trips() {
+    check_files(&corpus());
+}
+
+#[test]
+fn extra_data_parses_and_round_trips() {
+    check_files(&extra_data());
+}
+
+/// Full and lazy lexing agree: the token stream of [`ptx_parser::lexer::lex`] equals that of
+/// [`ptx_parser::lexer::lex_lazy`] with every skipped block re-lexed in place.
+#[test]
+fn lazy_lexing_matches_full_lexing() {
+    use ptx_parser::lexer::{lex, lex_block, lex_lazy};
+    for path in corpus().iter().chain(&extra_data()) {
+        let src = std::fs::read_to_string(path).expect("readable");
+        let full = lex(&src);
+        let lazy = lex_lazy(&src);
+        assert_eq!(full.line_starts, lazy.line_starts, "{}", path.display());
+        let mut merged = Vec::new();
+        let mut buf = Vec::new();
+        let mut errors = Vec::new();
+        let mut blocks = lazy.blocks.iter().peekable();
+        for (i, t) in lazy.tokens.iter().enumerate() {
+            merged.push(*t);
+            if let Some(b) = blocks.next_if(|b| b.open as usize == i) {
+                lex_block(&src, b, &mut buf, &mut errors);
+                merged.extend_from_slice(&buf);
+                // The block's `}` is the lazy stream's next token.
+                merged.pop();
+            }
+        }
+        assert_eq!(full.tokens, merged, "{}", path.display());
+        assert!(full.errors.is_empty() && errors.is_empty());
+    }
+}
+
+fn check_files(files: &[PathBuf]) {
     let mut failures = Vec::new();
-    let files = corpus();
-    for path in &files {
+    for path in files {
         let m = match ptx_parser::parse_file(path) {
             Ok(m) => m,
             Err(e) => {

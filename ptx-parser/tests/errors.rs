@@ -140,3 +140,16 @@ fn unterminated_body_and_string() {
         ]
     );
 }
+
+/// Found by the fuzzer: a trailing comma in an address made a one-element list that printed
+/// as a plain address, so print -> parse changed the IR.
+#[test]
+fn trailing_comma_in_address() {
+    let e = body_errors(
+        "\t.reg .b64 %rd<3>;\n\t.reg .f32 %f<2>;\n\tst.global.f32 [%rd2,], %f1;\n\tret;",
+    );
+    assert_eq!(
+        positions(&e),
+        vec![(8, 22, "expected an operand after ',', found ']'")]
+    );
+}

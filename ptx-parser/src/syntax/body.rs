@@ -14,7 +14,20 @@ use crate::types::StateSpace;
 /// operands in the arena `ops` (both cleared first); syntax errors are appended to `errors`.
 pub fn parse_body<'a>(
     src: &'a str,
-    lexed: &'a Lexed,
+    lexed: &Lexed,
+    start: usize,
+    stmts: &mut Vec<Stmt<'a>>,
+    ops: &mut Vec<AstOp<'a>>,
+    errors: &mut Vec<SynError>,
+) {
+    parse_body_tokens(src, &lexed.tokens, start, stmts, ops, errors);
+}
+
+/// Like [`parse_body`], over any token slice (such as a block lexed by
+/// [`crate::lexer::lex_block`], which starts at index 0 and ends with the closing `}`).
+pub fn parse_body_tokens<'a>(
+    src: &'a str,
+    toks: &[Token],
     start: usize,
     stmts: &mut Vec<Stmt<'a>>,
     ops: &mut Vec<AstOp<'a>>,
@@ -24,7 +37,7 @@ pub fn parse_body<'a>(
     ops.clear();
     let mut p = Parser {
         src,
-        toks: &lexed.tokens,
+        toks,
         pos: start,
         errors: std::mem::take(errors),
         ops: std::mem::take(ops),
@@ -37,7 +50,7 @@ pub fn parse_body<'a>(
     *errors = p.errors;
 }
 
-impl<'a> Parser<'a> {
+impl<'a> Parser<'a, '_> {
     /// Statements up to the `}` closing the body (already past the opening `{`).
     fn body(&mut self, out: &mut Vec<Stmt<'a>>) -> PResult<()> {
         let mut depth = 1u32;
@@ -274,6 +287,14 @@ impl<'a> Parser<'a> {
                     });
                 }
                 self.expect_punct(b',', "or ']' in address")?;
+                if self.at_punct(b']') {
+                    // `[%rd2,]` would otherwise become a one-element list that prints as the
+                    // address `[%rd2]`.
+                    return Err(self.err_here(format!(
+                        "expected an operand after ',', found {}",
+                        self.describe()
+                    )));
+                }
                 let mark = self.scratch.len();
                 self.scratch.push(first);
                 self.op_items(b']', depth)?;

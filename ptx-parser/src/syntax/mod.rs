@@ -12,7 +12,7 @@ use crate::literal::{parse_number, parse_u32};
 use crate::types::{Linkage, ScalarType, StateSpace, VecWidth};
 
 mod body;
-pub use body::parse_body;
+pub use body::{parse_body, parse_body_tokens};
 
 /// Maximum nesting of operand lists and initialisers.
 const MAX_DEPTH: u32 = 16;
@@ -183,9 +183,9 @@ pub enum AstOp<'a> {
 
 type PResult<T> = Result<T, SynError>;
 
-struct Parser<'a> {
+struct Parser<'a, 't> {
     src: &'a str,
-    toks: &'a [Token],
+    toks: &'t [Token],
     pos: usize,
     errors: Vec<SynError>,
     ops: Vec<AstOp<'a>>,
@@ -206,7 +206,7 @@ pub fn parse_tokens<'a>(src: &'a str, lexed: &'a Lexed) -> (Ast<'a>, Vec<SynErro
     (ast, p.errors)
 }
 
-impl<'a> Parser<'a> {
+impl<'a> Parser<'a, '_> {
     fn peek(&self) -> Option<Token> {
         self.toks.get(self.pos).copied()
     }
