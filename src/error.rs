@@ -11,6 +11,9 @@ pub enum CliError {
     /// The analysis cannot run for this kernel and launch.
     #[error("{0}")]
     Analysis(#[from] analysis::AnalysisError),
+    /// The interpreter stopped (fault, budget, unsupported instruction), with its location.
+    #[error("{0}")]
+    Sim(#[from] sim::SimError),
     /// The graph cannot be read or partitioned.
     #[error("{}: {message}", path.display())]
     Partition {

@@ -27,6 +27,8 @@ enum Command {
     Analyze(cmd::analyze::Args),
     /// Group TBs of a locality graph for a locality-aware TB scheduler (schedule JSON).
     Partition(cmd::partition::Args),
+    /// Run a kernel in the PTX interpreter; write every buffer as NumPy .npy.
+    Run(cmd::run::Args),
     /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
     Launch(cmd::launch::Args),
 }
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Launch(args) => cmd::launch::run(args),
         Command::Analyze(args) => cmd::analyze::run(args),
         Command::Partition(args) => cmd::partition::run(args),
+        Command::Run(args) => cmd::run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,4 +1,62 @@
-//! Functional PTX execution and the cycle-level GPU timing model.
+//! Functional PTX execution (and, later, the cycle-level GPU timing model, issue 6).
 //!
-//! Not built yet: the interpreter is issue 5 and the timing model issue 6; the crate
-//! currently exports nothing.
+//! The interpreter ([`interp`]) runs a kernel of the `ptx-parser` IR over a launch bound by
+//! the `launch` crate: decode once ([`Program`]), build global memory from the launch's
+//! buffers, run every TB (warps of 32 lanes, SIMT reconvergence at immediate
+//! post-dominators, barriers, shared/local/param/global spaces, atomics, shuffles, votes), and
+//! return the buffers after the run with instruction counts ([`RunResult`]).
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let module = ptx_parser::parse_file("kernels/mm_naive/mm_naive.compute_70.ptx".as_ref())?;
+//! let kernel = module.kernel("mm_naive").ok_or("no kernel")?;
+//! let launch = launch::Launch::read("kernels/mm_naive/small.json".as_ref())?;
+//! let bound = launch.bind("mm_naive", &sim::param_sigs(kernel), "kernels/mm_naive".as_ref())?;
+//! let prog = sim::Program::new(&module, "mm_naive")?;
+//! let out = sim::run(&prog, &bound, &sim::RunOptions::default(), &mut sim::NoObserver)?;
+//! let c: &[u8] = out.buffer(2).ok_or("no C")?;
+//! # let _ = c; Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod interp;
+pub mod npy;
+
+pub use error::{Loc, SimError};
+pub use interp::{
+    run, AccessKind, FootprintCollector, Globals, MemAccess, MemObserver, MemoryModel, NoObserver,
+    Program, RunOptions, RunResult, RunStats, Space,
+};
+
+use ptx_parser::{Function, ScalarType};
+
+/// A kernel's parameter list as the launch binder sees it (the same mapping as the CLI's).
+pub fn param_sigs(f: &Function) -> Vec<launch::ParamSig> {
+    f.params
+        .iter()
+        .map(|p| {
+            let ty = match p.array {
+                Some(n) => launch::SigType::Bytes {
+                    bytes: u64::from(n) * u64::from(p.ty.size()),
+                },
+                None => {
+                    use ScalarType::*;
+                    let bits = p.ty.size() * 8;
+                    match p.ty {
+                        S8 | S16 | S32 | S64 => launch::SigType::Int { bits, signed: true },
+                        F16 | F32 | F64 | Bf16 => launch::SigType::Float { bits },
+                        _ => launch::SigType::Int {
+                            bits,
+                            signed: false,
+                        },
+                    }
+                }
+            };
+            launch::ParamSig {
+                name: p.name.clone(),
+                ty,
+            }
+        })
+        .collect()
+}

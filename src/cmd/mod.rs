@@ -6,6 +6,7 @@ pub mod inspect;
 pub mod launch;
 pub mod parse;
 pub mod partition;
+pub mod run;
 
 use std::path::Path;
 

@@ -63,11 +63,6 @@ struct OutputFile {
     len: u64,
 }
 
-/// Converts an interpreter error. TODO(lead): replace by `CliError::Sim(#[from] sim::SimError)`.
-fn sim_err(e: sim::SimError) -> CliError {
-    CliError::Usage(format!("run failed: {e}"))
-}
-
 /// Runs `paver run`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let module = load_module(&args.file)?;
@@ -78,9 +73,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         return Err(CliError::Usage("--threads must be at least 1".into()));
     }
     let prog = sim::Program::from_function(&module, f);
-    let opts = sim::RunOptions { threads: args.threads, max_warp_instructions: args.max_instructions };
+    let opts = sim::RunOptions {
+        threads: args.threads,
+        max_warp_instructions: args.max_instructions,
+    };
     let start = Instant::now();
-    let result = sim::run(&prog, &bound, &opts, &mut sim::NoObserver).map_err(sim_err)?;
+    let result = sim::run(&prog, &bound, &opts, &mut sim::NoObserver)?;
     let wall = start.elapsed().as_secs_f64();
     let outputs = output_files(&bound);
     let summary = Summary {
@@ -94,7 +92,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         stats: &result.stats,
         outputs,
     };
-    let json = serde_json::to_string_pretty(&summary).map_err(|e| CliError::Usage(e.to_string()))?;
+    let json =
+        serde_json::to_string_pretty(&summary).map_err(|e| CliError::Usage(e.to_string()))?;
     if let Some(dir) = &args.outputs {
         write_outputs(dir, &bound, &result, &summary, &json)?;
     }
@@ -125,15 +124,32 @@ fn output_files(b: &BoundLaunch) -> Vec<OutputFile> {
 
 /// A parameter name made safe as a file name.
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
-fn write_outputs(dir: &Path, b: &BoundLaunch, r: &sim::RunResult, s: &Summary<'_>, json: &str) -> Result<(), CliError> {
+fn write_outputs(
+    dir: &Path,
+    b: &BoundLaunch,
+    r: &sim::RunResult,
+    s: &Summary<'_>,
+    json: &str,
+) -> Result<(), CliError> {
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "outputs".into());
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "outputs".into());
     let tmp = parent.join(format!(".{name}.paver-tmp-{}", std::process::id()));
     let write_all = || -> Result<(), CliError> {
         std::fs::create_dir_all(&tmp).map_err(|e| CliError::io(&tmp, e))?;
@@ -144,7 +160,8 @@ fn write_outputs(dir: &Path, b: &BoundLaunch, r: &sim::RunResult, s: &Summary<'_
             };
             let data = r.buffer(o.param).unwrap_or(&[]);
             let path = tmp.join(&o.file);
-            std::fs::write(&path, sim::npy::encode(elem, o.len, data)).map_err(|e| CliError::io(&path, e))?;
+            std::fs::write(&path, sim::npy::encode(elem, o.len, data))
+                .map_err(|e| CliError::io(&path, e))?;
         }
         let path = tmp.join("summary.json");
         std::fs::write(&path, format!("{json}\n")).map_err(|e| CliError::io(&path, e))?;
@@ -183,7 +200,11 @@ fn human(s: &Summary<'_>) -> String {
         let _ = writeln!(out, "  {op:<28} {n:>14}");
     }
     for o in &s.outputs {
-        let _ = writeln!(out, "output p{} {:<20} {} x {}", o.param, o.name, o.len, o.dtype);
+        let _ = writeln!(
+            out,
+            "output p{} {:<20} {} x {}",
+            o.param, o.name, o.len, o.dtype
+        );
     }
     out
 }

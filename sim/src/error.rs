@@ -1,0 +1,124 @@
+//! Errors of the interpreter. Every execution error names the kernel, the TB, the thread, the
+//! PTX line and the instruction text, so a person can find the fault in the source.
+
+use std::fmt;
+
+/// Where an execution error happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    /// Kernel name.
+    pub kernel: String,
+    /// TB index `(x, y, z)`.
+    pub tb: [u32; 3],
+    /// Thread index in the TB `(x, y, z)` (the first faulting lane).
+    pub thread: [u32; 3],
+    /// 1-based PTX line (0 when unknown).
+    pub line: u32,
+    /// The instruction, as PTX text.
+    pub inst: String,
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [tx, ty, tz] = self.tb;
+        let [hx, hy, hz] = self.thread;
+        write!(
+            f,
+            "kernel {}, TB ({tx},{ty},{tz}), thread ({hx},{hy},{hz}), PTX line {}: `{}`",
+            self.kernel, self.line, self.inst
+        )
+    }
+}
+
+/// Everything that can stop a run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// A memory access outside every buffer or variable of its state space.
+    #[error("out-of-bounds {kind} of {size} bytes at {space} address {addr:#x} ({what}) at {loc}")]
+    OutOfBounds {
+        /// `load`, `store` or `atomic`.
+        kind: &'static str,
+        /// State space name.
+        space: &'static str,
+        /// The faulting address.
+        addr: u64,
+        /// Bytes accessed.
+        size: u32,
+        /// What lies near the address (which buffer, and how far outside it).
+        what: String,
+        /// Where.
+        loc: Box<Loc>,
+    },
+    /// An address not aligned to the access size.
+    #[error("misaligned {kind} of {size} bytes at {space} address {addr:#x} at {loc}")]
+    Misaligned {
+        /// `load`, `store` or `atomic`.
+        kind: &'static str,
+        /// State space name.
+        space: &'static str,
+        /// The faulting address.
+        addr: u64,
+        /// Bytes accessed.
+        size: u32,
+        /// Where.
+        loc: Box<Loc>,
+    },
+    /// A barrier that not all non-exited threads of the TB reach.
+    #[error("divergent barrier: {why} at {loc}")]
+    DivergentBarrier {
+        /// What went wrong.
+        why: String,
+        /// Where.
+        loc: Box<Loc>,
+    },
+    /// The instruction budget ran out (a runaway loop?).
+    #[error("instruction budget of {limit} warp instructions exhausted (runaway loop? raise --max-instructions) at {loc}")]
+    Budget {
+        /// The budget.
+        limit: u64,
+        /// Where.
+        loc: Box<Loc>,
+    },
+    /// Integer division or remainder by zero (PTX leaves the result unspecified).
+    #[error("integer division by zero at {loc}")]
+    DivideByZero {
+        /// Where.
+        loc: Box<Loc>,
+    },
+    /// `trap` executed.
+    #[error("trap executed at {loc}")]
+    Trap {
+        /// Where.
+        loc: Box<Loc>,
+    },
+    /// An instruction the interpreter does not implement.
+    #[error("unsupported instruction ({why}) at {loc}")]
+    Unsupported {
+        /// Why it cannot run.
+        why: String,
+        /// Where.
+        loc: Box<Loc>,
+    },
+    /// The kernel or the launch cannot be set up (missing kernel, bad initialiser...).
+    #[error("{0}")]
+    Setup(String),
+    /// A buffer initialiser failed.
+    #[error("{0}")]
+    Launch(#[from] launch::LaunchError),
+}
+
+impl SimError {
+    /// Where the error happened, for execution errors.
+    pub fn loc(&self) -> Option<&Loc> {
+        match self {
+            SimError::OutOfBounds { loc, .. }
+            | SimError::Misaligned { loc, .. }
+            | SimError::DivergentBarrier { loc, .. }
+            | SimError::Budget { loc, .. }
+            | SimError::DivideByZero { loc }
+            | SimError::Trap { loc }
+            | SimError::Unsupported { loc, .. } => Some(loc),
+            SimError::Setup(_) | SimError::Launch(_) => None,
+        }
+    }
+}

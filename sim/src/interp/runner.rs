@@ -1,0 +1,312 @@
+//! Running a whole launch: TBs in TB-id order, each TB's warps interleaved at barriers, with
+//! optional parallelism across TBs.
+//!
+//! # Memory model and parallelism
+//! CUDA gives no ordering between TBs. The interpreter picks one of two models per kernel,
+//! from the kernel alone (never from the thread count), so results are identical whatever
+//! `threads` is:
+//! - **Snapshot** (kernels without global atomics): every TB reads the launch's initial global
+//!   memory plus its own writes; its writes go to a private overlay, committed in TB-id order
+//!   after it finishes (later TBs win on overlapping writes). TBs are then independent and run
+//!   in parallel on a rayon pool when `threads > 1`.
+//! - **Serial** (kernels with global or generic atomics, whose results depend on seeing other
+//!   TBs' updates): TBs run one after the other on one memory, in TB-id order, whatever
+//!   `threads` says.
+//!
+//! The instruction budget is per launch, charged in TB-id order. A parallel TB runs with the
+//! budget left before its chunk; if in TB order it overruns (or fails), it is run again alone
+//! with the exact budget left, so errors are the same as in a serial run.
+
+use std::collections::BTreeMap;
+
+use launch::BoundLaunch;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::decode::Program;
+use super::memory::{param_block, GlobalMemory, Globals, Overlay, SnapshotView};
+use super::observer::MemObserver;
+use super::warp::{Control, TbCtx, Warp};
+use crate::SimError;
+
+/// How to run a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Worker threads across TBs (1: serial). Results do not depend on it.
+    pub threads: usize,
+    /// Budget of warp instructions for the whole launch (a runaway-loop guard).
+    pub max_warp_instructions: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            threads: 1,
+            max_warp_instructions: 1_000_000_000,
+        }
+    }
+}
+
+/// Which memory model ran (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryModel {
+    /// TBs read the initial memory plus their own writes; parallel-safe.
+    Snapshot,
+    /// TBs run one after the other on one memory (global atomics).
+    Serial,
+}
+
+/// Counters of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RunStats {
+    /// TBs run.
+    pub tbs: u64,
+    /// Warps run.
+    pub warps: u64,
+    /// Warp instructions executed.
+    pub warp_instructions: u64,
+    /// Thread instructions executed (lanes whose guard was true).
+    pub thread_instructions: u64,
+    /// Warp instructions per instruction word (`ld.global.f32`, `fma.rn.f32`, ...).
+    pub per_opcode: BTreeMap<String, u64>,
+}
+
+/// The outcome of a launch.
+#[derive(Debug)]
+pub struct RunResult {
+    /// Global memory after the run.
+    pub globals: Globals,
+    /// Counters.
+    pub stats: RunStats,
+    /// The memory model used.
+    pub model: MemoryModel,
+}
+
+impl RunResult {
+    /// The bytes of parameter `i`'s buffer after the run (`None` for scalars and synthetic
+    /// pointers).
+    pub fn buffer(&self, i: usize) -> Option<&[u8]> {
+        self.globals.region(i)
+    }
+}
+
+/// Launch geometry.
+#[derive(Clone, Copy, Debug)]
+struct Geom {
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: usize,
+    dynamic: u64,
+}
+
+struct TbOut {
+    warp_insts: u64,
+    thread_insts: u64,
+    warps: u64,
+    counts: Vec<u64>,
+}
+
+fn dim(v: u64, what: &str) -> Result<u32, SimError> {
+    u32::try_from(v).map_err(|_| SimError::Setup(format!("{what} {v} too large")))
+}
+
+/// Runs `prog` over the launch `bound`, calling `obs` for memory accesses.
+pub fn run<O: MemObserver>(
+    prog: &Program,
+    bound: &BoundLaunch,
+    opts: &RunOptions,
+    obs: &mut O,
+) -> Result<RunResult, SimError> {
+    let globals = Globals::from_launch(prog, bound)?;
+    let params = param_block(&prog.layout, bound);
+    let l = &prog.layout;
+    let geom = Geom {
+        grid: [
+            dim(bound.grid.x, "grid.x")?,
+            dim(bound.grid.y, "grid.y")?,
+            dim(bound.grid.z, "grid.z")?,
+        ],
+        block: [
+            dim(bound.block.x, "block.x")?,
+            dim(bound.block.y, "block.y")?,
+            dim(bound.block.z, "block.z")?,
+        ],
+        shared_bytes: (l
+            .shared_static
+            .max(l.shared_dynamic_at + bound.dynamic_shared_bytes)) as usize,
+        dynamic: bound.dynamic_shared_bytes,
+    };
+    if geom.block.contains(&0) || geom.grid.contains(&0) {
+        return Err(SimError::Setup("empty grid or block".into()));
+    }
+    let ntbs = bound.grid.count();
+    let mut stats = RunStats {
+        tbs: ntbs,
+        ..RunStats::default()
+    };
+    let mut counts = vec![0u64; prog.insts.len()];
+    let mut left = opts.max_warp_instructions;
+    let mut account = |out: TbOut, left: &mut u64| {
+        *left -= out.warp_insts;
+        stats.warp_instructions += out.warp_insts;
+        stats.thread_instructions += out.thread_insts;
+        stats.warps += out.warps;
+        for (c, n) in counts.iter_mut().zip(&out.counts) {
+            *c += n;
+        }
+    };
+    let model;
+    let globals = if prog.has_global_atomics {
+        model = MemoryModel::Serial;
+        let mut g = globals;
+        for tb in 0..ntbs {
+            let mut part = obs.split(tb);
+            let out = run_tb(prog, &params, &geom, tb, &mut g, left, &mut part)?;
+            obs.merge(tb, part);
+            account(out, &mut left);
+        }
+        g
+    } else {
+        model = MemoryModel::Snapshot;
+        let base = globals;
+        let mut out_mem = base.clone();
+        let serial_tb = |tb: u64, budget: u64, obs: &O| -> Result<(TbOut, Overlay, O), SimError> {
+            let mut part = obs.split(tb);
+            let mut view = SnapshotView::new(&base);
+            let out = run_tb(prog, &params, &geom, tb, &mut view, budget, &mut part)?;
+            Ok((out, view.into_overlay(), part))
+        };
+        if opts.threads <= 1 {
+            for tb in 0..ntbs {
+                let (out, ov, part) = serial_tb(tb, left, obs)?;
+                ov.commit(&mut out_mem);
+                obs.merge(tb, part);
+                account(out, &mut left);
+            }
+        } else {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(opts.threads)
+                .build()
+                .map_err(|e| {
+                    SimError::Setup(format!("cannot start {} threads: {e}", opts.threads))
+                })?;
+            let chunk = (opts.threads as u64) * 8;
+            let mut start = 0;
+            while start < ntbs {
+                let end = (start + chunk).min(ntbs);
+                let budget = left;
+                let obs_ref: &O = obs;
+                let results: Vec<Result<(TbOut, Overlay, O), SimError>> = pool.install(|| {
+                    (start..end)
+                        .into_par_iter()
+                        .map(|tb| serial_tb(tb, budget, obs_ref))
+                        .collect()
+                });
+                for (tb, r) in (start..end).zip(results) {
+                    let (out, ov, part) = match r {
+                        Ok(x) if x.0.warp_insts <= left => x,
+                        _ => serial_tb(tb, left, obs)?,
+                    };
+                    ov.commit(&mut out_mem);
+                    obs.merge(tb, part);
+                    account(out, &mut left);
+                }
+                start = end;
+            }
+        }
+        out_mem
+    };
+    for (i, n) in counts.iter().enumerate() {
+        if *n > 0 {
+            *stats.per_opcode.entry(prog.opcodes[i].clone()).or_default() += n;
+        }
+    }
+    Ok(RunResult {
+        globals,
+        stats,
+        model,
+    })
+}
+
+fn run_tb<M: GlobalMemory, O: MemObserver>(
+    prog: &Program,
+    params: &[u8],
+    geom: &Geom,
+    tb: u64,
+    mem: &mut M,
+    budget: u64,
+    obs: &mut O,
+) -> Result<TbOut, SimError> {
+    let [gx, gy, _] = geom.grid;
+    let (gx, gy) = (u64::from(gx), u64::from(gy));
+    let ctaid = [
+        (tb % gx) as u32,
+        ((tb / gx) % gy) as u32,
+        (tb / (gx * gy)) as u32,
+    ];
+    let mut ctx = TbCtx {
+        prog,
+        params,
+        shared: vec![0u8; geom.shared_bytes],
+        ctaid,
+        nctaid: geom.grid,
+        ntid: geom.block,
+        linear: tb,
+        counts: vec![0; prog.insts.len()],
+        warp_insts: 0,
+        thread_insts: 0,
+        budget,
+        red: (0, true, false),
+        dynamic_shared: geom.dynamic,
+    };
+    let nthreads = geom.block.iter().map(|&v| u64::from(v)).product::<u64>();
+    let nwarps = nthreads.div_ceil(32) as u32;
+    let mut warps: Vec<Warp> = (0..nwarps)
+        .map(|w| {
+            let n = (nthreads - u64::from(w) * 32).min(32) as u32;
+            let present = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+            Warp::new(&ctx, w, present)
+        })
+        .collect();
+    let mut state = vec![Control::Continue; warps.len()];
+    loop {
+        for (w, st) in warps.iter_mut().zip(state.iter_mut()) {
+            while *st == Control::Continue {
+                *st = match w.step(&mut ctx, mem, obs)? {
+                    Control::Continue => continue,
+                    c => c,
+                };
+            }
+        }
+        if state.iter().all(|s| *s == Control::Exited) {
+            break;
+        }
+        // Every live warp waits at the barrier: release it.
+        let (popc, all, any) = ctx.red;
+        for (w, st) in warps.iter_mut().zip(state.iter_mut()) {
+            if *st == Control::Barrier {
+                if let Some((k, d, mask)) = w.pending_red.take() {
+                    let v = match k {
+                        super::ops::BarRed::Popc => popc,
+                        super::ops::BarRed::And => u64::from(all),
+                        super::ops::BarRed::Or => u64::from(any),
+                    };
+                    for lane in 0..32 {
+                        if mask >> lane & 1 != 0 {
+                            w.set_reg(d, lane, v);
+                        }
+                    }
+                }
+                *st = Control::Continue;
+            }
+        }
+        ctx.red = (0, true, false);
+    }
+    Ok(TbOut {
+        warp_insts: ctx.warp_insts,
+        thread_insts: ctx.thread_insts,
+        warps: u64::from(nwarps),
+        counts: ctx.counts,
+    })
+}

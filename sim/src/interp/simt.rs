@@ -1,0 +1,201 @@
+//! SIMT reconvergence: immediate post-dominators of the CFG and the per-warp reconvergence
+//! stack (PTX ISA leaves reconvergence to the implementation; this is the classic
+//! immediate-post-dominator scheme of GPGPU-Sim / Fung et al., MICRO 2007).
+//!
+//! A divergent branch in block `B` sets the current stack entry to continue at the first
+//! instruction of `ipdom(B)` and pushes one entry per path, each to run until it reaches that
+//! instruction. Blocks whose paths never meet again (both reach `exit`) reconverge at the
+//! virtual exit ([`EXIT_PC`]): the paths run one after the other to completion.
+
+use ptx_parser::{BlockId, Cfg, Function, Opcode};
+
+/// Reconvergence "PC" of paths that only meet at the kernel's exit.
+pub const EXIT_PC: u32 = u32::MAX;
+
+/// Immediate post-dominator of every block (`None`: only the virtual exit post-dominates it,
+/// or it cannot reach an exit).
+pub fn post_dominators(f: &Function, cfg: &Cfg) -> Vec<Option<BlockId>> {
+    let nb = cfg.blocks.len();
+    let exit = nb; // virtual exit node
+                   // Edges of the reverse graph: exit -> blocks that leave the kernel; b -> preds(b).
+    let leaves: Vec<bool> = cfg
+        .blocks
+        .iter()
+        .map(|b| {
+            let last = b
+                .insts
+                .end
+                .index()
+                .checked_sub(1)
+                .and_then(|i| f.insts.get(i));
+            b.succs.is_empty()
+                || last.is_some_and(|i| matches!(i.op, Opcode::Ret | Opcode::Exit | Opcode::Trap))
+        })
+        .collect();
+    // Successors in the reverse graph.
+    let rsucc = |n: usize| -> Vec<usize> {
+        if n == exit {
+            (0..nb).filter(|&b| leaves[b]).collect()
+        } else {
+            cfg.preds[n].iter().map(|p| p.index()).collect()
+        }
+    };
+    // Postorder of the reverse graph from the exit (iterative DFS).
+    let mut po_num = vec![usize::MAX; nb + 1];
+    let mut order = Vec::with_capacity(nb + 1);
+    let mut visited = vec![false; nb + 1];
+    let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(exit, rsucc(exit), 0)];
+    visited[exit] = true;
+    while let Some((n, succ, k)) = stack.last_mut() {
+        if *k < succ.len() {
+            let s = succ[*k];
+            *k += 1;
+            if !visited[s] {
+                visited[s] = true;
+                let ss = rsucc(s);
+                stack.push((s, ss, 0));
+            }
+        } else {
+            po_num[*n] = order.len();
+            order.push(*n);
+            stack.pop();
+        }
+    }
+    // Predecessors in the reverse graph = successors in the CFG (+ exit for leaving blocks).
+    let rpred = |n: usize| -> Vec<usize> {
+        let mut v: Vec<usize> = cfg.blocks[n].succs.iter().map(|s| s.index()).collect();
+        if leaves[n] {
+            v.push(exit);
+        }
+        v
+    };
+    let mut idom = vec![usize::MAX; nb + 1];
+    idom[exit] = exit;
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &n in order.iter().rev() {
+            if n == exit {
+                continue;
+            }
+            let mut new = usize::MAX;
+            for p in rpred(n) {
+                if idom[p] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    p
+                } else {
+                    let (mut a, mut b) = (p, new);
+                    while a != b {
+                        while po_num[a] < po_num[b] {
+                            a = idom[a];
+                        }
+                        while po_num[b] < po_num[a] {
+                            b = idom[b];
+                        }
+                    }
+                    a
+                };
+            }
+            if new != usize::MAX && idom[n] != new {
+                idom[n] = new;
+                changed = true;
+            }
+        }
+    }
+    (0..nb)
+        .map(|b| (idom[b] < nb).then(|| BlockId::new(idom[b])))
+        .collect()
+}
+
+/// For every instruction: the reconvergence PC of a branch there (first instruction of the
+/// immediate post-dominator of its block), [`EXIT_PC`] when none.
+pub fn reconvergence_points(f: &Function) -> Vec<u32> {
+    let cfg = Cfg::compute(f);
+    let ipdom = post_dominators(f, &cfg);
+    (0..f.insts.len())
+        .map(|i| {
+            cfg.block_of
+                .get(i)
+                .and_then(|b| ipdom.get(b.index()).copied().flatten())
+                .and_then(|p| cfg.blocks.get(p.index()))
+                .map_or(EXIT_PC, |b| b.insts.start.0)
+        })
+        .collect()
+}
+
+/// One entry of a warp's reconvergence stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// Next instruction of these threads.
+    pub pc: u32,
+    /// Where they wait for the rest ([`EXIT_PC`] for the kernel's end).
+    pub rpc: u32,
+    /// The threads.
+    pub mask: u32,
+}
+
+/// The per-warp reconvergence stack.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SimtStack {
+    pub entries: Vec<Entry>,
+}
+
+impl SimtStack {
+    /// A stack with all `mask` threads at instruction 0.
+    pub fn new(mask: u32) -> SimtStack {
+        SimtStack {
+            entries: vec![Entry {
+                pc: 0,
+                rpc: EXIT_PC,
+                mask,
+            }],
+        }
+    }
+
+    /// Pops finished entries; returns the PC and active mask to run next, or `None` when every
+    /// thread has exited.
+    #[inline]
+    pub fn current(&mut self, exited: u32) -> Option<(u32, u32)> {
+        while let Some(top) = self.entries.last() {
+            let m = top.mask & !exited;
+            if m == 0 || top.pc == top.rpc {
+                self.entries.pop();
+                continue;
+            }
+            return Some((top.pc, m));
+        }
+        None
+    }
+
+    /// Moves the current entry's threads to `pc`.
+    #[inline]
+    pub fn goto(&mut self, pc: u32) {
+        if let Some(top) = self.entries.last_mut() {
+            top.pc = pc;
+        }
+    }
+
+    /// A branch where `taken` threads of `active` go to `target`, the rest to `next`.
+    #[inline]
+    pub fn branch(&mut self, active: u32, taken: u32, target: u32, next: u32, rpc: u32) {
+        if taken == active {
+            self.goto(target);
+        } else if taken == 0 {
+            self.goto(next);
+        } else {
+            self.goto(rpc);
+            self.entries.push(Entry {
+                pc: next,
+                rpc,
+                mask: active & !taken,
+            });
+            self.entries.push(Entry {
+                pc: target,
+                rpc,
+                mask: taken,
+            });
+        }
+    }
+}

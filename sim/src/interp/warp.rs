@@ -1,0 +1,1313 @@
+//! A warp: 32 lanes of registers in structure-of-arrays form (`regs[slot * 32 + lane]`), a
+//! reconvergence stack, and [`Warp::step`], which executes one warp instruction for all active
+//! lanes and returns a [`Control`] value. Global memory is reached through
+//! [`GlobalMemory`]; everything a TB shares (shared memory, parameters, counters) is in
+//! [`TbCtx`].
+
+// Lane loops index several 32-element arrays in lockstep, on purpose (they vectorise).
+#![allow(clippy::needless_range_loop)]
+
+use ptx_parser::{AtomOp, InstId, ShflMode, SpecialReg, VoteMode};
+
+use super::decode::Program;
+use super::exec::*;
+use super::layout::{LOCAL_WINDOW, SHARED_WINDOW};
+use super::memory::GlobalMemory;
+use super::observer::{AccessKind, MemAccess, MemObserver};
+use super::ops::*;
+use super::simt::SimtStack;
+use crate::error::{Loc, SimError};
+
+const FULL: u32 = u32::MAX;
+
+/// What a warp does after an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Ready for the next instruction.
+    Continue,
+    /// Waiting at a TB barrier.
+    Barrier,
+    /// Every thread has exited.
+    Exited,
+}
+
+/// State shared by the warps of one TB.
+pub struct TbCtx<'p> {
+    pub(crate) prog: &'p Program,
+    pub(crate) params: &'p [u8],
+    pub(crate) shared: Vec<u8>,
+    /// TB index.
+    pub(crate) ctaid: [u32; 3],
+    /// Grid shape.
+    pub(crate) nctaid: [u32; 3],
+    /// Block shape.
+    pub(crate) ntid: [u32; 3],
+    /// Linear TB id.
+    pub(crate) linear: u64,
+    /// Executions of each instruction (warp level).
+    pub(crate) counts: Vec<u64>,
+    /// Warp instructions executed.
+    pub(crate) warp_insts: u64,
+    /// Thread instructions executed (lanes with a true guard).
+    pub(crate) thread_insts: u64,
+    /// Stop when `warp_insts` reaches this.
+    pub(crate) budget: u64,
+    /// Accumulators of `bar.red` for the current barrier: (popc, all, any).
+    pub(crate) red: (u64, bool, bool),
+    pub(crate) dynamic_shared: u64,
+}
+
+impl TbCtx<'_> {
+    /// The error location of lane `lane` of warp `warp` at instruction `pc`.
+    pub(crate) fn loc(&self, warp: u32, lane: usize, pc: u32) -> Box<Loc> {
+        let t = warp * 32 + lane as u32;
+        let [nx, ny, _] = self.ntid;
+        let pc = pc as usize;
+        Box::new(Loc {
+            kernel: self.prog.kernel.clone(),
+            tb: self.ctaid,
+            thread: [t % nx, (t / nx) % ny, t / (nx * ny)],
+            line: self.prog.lines.get(pc).copied().unwrap_or(0),
+            inst: self.prog.texts.get(pc).cloned().unwrap_or_default(),
+        })
+    }
+}
+
+/// One warp of a TB.
+pub struct Warp {
+    pub(crate) id: u32,
+    regs: Vec<u64>,
+    stack: SimtStack,
+    exited: u32,
+    /// Lanes that hold threads.
+    pub(crate) present: u32,
+    local: Vec<u8>,
+    local_bytes: usize,
+    clock: u64,
+    /// `bar.red` waiting for the barrier: (reduction, destination, lanes).
+    pub(crate) pending_red: Option<(BarRed, u32, u32)>,
+    addrs: [u64; 32],
+}
+
+#[inline(always)]
+fn for_bits(mask: u32, mut f: impl FnMut(usize)) {
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        f(l);
+    }
+}
+
+fn err_mem(kind: AccessKind) -> &'static str {
+    match kind {
+        AccessKind::Load => "load",
+        AccessKind::Store => "store",
+        AccessKind::Atomic => "atomic",
+    }
+}
+
+/// Applies atomic operation `k` of type `ty` to `old` with operands `b`, `c`.
+fn atom_apply(k: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
+    let bits = ty.bits;
+    let r = match (k, ty.kind) {
+        (AtomOp::Add, Kind::F) if bits == 32 => bits32(f32_of(old) + f32_of(b)),
+        (AtomOp::Add, Kind::F) => (f64_of(old) + f64_of(b)).to_bits(),
+        (AtomOp::Add, _) => old.wrapping_add(b),
+        (AtomOp::Min, Kind::F) if bits == 32 => bits32(f32_of(old).min(f32_of(b))),
+        (AtomOp::Min, Kind::F) => f64_of(old).min(f64_of(b)).to_bits(),
+        (AtomOp::Min, Kind::S) => sx(old, bits).min(sx(b, bits)) as u64,
+        (AtomOp::Min, _) => zx(old, bits).min(zx(b, bits)),
+        (AtomOp::Max, Kind::F) if bits == 32 => bits32(f32_of(old).max(f32_of(b))),
+        (AtomOp::Max, Kind::F) => f64_of(old).max(f64_of(b)).to_bits(),
+        (AtomOp::Max, Kind::S) => sx(old, bits).max(sx(b, bits)) as u64,
+        (AtomOp::Max, _) => zx(old, bits).max(zx(b, bits)),
+        (AtomOp::Exch, _) => b,
+        (AtomOp::Cas, _) => {
+            if zx(old, bits) == zx(b, bits) {
+                c
+            } else {
+                old
+            }
+        }
+        (AtomOp::Inc, _) => {
+            if zx(old, bits) >= zx(b, bits) {
+                0
+            } else {
+                old + 1
+            }
+        }
+        (AtomOp::Dec, _) => {
+            let (o, bb) = (zx(old, bits), zx(b, bits));
+            if o == 0 || o > bb {
+                bb
+            } else {
+                o - 1
+            }
+        }
+        (AtomOp::And, _) => old & b,
+        (AtomOp::Or, _) => old | b,
+        (AtomOp::Xor, _) => old ^ b,
+    };
+    zx(r, bits)
+}
+
+impl Warp {
+    /// Warp `id` of the TB in `tb`, with the threads of `present` lanes.
+    pub(crate) fn new(tb: &TbCtx<'_>, id: u32, present: u32) -> Warp {
+        let prog = tb.prog;
+        let mut regs = vec![0u64; prog.num_slots * 32];
+        let [nx, ny, nz] = tb.ntid;
+        let nwarps = (nx * ny * nz).div_ceil(32);
+        for &(slot, sr) in &prog.specials {
+            for lane in 0..32u32 {
+                let t = id * 32 + lane;
+                let dim = |d: ptx_parser::Dim, v: [u32; 3]| match d {
+                    ptx_parser::Dim::X => v[0],
+                    ptx_parser::Dim::Y => v[1],
+                    ptx_parser::Dim::Z => v[2],
+                };
+                let tid = [t % nx, (t / nx) % ny, t / (nx * ny)];
+                let v: u64 = match sr {
+                    SpecialReg::Tid(d) => u64::from(dim(d, tid)),
+                    SpecialReg::Ntid(d) => u64::from(dim(d, tb.ntid)),
+                    SpecialReg::Ctaid(d) => u64::from(dim(d, tb.ctaid)),
+                    SpecialReg::Nctaid(d) => u64::from(dim(d, tb.nctaid)),
+                    SpecialReg::Laneid => u64::from(lane),
+                    SpecialReg::Warpid => u64::from(id),
+                    SpecialReg::Nwarpid => u64::from(nwarps),
+                    SpecialReg::Nsmid => 1,
+                    SpecialReg::LanemaskEq => 1u64 << lane,
+                    SpecialReg::LanemaskLt => (1u64 << lane) - 1,
+                    SpecialReg::LanemaskLe => (1u64 << (lane + 1)) - 1,
+                    SpecialReg::LanemaskGt => zx(!((1u64 << (lane + 1)) - 1), 32),
+                    SpecialReg::LanemaskGe => zx(!((1u64 << lane) - 1), 32),
+                    SpecialReg::DynamicSmemSize => tb.dynamic_shared,
+                    SpecialReg::TotalSmemSize | SpecialReg::AggrSmemSize => tb.shared.len() as u64,
+                    SpecialReg::WarpSz => 32,
+                    SpecialReg::ClusterNctaid(_)
+                    | SpecialReg::Nclusterid(_)
+                    | SpecialReg::ClusterNctarank => 1,
+                    _ => 0, // %smid, %gridid, cluster ids, %envreg, %pm, timers
+                };
+                regs[slot as usize * 32 + lane as usize] = v;
+            }
+        }
+        let local_bytes = prog.layout.local_bytes as usize;
+        Warp {
+            id,
+            regs,
+            stack: SimtStack::new(present),
+            exited: 0,
+            present,
+            local: vec![0; local_bytes * 32],
+            local_bytes,
+            clock: 0,
+            pending_red: None,
+            addrs: [0; 32],
+        }
+    }
+
+    /// Lanes whose threads have not exited.
+    pub(crate) fn live(&self) -> u32 {
+        self.present & !self.exited
+    }
+
+    /// The value of register `slot` in `lane`.
+    pub fn reg(&self, slot: u32, lane: usize) -> u64 {
+        self.regs
+            .get(slot as usize * 32 + lane)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    pub(crate) fn set_reg(&mut self, slot: u32, lane: usize, v: u64) {
+        if let Some(r) = self.regs.get_mut(slot as usize * 32 + lane) {
+            *r = v;
+        }
+    }
+
+    #[inline(always)]
+    fn gather(&self, s: Src) -> [u64; 32] {
+        match s {
+            Src::Reg(r) => {
+                let b = r as usize * 32;
+                let mut out = [0u64; 32];
+                out.copy_from_slice(&self.regs[b..b + 32]);
+                out
+            }
+            Src::NotPred(r) => {
+                let b = r as usize * 32;
+                let mut out = [0u64; 32];
+                for (o, v) in out.iter_mut().zip(&self.regs[b..b + 32]) {
+                    *o = (v & 1) ^ 1;
+                }
+                out
+            }
+            Src::Imm(v) => [v; 32],
+            Src::Clock => [self.clock; 32],
+        }
+    }
+
+    #[inline(always)]
+    fn pred_mask(&self, slot: u32) -> u32 {
+        let b = slot as usize * 32;
+        let mut m = 0u32;
+        for (l, v) in self.regs[b..b + 32].iter().enumerate() {
+            m |= ((v & 1) as u32) << l;
+        }
+        m
+    }
+
+    #[inline(always)]
+    fn src_mask(&self, s: Src) -> u32 {
+        match s {
+            Src::Reg(r) => self.pred_mask(r),
+            Src::NotPred(r) => !self.pred_mask(r),
+            Src::Imm(v) => {
+                if v & 1 != 0 {
+                    FULL
+                } else {
+                    0
+                }
+            }
+            Src::Clock => 0,
+        }
+    }
+
+    #[inline(always)]
+    fn write(&mut self, mask: u32, d: u32, vals: &[u64; 32]) {
+        if d == NO_REG {
+            return;
+        }
+        let b = d as usize * 32;
+        let dst = &mut self.regs[b..b + 32];
+        if mask == FULL {
+            dst.copy_from_slice(vals);
+        } else {
+            for_bits(mask, |l| dst[l] = vals[l]);
+        }
+    }
+
+    /// The 32 lane values of `s`: a slice of the register file, or `tmp` filled.
+    #[inline(always)]
+    fn lanes<'a>(&'a self, s: Src, tmp: &'a mut [u64; 32]) -> &'a [u64] {
+        match s {
+            Src::Reg(r) => {
+                let b = r as usize * 32;
+                &self.regs[b..b + 32]
+            }
+            _ => {
+                *tmp = self.gather(s);
+                tmp
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn map1(&mut self, mask: u32, d: u32, a: Src, f: impl Fn(u64) -> u64) {
+        let mut ta = [0u64; 32];
+        let mut out = [0u64; 32];
+        {
+            let x = self.lanes(a, &mut ta);
+            for l in 0..32 {
+                out[l] = f(x[l]);
+            }
+        }
+        self.write(mask, d, &out);
+    }
+
+    #[inline(always)]
+    fn map2(&mut self, mask: u32, d: u32, a: Src, b: Src, f: impl Fn(u64, u64) -> u64) {
+        let (mut ta, mut tb) = ([0u64; 32], [0u64; 32]);
+        let mut out = [0u64; 32];
+        {
+            let x = self.lanes(a, &mut ta);
+            let y = self.lanes(b, &mut tb);
+            for l in 0..32 {
+                out[l] = f(x[l], y[l]);
+            }
+        }
+        self.write(mask, d, &out);
+    }
+
+    #[inline(always)]
+    fn map3(
+        &mut self,
+        mask: u32,
+        d: u32,
+        a: Src,
+        b: Src,
+        c: Src,
+        f: impl Fn(u64, u64, u64) -> u64,
+    ) {
+        let (mut ta, mut tb, mut tc) = ([0u64; 32], [0u64; 32], [0u64; 32]);
+        let mut out = [0u64; 32];
+        {
+            let x = self.lanes(a, &mut ta);
+            let y = self.lanes(b, &mut tb);
+            let z = self.lanes(c, &mut tc);
+            for l in 0..32 {
+                out[l] = f(x[l], y[l], z[l]);
+            }
+        }
+        self.write(mask, d, &out);
+    }
+
+    /// Executes the next instruction of this warp.
+    pub fn step<M: GlobalMemory, O: MemObserver>(
+        &mut self,
+        tb: &mut TbCtx<'_>,
+        mem: &mut M,
+        obs: &mut O,
+    ) -> Result<Control, SimError> {
+        let Some((pc, active)) = self.stack.current(self.exited) else {
+            return Ok(Control::Exited);
+        };
+        let prog = tb.prog;
+        let Some(di) = prog.insts.get(pc as usize) else {
+            // Falling off the end of the body (or a path that only reconverges at the exit).
+            self.exited |= active;
+            return Ok(Control::Continue);
+        };
+        if tb.warp_insts >= tb.budget {
+            return Err(SimError::Budget {
+                limit: tb.budget,
+                loc: tb.loc(self.id, active.trailing_zeros() as usize, pc),
+            });
+        }
+        tb.warp_insts += 1;
+        self.clock += 1;
+        if let Some(c) = tb.counts.get_mut(pc as usize) {
+            *c += 1;
+        }
+        let mut exec = active;
+        if di.guard != NO_REG {
+            let g = self.pred_mask(di.guard);
+            exec &= if di.guard_neg { !g } else { g };
+        }
+        tb.thread_insts += u64::from(exec.count_ones());
+        let next = pc + 1;
+        match di.op {
+            Op::IBin { k, bits, d, a, b } => self.ibin(tb, pc, exec, k, bits, d, a, b)?,
+            Op::IUn { k, bits, d, a } => match k {
+                IUn::Not => self.map1(exec, d, a, |x| zx(!x, bits)),
+                IUn::Cnot => self.map1(exec, d, a, |x| u64::from(zx(x, bits) == 0)),
+                IUn::Neg => self.map1(exec, d, a, |x| zx(x.wrapping_neg(), bits)),
+                IUn::Abs => self.map1(exec, d, a, |x| zx(sx(x, bits).unsigned_abs(), bits)),
+                IUn::Popc => self.map1(exec, d, a, |x| u64::from(zx(x, bits).count_ones())),
+                IUn::Clz => self.map1(exec, d, a, |x| {
+                    u64::from(zx(x, bits).leading_zeros() - (64 - u32::from(bits)))
+                }),
+                IUn::Brev => self.map1(exec, d, a, |x| {
+                    zx(x.reverse_bits() >> (64 - u32::from(bits)), bits)
+                }),
+                IUn::BfindU => self.map1(exec, d, a, |x| {
+                    let v = zx(x, bits);
+                    if v == 0 {
+                        0xFFFF_FFFF
+                    } else {
+                        u64::from(63 - v.leading_zeros())
+                    }
+                }),
+                IUn::BfindS => self.map1(exec, d, a, |x| {
+                    let v = sx(x, bits);
+                    let v = if v < 0 { !v } else { v } as u64;
+                    if v == 0 {
+                        0xFFFF_FFFF
+                    } else {
+                        u64::from(63 - v.leading_zeros())
+                    }
+                }),
+            },
+            Op::F32Bin {
+                k,
+                rnd,
+                ftz: fz,
+                sat,
+                d,
+                a,
+                b,
+            } => self.map2(exec, d, a, b, |x, y| {
+                let (x, y) = if fz {
+                    (ftz(f32_of(x)), ftz(f32_of(y)))
+                } else {
+                    (f32_of(x), f32_of(y))
+                };
+                let mut r = f32_bin(k, rnd, x, y);
+                if fz {
+                    r = ftz(r);
+                }
+                if sat {
+                    r = sat01(r);
+                }
+                bits32(r)
+            }),
+            Op::F64Bin { k, d, a, b } => self.map2(exec, d, a, b, |x, y| {
+                f64_bin(k, f64_of(x), f64_of(y)).to_bits()
+            }),
+            Op::F32Un { k, ftz: fz, d, a } => self.map1(exec, d, a, |x| {
+                let x = f32_of(x);
+                if fz {
+                    bits32(ftz(f32_un(k, ftz(x))))
+                } else {
+                    bits32(f32_un(k, x))
+                }
+            }),
+            Op::F64Un { k, d, a } => self.map1(exec, d, a, |x| f64_un(k, f64_of(x)).to_bits()),
+            Op::IMad {
+                k,
+                bits,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                let w = u32::from(bits);
+                match k {
+                    Mad::Lo => self.map3(exec, d, a, b, c, |x, y, z| {
+                        zx(x.wrapping_mul(y).wrapping_add(z), bits)
+                    }),
+                    Mad::HiU => self.map3(exec, d, a, b, c, |x, y, z| {
+                        zx(
+                            (((u128::from(zx(x, bits)) * u128::from(zx(y, bits))) >> w) as u64)
+                                .wrapping_add(z),
+                            bits,
+                        )
+                    }),
+                    Mad::HiS => self.map3(exec, d, a, b, c, |x, y, z| {
+                        zx(
+                            (((i128::from(sx(x, bits)) * i128::from(sx(y, bits))) >> w) as u64)
+                                .wrapping_add(z),
+                            bits,
+                        )
+                    }),
+                    Mad::WideU => self.map3(exec, d, a, b, c, |x, y, z| {
+                        zx(
+                            (zx(x, bits).wrapping_mul(zx(y, bits))).wrapping_add(z),
+                            bits * 2,
+                        )
+                    }),
+                    Mad::WideS => self.map3(exec, d, a, b, c, |x, y, z| {
+                        zx(
+                            (sx(x, bits).wrapping_mul(sx(y, bits)) as u64).wrapping_add(z),
+                            bits * 2,
+                        )
+                    }),
+                    Mad::Lo24U => self.map3(exec, d, a, b, c, |x, y, z| {
+                        zx((x & 0xFF_FFFF) * (y & 0xFF_FFFF) + z, 32)
+                    }),
+                    Mad::Lo24S => self.map3(exec, d, a, b, c, |x, y, z| {
+                        zx(
+                            (sx(x, 24).wrapping_mul(sx(y, 24)) as u64).wrapping_add(z),
+                            32,
+                        )
+                    }),
+                    Mad::Sad => self.map3(exec, d, a, b, c, |x, y, z| {
+                        // The operand type decides signedness; unsigned difference of the extended values.
+                        zx(zx(x, bits).abs_diff(zx(y, bits)).wrapping_add(z), bits)
+                    }),
+                }
+            }
+            Op::F32Fma {
+                rnd,
+                ftz: fz,
+                sat,
+                d,
+                a,
+                b,
+                c,
+            } => self.map3(exec, d, a, b, c, |x, y, z| {
+                let (x, y, z) = (f32_of(x), f32_of(y), f32_of(z));
+                let mut r = if fz {
+                    ftz(f32_fma(rnd, ftz(x), ftz(y), ftz(z)))
+                } else {
+                    f32_fma(rnd, x, y, z)
+                };
+                if sat {
+                    r = sat01(r);
+                }
+                bits32(r)
+            }),
+            Op::F64Fma { d, a, b, c } => self.map3(exec, d, a, b, c, |x, y, z| {
+                f64_of(x).mul_add(f64_of(y), f64_of(z)).to_bits()
+            }),
+            Op::Bfe {
+                signed,
+                bits,
+                d,
+                a,
+                b,
+                c,
+            } => self.map3(exec, d, a, b, c, |x, y, z| {
+                zx(bfe(signed, bits, x, y, z), bits)
+            }),
+            Op::Bfi {
+                bits,
+                d,
+                f,
+                a,
+                b,
+                c,
+            } => {
+                let fv = self.gather(f);
+                let av = self.gather(a);
+                let bv = self.gather(b);
+                let cv = self.gather(c);
+                let mut out = [0u64; 32];
+                for l in 0..32 {
+                    out[l] = bfi(bits, fv[l], av[l], bv[l], cv[l]);
+                }
+                self.write(exec, d, &out);
+            }
+            Op::Prmt { d, a, b, c } => self.map3(exec, d, a, b, c, prmt),
+            Op::Shf {
+                left,
+                wrap,
+                d,
+                a,
+                b,
+                c,
+            } => self.map3(exec, d, a, b, c, |x, y, z| shf(left, wrap, x, y, z)),
+            Op::Selp { bits, d, a, b, c } => self.map3(exec, d, a, b, c, |x, y, z| {
+                zx(if z & 1 != 0 { x } else { y }, bits)
+            }),
+            Op::Slct {
+                bits,
+                float,
+                d,
+                a,
+                b,
+                c,
+            } => self.map3(exec, d, a, b, c, |x, y, z| {
+                let ge = if float {
+                    f32_of(z) >= 0.0
+                } else {
+                    sx(z, 32) >= 0
+                };
+                zx(if ge { x } else { y }, bits)
+            }),
+            Op::Setp {
+                cmp,
+                ty,
+                comb,
+                p,
+                q,
+                a,
+                b,
+            } => {
+                let x = self.gather(a);
+                let y = self.gather(b);
+                let mut m = 0u32;
+                for l in 0..32 {
+                    m |= u32::from(compare(cmp, ty, x[l], y[l])) << l;
+                }
+                let (mp, mq) = match comb {
+                    None => (m, !m),
+                    Some(Combine { op, c }) => {
+                        let cm = self.src_mask(c);
+                        match op {
+                            ptx_parser::BoolOp::And => (m & cm, !m & cm),
+                            ptx_parser::BoolOp::Or => (m | cm, !m | cm),
+                            ptx_parser::BoolOp::Xor => (m ^ cm, !m ^ cm),
+                        }
+                    }
+                };
+                self.write_pred(exec, p, mp);
+                self.write_pred(exec, q, mq);
+            }
+            Op::Set {
+                cmp,
+                ty,
+                float_out,
+                comb,
+                d,
+                a,
+                b,
+            } => {
+                let x = self.gather(a);
+                let y = self.gather(b);
+                let cm = comb.map(|c| (c.op, self.src_mask(c.c)));
+                let mut out = [0u64; 32];
+                for l in 0..32 {
+                    let mut t = compare(cmp, ty, x[l], y[l]);
+                    if let Some((op, cm)) = cm {
+                        let c = cm >> l & 1 != 0;
+                        t = match op {
+                            ptx_parser::BoolOp::And => t && c,
+                            ptx_parser::BoolOp::Or => t || c,
+                            ptx_parser::BoolOp::Xor => t ^ c,
+                        };
+                    }
+                    out[l] = match (t, float_out) {
+                        (true, true) => bits32(1.0),
+                        (true, false) => 0xFFFF_FFFF,
+                        (false, _) => 0,
+                    };
+                }
+                self.write(exec, d, &out);
+            }
+            Op::Cvt {
+                dty,
+                sty,
+                rnd,
+                sat,
+                ftz: fz,
+                d,
+                a,
+            } => self.map1(exec, d, a, |x| cvt(dty, sty, rnd, sat, fz, x)),
+            Op::Mov { bits, d, a } => self.map1(exec, d, a, |x| zx(x, bits)),
+            Op::Pack { ebits, n, d, srcs } => {
+                let mut out = [0u64; 32];
+                for (k, s) in srcs.iter().take(n as usize).enumerate() {
+                    let v = self.gather(*s);
+                    for l in 0..32 {
+                        out[l] |= zx(v[l], ebits) << (k as u32 * u32::from(ebits));
+                    }
+                }
+                self.write(exec, d, &out);
+            }
+            Op::Unpack { ebits, n, ds, a } => {
+                let v = self.gather(a);
+                for (k, &dk) in ds.iter().take(n as usize).enumerate() {
+                    let mut out = [0u64; 32];
+                    for l in 0..32 {
+                        out[l] = zx(v[l] >> (k as u32 * u32::from(ebits)), ebits);
+                    }
+                    self.write(exec, dk, &out);
+                }
+            }
+            Op::Cvta { to, space, d, a } => {
+                let win = match space {
+                    Space::Shared => SHARED_WINDOW,
+                    Space::Local => LOCAL_WINDOW,
+                    _ => 0,
+                };
+                if to {
+                    self.map1(exec, d, a, |x| x.wrapping_sub(win));
+                } else {
+                    self.map1(exec, d, a, |x| x.wrapping_add(win));
+                }
+            }
+            Op::Testp { k, f64, d, a } => {
+                let x = self.gather(a);
+                let mut m = 0u32;
+                for l in 0..32 {
+                    m |= u32::from(testp(k, f64, x[l])) << l;
+                }
+                self.write_pred(exec, d, m);
+            }
+            Op::Ld {
+                space,
+                ty,
+                n,
+                ds,
+                addr,
+            } => self.load(tb, mem, obs, pc, exec, space, ty, n, ds, addr)?,
+            Op::St {
+                space,
+                ty,
+                n,
+                srcs,
+                addr,
+            } => self.store(tb, mem, obs, pc, exec, space, ty, n, srcs, addr)?,
+            Op::Atom {
+                space,
+                k,
+                ty,
+                d,
+                addr,
+                b,
+                c,
+            } => self.atomic(tb, mem, obs, pc, exec, space, k, ty, d, addr, b, c)?,
+            Op::Bra { target, rpc } => {
+                self.stack.branch(active, exec, target, next, rpc);
+                return Ok(Control::Continue);
+            }
+            Op::Exit => {
+                self.exited |= exec;
+            }
+            Op::Trap => {
+                if exec != 0 {
+                    return Err(SimError::Trap {
+                        loc: tb.loc(self.id, exec.trailing_zeros() as usize, pc),
+                    });
+                }
+            }
+            Op::Bar { red } => {
+                if exec == 0 {
+                    self.stack.goto(next);
+                    return Ok(Control::Continue);
+                }
+                let live = self.live();
+                if exec != live {
+                    let missing = live & !exec;
+                    return Err(SimError::DivergentBarrier {
+                        why: format!(
+                            "only lanes {exec:#010x} of warp {} arrive; lanes {missing:#010x} have not exited but do not",
+                            self.id
+                        ),
+                        loc: tb.loc(self.id, missing.trailing_zeros() as usize, pc),
+                    });
+                }
+                if let Some((k, d, p)) = red {
+                    let pm = self.src_mask(p) & exec;
+                    tb.red.0 += u64::from(pm.count_ones());
+                    tb.red.1 &= pm == exec;
+                    tb.red.2 |= pm != 0;
+                    self.pending_red = Some((k, d, exec));
+                }
+                self.stack.goto(next);
+                return Ok(Control::Barrier);
+            }
+            Op::Shfl {
+                mode,
+                d,
+                p,
+                a,
+                b,
+                c,
+            } => {
+                let x = self.gather(a);
+                let y = self.gather(b);
+                let z = self.gather(c);
+                let mut out = [0u64; 32];
+                let mut pm = 0u32;
+                for l in 0..32usize {
+                    let lane = l as i64;
+                    let bval = (y[l] & 0x1F) as i64;
+                    let cval = (z[l] & 0x1F) as i64;
+                    let seg = ((z[l] >> 8) & 0x1F) as i64;
+                    let max_lane = (lane & seg) | (cval & !seg);
+                    let min_lane = lane & seg;
+                    let (j, ok) = match mode {
+                        ShflMode::Up => (lane - bval, lane - bval >= max_lane),
+                        ShflMode::Down => (lane + bval, lane + bval <= max_lane),
+                        ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
+                        ShflMode::Idx => {
+                            let j = min_lane | (bval & !seg);
+                            (j, j <= max_lane)
+                        }
+                    };
+                    let j = if ok { j } else { lane };
+                    out[l] = x[(j & 31) as usize];
+                    pm |= u32::from(ok) << l;
+                }
+                self.write(exec, d, &out);
+                self.write_pred(exec, p, pm);
+            }
+            Op::Vote { mode, d, a } => {
+                let ballot = self.src_mask(a) & exec;
+                match mode {
+                    VoteMode::Ballot => self.write(exec, d, &[u64::from(ballot); 32]),
+                    VoteMode::All => {
+                        self.write_pred(exec, d, if ballot == exec { FULL } else { 0 })
+                    }
+                    VoteMode::Any => self.write_pred(exec, d, if ballot != 0 { FULL } else { 0 }),
+                    VoteMode::Uni => self.write_pred(
+                        exec,
+                        d,
+                        if ballot == 0 || ballot == exec {
+                            FULL
+                        } else {
+                            0
+                        },
+                    ),
+                }
+            }
+            Op::Activemask { d } => self.write(exec, d, &[u64::from(active); 32]),
+            Op::Nop => {}
+            Op::Unsupported(ref why) => {
+                if exec != 0 {
+                    return Err(SimError::Unsupported {
+                        why: why.clone(),
+                        loc: tb.loc(self.id, exec.trailing_zeros() as usize, pc),
+                    });
+                }
+            }
+        }
+        self.stack.goto(next);
+        Ok(Control::Continue)
+    }
+
+    #[inline(always)]
+    fn write_pred(&mut self, exec: u32, p: u32, m: u32) {
+        if p == NO_REG {
+            return;
+        }
+        let b = p as usize * 32;
+        let dst = &mut self.regs[b..b + 32];
+        for_bits(exec, |l| dst[l] = u64::from(m >> l & 1));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn ibin(
+        &mut self,
+        tb: &TbCtx<'_>,
+        pc: u32,
+        exec: u32,
+        k: IBin,
+        bits: u8,
+        d: u32,
+        a: Src,
+        b: Src,
+    ) -> Result<(), SimError> {
+        let w = u32::from(bits);
+        match k {
+            IBin::Add => self.map2(exec, d, a, b, |x, y| zx(x.wrapping_add(y), bits)),
+            IBin::Sub => self.map2(exec, d, a, b, |x, y| zx(x.wrapping_sub(y), bits)),
+            IBin::MulLo => self.map2(exec, d, a, b, |x, y| zx(x.wrapping_mul(y), bits)),
+            IBin::MulHiU => self.map2(exec, d, a, b, |x, y| {
+                zx(
+                    ((u128::from(zx(x, bits)) * u128::from(zx(y, bits))) >> w) as u64,
+                    bits,
+                )
+            }),
+            IBin::MulHiS => self.map2(exec, d, a, b, |x, y| {
+                zx(
+                    ((i128::from(sx(x, bits)) * i128::from(sx(y, bits))) >> w) as u64,
+                    bits,
+                )
+            }),
+            IBin::MulWideU => self.map2(exec, d, a, b, |x, y| {
+                zx(zx(x, bits).wrapping_mul(zx(y, bits)), bits * 2)
+            }),
+            IBin::MulWideS => self.map2(exec, d, a, b, |x, y| {
+                zx(sx(x, bits).wrapping_mul(sx(y, bits)) as u64, bits * 2)
+            }),
+            IBin::Mul24LoU => self.map2(exec, d, a, b, |x, y| {
+                zx((x & 0xFF_FFFF) * (y & 0xFF_FFFF), 32)
+            }),
+            IBin::Mul24LoS => self.map2(exec, d, a, b, |x, y| {
+                zx(sx(x, 24).wrapping_mul(sx(y, 24)) as u64, 32)
+            }),
+            IBin::Mul24HiU => self.map2(exec, d, a, b, |x, y| {
+                zx(((x & 0xFF_FFFF) * (y & 0xFF_FFFF)) >> 16, 32)
+            }),
+            IBin::Mul24HiS => self.map2(exec, d, a, b, |x, y| {
+                zx((sx(x, 24).wrapping_mul(sx(y, 24)) >> 16) as u64, 32)
+            }),
+            IBin::DivU | IBin::DivS | IBin::RemU | IBin::RemS => {
+                let y = self.gather(b);
+                let zero = {
+                    let mut m = 0u32;
+                    for_bits(exec, |l| m |= u32::from(zx(y[l], bits) == 0) << l);
+                    m
+                };
+                if zero != 0 {
+                    return Err(SimError::DivideByZero {
+                        loc: tb.loc(self.id, zero.trailing_zeros() as usize, pc),
+                    });
+                }
+                match k {
+                    IBin::DivU => self.map2(exec, d, a, b, |x, y| {
+                        zx(x, bits).checked_div(zx(y, bits)).unwrap_or(0)
+                    }),
+                    IBin::RemU => self.map2(exec, d, a, b, |x, y| {
+                        zx(x, bits).checked_rem(zx(y, bits)).unwrap_or(0)
+                    }),
+                    // Signed overflow (MIN / -1) wraps, like the hardware.
+                    IBin::DivS => self.map2(exec, d, a, b, |x, y| {
+                        let (x, y) = (sx(x, bits), sx(y, bits));
+                        zx(if y == 0 { 0 } else { x.wrapping_div(y) } as u64, bits)
+                    }),
+                    _ => self.map2(exec, d, a, b, |x, y| {
+                        let (x, y) = (sx(x, bits), sx(y, bits));
+                        zx(if y == 0 { 0 } else { x.wrapping_rem(y) } as u64, bits)
+                    }),
+                }
+            }
+            IBin::MinU => self.map2(exec, d, a, b, |x, y| zx(x, bits).min(zx(y, bits))),
+            IBin::MinS => self.map2(exec, d, a, b, |x, y| {
+                zx(sx(x, bits).min(sx(y, bits)) as u64, bits)
+            }),
+            IBin::MaxU => self.map2(exec, d, a, b, |x, y| zx(x, bits).max(zx(y, bits))),
+            IBin::MaxS => self.map2(exec, d, a, b, |x, y| {
+                zx(sx(x, bits).max(sx(y, bits)) as u64, bits)
+            }),
+            IBin::And => self.map2(exec, d, a, b, |x, y| zx(x & y, bits)),
+            IBin::Or => self.map2(exec, d, a, b, |x, y| zx(x | y, bits)),
+            IBin::Xor => self.map2(exec, d, a, b, |x, y| zx(x ^ y, bits)),
+            // Shift amounts larger than the width clamp (PTX ISA 9.7.8.8).
+            IBin::Shl => self.map2(exec, d, a, b, |x, y| {
+                let s = zx(y, 32);
+                if s >= u64::from(w) {
+                    0
+                } else {
+                    zx(x << s, bits)
+                }
+            }),
+            IBin::ShrU => self.map2(exec, d, a, b, |x, y| {
+                let s = zx(y, 32);
+                if s >= u64::from(w) {
+                    0
+                } else {
+                    zx(x, bits) >> s
+                }
+            }),
+            IBin::ShrS => self.map2(exec, d, a, b, |x, y| {
+                let s = zx(y, 32).min(u64::from(w) - 1);
+                zx((sx(x, bits) >> s) as u64, bits)
+            }),
+        }
+        Ok(())
+    }
+
+    /// Per-lane addresses of `addr` into `self.addrs`.
+    #[inline(always)]
+    fn addresses(&mut self, exec: u32, addr: Addr) {
+        if addr.reg == NO_REG {
+            self.addrs = [addr.off; 32];
+        } else {
+            let b = addr.reg as usize * 32;
+            let regs = &self.regs[b..b + 32];
+            if exec == FULL {
+                for l in 0..32 {
+                    self.addrs[l] = regs[l].wrapping_add(addr.off);
+                }
+            } else {
+                for_bits(exec, |l| self.addrs[l] = regs[l].wrapping_add(addr.off));
+            }
+        }
+    }
+
+    /// Resolves generic addresses: returns the lanes in each concrete space and rewrites
+    /// `addrs` to offsets in those spaces.
+    #[inline(always)]
+    fn resolve(&mut self, exec: u32, space: Space) -> [(Space, u32); 3] {
+        if space != Space::Generic {
+            return [(space, exec), (Space::Shared, 0), (Space::Local, 0)];
+        }
+        let (mut g, mut s, mut lo) = (0u32, 0u32, 0u32);
+        for_bits(exec, |l| {
+            let a = self.addrs[l];
+            if a >= LOCAL_WINDOW {
+                lo |= 1 << l;
+                self.addrs[l] = a - LOCAL_WINDOW;
+            } else if a >= SHARED_WINDOW {
+                s |= 1 << l;
+                self.addrs[l] = a - SHARED_WINDOW;
+            } else {
+                g |= 1 << l;
+            }
+        });
+        [(Space::Global, g), (Space::Shared, s), (Space::Local, lo)]
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fault<M: GlobalMemory>(
+        &self,
+        tb: &TbCtx<'_>,
+        mem: &M,
+        pc: u32,
+        lane: usize,
+        kind: AccessKind,
+        space: Space,
+        addr: u64,
+        size: u32,
+    ) -> SimError {
+        let what = match space {
+            Space::Global => mem.describe(addr),
+            Space::Shared => format!("the TB has {} bytes of shared memory", tb.shared.len()),
+            Space::Local => format!("a thread has {} bytes of local memory", self.local_bytes),
+            Space::Param => format!("the parameter block is {} bytes", tb.params.len()),
+            Space::Generic => "no memory there".to_string(),
+        };
+        SimError::OutOfBounds {
+            kind: err_mem(kind),
+            space: space.name(),
+            addr,
+            size,
+            what,
+            loc: tb.loc(self.id, lane, pc),
+        }
+    }
+
+    fn check_align(
+        &self,
+        tb: &TbCtx<'_>,
+        pc: u32,
+        mask: u32,
+        size: u32,
+        kind: AccessKind,
+        space: Space,
+    ) -> Result<(), SimError> {
+        let m = u64::from(size) - 1;
+        let mut any = 0u64;
+        for l in 0..32 {
+            any |= self.addrs[l] & if mask >> l & 1 != 0 { m } else { 0 };
+        }
+        if any == 0 {
+            return Ok(());
+        }
+        let mut bad = 0u32;
+        for_bits(mask, |l| bad |= u32::from(self.addrs[l] & m != 0) << l);
+        if bad != 0 {
+            let l = bad.trailing_zeros() as usize;
+            return Err(SimError::Misaligned {
+                kind: err_mem(kind),
+                space: space.name(),
+                addr: self.addrs[l],
+                size,
+                loc: tb.loc(self.id, l, pc),
+            });
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn local_slot(&self, lane: usize, off: u64, size: u32) -> Option<usize> {
+        let off = usize::try_from(off).ok()?;
+        (off.checked_add(size as usize)? <= self.local_bytes)
+            .then_some(lane * self.local_bytes + off)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn load<M: GlobalMemory, O: MemObserver>(
+        &mut self,
+        tb: &mut TbCtx<'_>,
+        mem: &mut M,
+        obs: &mut O,
+        pc: u32,
+        exec: u32,
+        space: Space,
+        ty: Ty,
+        n: u8,
+        ds: [u32; 4],
+        addr: Addr,
+    ) -> Result<(), SimError> {
+        if exec == 0 {
+            return Ok(());
+        }
+        self.addresses(exec, addr);
+        let esize = u32::from(ty.bits.max(8) / 8);
+        let total = esize * u32::from(n);
+        for (sp, mask) in self.resolve(exec, space) {
+            if mask == 0 {
+                continue;
+            }
+            self.check_align(tb, pc, mask, total, AccessKind::Load, sp)?;
+            if sp == Space::Global || (sp == Space::Shared && obs.wants_shared()) {
+                obs.access(&MemAccess {
+                    tb: tb.linear,
+                    warp: self.id,
+                    inst: InstId(pc),
+                    kind: AccessKind::Load,
+                    space: sp,
+                    size: total,
+                    mask,
+                    addrs: &self.addrs,
+                });
+            }
+            for (k, &d) in ds.iter().enumerate().take(n as usize) {
+                let off = u64::from(esize) * k as u64;
+                let mut out = [0u64; 32];
+                if sp == Space::Global {
+                    if let Err(l) = mem.load_lanes(mask, &self.addrs, off, esize, &mut out) {
+                        let a = self.addrs[l].wrapping_add(off);
+                        return Err(self.fault(tb, mem, pc, l, AccessKind::Load, sp, a, esize));
+                    }
+                } else {
+                    let mut m = mask;
+                    while m != 0 {
+                        let l = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let a = self.addrs[l].wrapping_add(off);
+                        let v = match sp {
+                            Space::Shared => read_bytes(&tb.shared, a, esize),
+                            Space::Local => self
+                                .local_slot(l, a, esize)
+                                .and_then(|i| read_bytes(&self.local, i as u64, esize)),
+                            _ => read_bytes(tb.params, a, esize),
+                        };
+                        let Some(v) = v else {
+                            return Err(self.fault(tb, mem, pc, l, AccessKind::Load, sp, a, esize));
+                        };
+                        out[l] = v;
+                    }
+                }
+                if ty.kind == Kind::S {
+                    for v in out.iter_mut() {
+                        *v = sx(*v, ty.bits) as u64;
+                    }
+                }
+                self.write(mask, d, &out);
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store<M: GlobalMemory, O: MemObserver>(
+        &mut self,
+        tb: &mut TbCtx<'_>,
+        mem: &mut M,
+        obs: &mut O,
+        pc: u32,
+        exec: u32,
+        space: Space,
+        ty: Ty,
+        n: u8,
+        srcs: [Src; 4],
+        addr: Addr,
+    ) -> Result<(), SimError> {
+        if exec == 0 {
+            return Ok(());
+        }
+        self.addresses(exec, addr);
+        let esize = u32::from(ty.bits.max(8) / 8);
+        let total = esize * u32::from(n);
+        let mut vals = [[0u64; 32]; 4];
+        for k in 0..n as usize {
+            vals[k] = self.gather(srcs[k]);
+        }
+        for (sp, mask) in self.resolve(exec, space) {
+            if mask == 0 {
+                continue;
+            }
+            self.check_align(tb, pc, mask, total, AccessKind::Store, sp)?;
+            if sp == Space::Global || (sp == Space::Shared && obs.wants_shared()) {
+                obs.access(&MemAccess {
+                    tb: tb.linear,
+                    warp: self.id,
+                    inst: InstId(pc),
+                    kind: AccessKind::Store,
+                    space: sp,
+                    size: total,
+                    mask,
+                    addrs: &self.addrs,
+                });
+            }
+            let mut m = mask;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for (k, val) in vals.iter().enumerate().take(n as usize) {
+                    let a = self.addrs[l].wrapping_add(u64::from(esize) * k as u64);
+                    let v = val[l];
+                    let ok = match sp {
+                        Space::Global => mem.store(a, esize, v).is_ok(),
+                        Space::Shared => write_bytes(&mut tb.shared, a, esize, v),
+                        Space::Local => match self.local_slot(l, a, esize) {
+                            Some(i) => write_bytes(&mut self.local, i as u64, esize, v),
+                            None => false,
+                        },
+                        _ => false,
+                    };
+                    if !ok {
+                        return Err(self.fault(tb, mem, pc, l, AccessKind::Store, sp, a, esize));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn atomic<M: GlobalMemory, O: MemObserver>(
+        &mut self,
+        tb: &mut TbCtx<'_>,
+        mem: &mut M,
+        obs: &mut O,
+        pc: u32,
+        exec: u32,
+        space: Space,
+        k: AtomOp,
+        ty: Ty,
+        d: u32,
+        addr: Addr,
+        b: Src,
+        c: Src,
+    ) -> Result<(), SimError> {
+        if exec == 0 {
+            return Ok(());
+        }
+        self.addresses(exec, addr);
+        let size = u32::from(ty.bits / 8);
+        let bv = self.gather(b);
+        let cv = self.gather(c);
+        let mut out = [0u64; 32];
+        for (sp, mask) in self.resolve(exec, space) {
+            if mask == 0 {
+                continue;
+            }
+            self.check_align(tb, pc, mask, size, AccessKind::Atomic, sp)?;
+            if sp == Space::Global || (sp == Space::Shared && obs.wants_shared()) {
+                obs.access(&MemAccess {
+                    tb: tb.linear,
+                    warp: self.id,
+                    inst: InstId(pc),
+                    kind: AccessKind::Atomic,
+                    space: sp,
+                    size,
+                    mask,
+                    addrs: &self.addrs,
+                });
+            }
+            let mut m = mask;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let a = self.addrs[l];
+                let (x, y) = (bv[l], cv[l]);
+                let old = match sp {
+                    Space::Global => mem
+                        .atomic(a, size, &mut |old| atom_apply(k, ty, old, x, y))
+                        .ok(),
+                    Space::Shared => read_bytes(&tb.shared, a, size).and_then(|old| {
+                        write_bytes(&mut tb.shared, a, size, atom_apply(k, ty, old, x, y))
+                            .then_some(old)
+                    }),
+                    Space::Local => self.local_slot(l, a, size).and_then(|i| {
+                        let old = read_bytes(&self.local, i as u64, size)?;
+                        write_bytes(
+                            &mut self.local,
+                            i as u64,
+                            size,
+                            atom_apply(k, ty, old, x, y),
+                        )
+                        .then_some(old)
+                    }),
+                    _ => None,
+                };
+                let Some(old) = old else {
+                    return Err(self.fault(tb, mem, pc, l, AccessKind::Atomic, sp, a, size));
+                };
+                out[l] = if ty.kind == Kind::S {
+                    zx(old, ty.bits)
+                } else {
+                    old
+                };
+            }
+        }
+        self.write(exec, d, &out);
+        Ok(())
+    }
+}
+
+#[inline(always)]
+fn read_bytes(b: &[u8], off: u64, size: u32) -> Option<u64> {
+    let off = usize::try_from(off).ok()?;
+    let s = b.get(off..off.checked_add(size as usize)?)?;
+    let mut buf = [0u8; 8];
+    buf[..s.len()].copy_from_slice(s);
+    Some(u64::from_le_bytes(buf))
+}
+
+#[inline(always)]
+fn write_bytes(b: &mut [u8], off: u64, size: u32, v: u64) -> bool {
+    let Ok(off) = usize::try_from(off) else {
+        return false;
+    };
+    let Some(end) = off.checked_add(size as usize) else {
+        return false;
+    };
+    match b.get_mut(off..end) {
+        Some(s) => {
+            s.copy_from_slice(&v.to_le_bytes()[..size as usize]);
+            true
+        }
+        None => false,
+    }
+}

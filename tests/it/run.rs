@@ -1,0 +1,130 @@
+//! `paver run` end to end: outputs as .npy that match the H100 reference, summary.json, the
+//! same results whatever the thread count, and nothing written when the run fails.
+
+use serde_json::Value;
+
+use crate::common::{paver_err, paver_ok, root};
+
+/// Data of a 1-D .npy file written by `paver run` (header checked loosely: dtype and shape).
+fn npy_data(bytes: &[u8], dtype: &str, len: usize) -> Vec<u8> {
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + hlen]).unwrap();
+    assert!(header.contains(&format!("'descr': '{dtype}'")), "{header}");
+    assert!(header.contains(&format!("'shape': ({len},)")), "{header}");
+    assert_eq!((10 + hlen) % 64, 0, "header padded to 64 bytes");
+    bytes[10 + hlen..].to_vec()
+}
+
+#[test]
+fn run_writes_buffers_matching_the_gpu_and_a_summary() {
+    let dir = std::env::temp_dir().join(format!("paver-it-run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = paver_ok(&[
+        "run",
+        "kernels/mm_naive/mm_naive.compute_70.ptx",
+        "--launch",
+        "kernels/mm_naive/small.json",
+        "--outputs",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.contains("warp instructions") && out.contains("fma.rn.f32"),
+        "{out}"
+    );
+    let c = std::fs::read(dir.join("p2_mm_naive_param_2.npy")).unwrap();
+    let want = std::fs::read(root().join("kernels/mm_naive/reference/small/p2.npy")).unwrap();
+    let data = npy_data(&c, "<f4", 4096);
+    assert_eq!(
+        data,
+        npy_data(&want, "<f4", 4096),
+        "C equals the H100's bit for bit"
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["kernel"], "mm_naive");
+    assert_eq!(summary["stats"]["tbs"], 16);
+    assert_eq!(summary["outputs"].as_array().unwrap().len(), 3);
+    // 64 iterations of the k loop per thread, each with one fma.
+    assert_eq!(
+        summary["stats"]["per_opcode"]["fma.rn.f32"]
+            .as_u64()
+            .unwrap()
+            * 32,
+        64 * 64 * 64
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_results_do_not_depend_on_threads() {
+    let json = |threads: &str| -> Value {
+        let v: Value = serde_json::from_str(&paver_ok(&[
+            "run",
+            "kernels/hotspot/hotspot.compute_90.ptx",
+            "--launch",
+            "kernels/hotspot/small.json",
+            "--threads",
+            threads,
+            "--json",
+        ]))
+        .unwrap();
+        v["stats"].clone()
+    };
+    assert_eq!(json("1"), json("3"));
+}
+
+#[test]
+fn a_failing_run_reports_the_fault_and_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("paver-it-run-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ptx = dir.join("oob.ptx");
+    std::fs::write(
+        &ptx,
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\
+         .reg .b32 %r<4>;\n.reg .b64 %rd<8>;\nld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd2, %rd1;\n\
+         mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\n\
+         st.global.u32 [%rd4], %r1;\nret;\n}\n",
+    )
+    .unwrap();
+    let outputs = dir.join("out");
+    let p = ptx.to_str().unwrap();
+    let err = paver_err(&[
+        "run",
+        p,
+        "--grid",
+        "2",
+        "--block",
+        "64",
+        "--param",
+        "p=buffer:u32:40:zeros",
+        "--outputs",
+        outputs.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("out-of-bounds store") && err.contains("TB (0,0,0), thread (40,0,0)"),
+        "{err}"
+    );
+    assert!(err.contains("line 13"), "{err}");
+    assert!(!outputs.exists(), "nothing written on error");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    let err = paver_err(&[
+        "run",
+        p,
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--param",
+        "p=buffer:u32:32:zeros",
+        "--max-instructions",
+        "3",
+    ]);
+    assert!(err.contains("budget of 3"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
