@@ -67,8 +67,30 @@ impl CliError {
 }
 
 /// Writes `text` to `path` atomically: to a temporary file in the same folder, then renamed,
-/// so an interrupted or failed run never leaves a half-written output behind.
+/// so an interrupted or failed run never leaves a half-written output behind. Something that
+/// exists and is not a regular file (`/dev/null`, a pipe, a terminal) is written in place:
+/// renaming over it would replace the device with a file.
 pub fn write_atomic(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    write_atomic_with(path, |w| w.write_all(text.as_bytes()))
+}
+
+/// Like [`write_atomic`], with the contents produced by `fill` through a buffered writer.
+pub fn write_atomic_with(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), CliError> {
+    use std::io::Write;
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    if special {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| CliError::io(path, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        return fill(&mut w)
+            .and_then(|()| w.flush())
+            .map_err(|e| CliError::io(path, e));
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -78,7 +100,15 @@ pub fn write_atomic(path: &std::path::Path, text: &str) -> Result<(), CliError> 
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.paver-tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| CliError::io(&tmp, e))?;
+    let result = std::fs::File::create(&tmp).and_then(|file| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        fill(&mut w)?;
+        w.flush()
+    });
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(CliError::io(&tmp, e));
+    }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         CliError::io(path, e)

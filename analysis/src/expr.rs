@@ -206,6 +206,20 @@ impl Expr {
             _ => None,
         }
     }
+    /// Whether the value is always 0 or 1 (comparisons and boolean connectives).
+    pub fn is_boolean(&self) -> bool {
+        match self {
+            Expr::Cmp(..) | Expr::Not(_) | Expr::And(..) | Expr::Or(..) => true,
+            Expr::Const(c) => *c == 0 || *c == 1,
+            Expr::Ext {
+                bits: 1,
+                signed: false,
+                ..
+            } => true,
+            Expr::Select(_, a, b) => a.is_boolean() && b.is_boolean(),
+            _ => false,
+        }
+    }
     /// The first unknown reason in the tree, if any.
     pub fn unknown_reason(&self) -> Option<Reason> {
         match self {
@@ -300,6 +314,11 @@ pub fn ext(e: E, bits: u8, signed: bool) -> E {
     if let Some(c) = e.as_const() {
         return konst(ext_value(c, bits, signed));
     }
+    // A boolean (0 or 1) is unchanged by any zero-extension: predicates stay comparisons,
+    // so exit conditions and guards keep the shape the closed forms recognise.
+    if !signed && bits >= 1 && e.is_boolean() {
+        return e;
+    }
     if let Expr::Ext {
         bits: b2,
         signed: s2,
@@ -335,8 +354,11 @@ pub fn cmp(r: Rel, a: E, b: E) -> E {
 pub fn not(a: E) -> E {
     match &*a {
         Expr::Const(c) => konst(i128::from(*c == 0)),
-        Expr::Not(x) => x.clone(),
+        Expr::Not(x) if x.is_boolean() => x.clone(),
         Expr::Cmp(r, x, y) => Arc::new(Expr::Cmp(r.negate(), x.clone(), y.clone())),
+        // De Morgan on booleans: guards become conjunctions of comparisons.
+        Expr::Or(x, y) if x.is_boolean() && y.is_boolean() => and(not(x.clone()), not(y.clone())),
+        Expr::And(x, y) if x.is_boolean() && y.is_boolean() => or(not(x.clone()), not(y.clone())),
         _ => Arc::new(Expr::Not(a)),
     }
 }

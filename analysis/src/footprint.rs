@@ -22,6 +22,36 @@ use crate::loops::LoopId;
 /// Unit ids: parameter index in the bits above [`PARAM_SHIFT`], unit offset below.
 pub const PARAM_SHIFT: u32 = 40;
 
+/// A fast non-cryptographic hasher (the FxHash of rustc) for the analysis's internal maps,
+/// whose keys are small integer vectors.
+#[derive(Clone, Copy, Default)]
+pub struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A `HashMap` with [`FxHasher`].
+pub type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+
 /// A half-open interval of unit ids.
 pub type Interval = (u64, u64);
 
@@ -215,6 +245,75 @@ struct LoadPlan<'a> {
     /// Guard literals not depending on any loop counter / depending on some.
     outer_conds: Vec<E>,
     inner_conds: Vec<E>,
+    /// For a load outside loops: the address and guard as affine functions of `%tid.x`, so
+    /// a warp's lanes along `x` become one run.
+    lanes: Option<LanePlan>,
+}
+
+/// A loop-free load's address and guard as affine functions of `%tid.x`.
+struct LanePlan {
+    /// Coefficient of `%tid.x` in the address, and the address's wrap obligations.
+    coef: E,
+    obl: Vec<Obligation>,
+    /// Guard literals free of `%tid.x`.
+    free: Vec<E>,
+    /// Guard literals `d(x) rel 0`: relation, `d`, its coefficient, its obligations.
+    affine: Vec<(Rel, E, E, Vec<Obligation>)>,
+}
+
+fn lane_plan(s: &LoadSite, conds: &[E]) -> Option<LanePlan> {
+    if !s.loops.is_empty() {
+        return None;
+    }
+    let x = Var::Tid(0);
+    let dep = |e: &Expr| matches!(e, Expr::Var(v) if *v == x) || matches!(e, Expr::Trip(_));
+    let mut obl = Vec::new();
+    let coef = linear_coef(&s.addr, x, &mut obl, &dep)?;
+    let (mut free, mut affine) = (Vec::new(), Vec::new());
+    let mut lits = Vec::new();
+    for c in conds {
+        crate::ivs::conjuncts(c, &mut lits);
+    }
+    for lit in lits {
+        let mut d = false;
+        lit.visit_leaves(&mut |e| d |= dep(e));
+        if !d {
+            free.push(lit);
+            continue;
+        }
+        let Expr::Cmp(r, a, b) = &*lit else {
+            return None;
+        };
+        if *r == Rel::Ne {
+            return None;
+        }
+        let diff = sub(a.clone(), b.clone());
+        let mut o = Vec::new();
+        let c = linear_coef(&diff, x, &mut o, &dep)?;
+        affine.push((*r, diff, c, o));
+    }
+    Some(LanePlan {
+        coef,
+        obl,
+        free,
+        affine,
+    })
+}
+
+/// The `k` in `[0, n)` with `a + b * k <= 0`, as a half-open range.
+fn solve_le(a: i128, b: i128, n: i128) -> (i128, i128) {
+    if b == 0 {
+        if a <= 0 {
+            (0, n)
+        } else {
+            (0, 0)
+        }
+    } else if b > 0 {
+        (0, n.min((-a).div_euclid(b) + 1))
+    } else {
+        let nb = -b;
+        (0.max((a + nb - 1).div_euclid(nb)), n)
+    }
 }
 
 /// Computes the static footprints of `model`'s resolved loads (skipping `skip`).
@@ -261,11 +360,22 @@ pub fn compute(
             }
         }
     }
-    let results: Vec<Result<WarpIntervals, String>> = jobs
+    let deps: Vec<TripDeps> = (0..model.loops.len())
+        .map(|l| {
+            let mut d = TripDeps::default();
+            trip_deps(model, LoopId(l as u32), &mut d, &mut Vec::new());
+            d
+        })
+        .collect();
+    let results: Vec<Result<WarpRuns, String>> = jobs
         .par_iter()
         .map(|&(i, key)| {
             let p = plans[i].as_ref().ok_or_else(String::new)?;
-            eval_load(model, launch, gran, p, key, block).map_err(|e| e.to_string())
+            let mut trips = TripCache {
+                deps: &deps,
+                memo: FxMap::default(),
+            };
+            eval_load(model, launch, gran, p, key, block, &mut trips).map_err(|e| e.to_string())
         })
         .collect();
     let mut errors: Vec<LoadError> = Vec::new();
@@ -295,7 +405,7 @@ pub fn compute(
         let mut ps: Vec<u32> = results
             .iter()
             .flatten()
-            .flat_map(|w| w.iter().flat_map(|v| v.iter().map(|(p, _)| *p)))
+            .flat_map(|w| w.iter().flat_map(|v| v.iter().map(|r| r.0)))
             .collect();
         ps.sort_unstable();
         ps.dedup();
@@ -330,33 +440,30 @@ pub fn compute(
                         .take_while(|(_, (l, _))| *l == i)
                         .any(|(r, _)| {
                             r.as_ref()
-                                .is_ok_and(|w| w.iter().any(|v| v.iter().any(|(p, _)| *p == param)))
+                                .is_ok_and(|w| w.iter().any(|v| v.iter().any(|r| r.0 == param)))
                         })
                 })
                 .collect();
-            let mut index: HashMap<Vec<usize>, usize> = HashMap::new();
+            let mut index: FxMap<Vec<usize>, usize> = FxMap::default();
             let mut classes: Vec<Class> = Vec::new();
             for tb in 0..num_tbs {
                 let key: Vec<usize> = touching.iter().map(|&i| job_of(i, tb)).collect();
-                let k = *index.entry(key.clone()).or_insert_with(|| {
-                    let mut warps: Vec<Vec<Interval>> = vec![Vec::new(); nwarps];
+                let k = if let Some(&k) = index.get(&key) {
+                    k
+                } else {
+                    let mut warps: Vec<Vec<Run>> = vec![Vec::new(); nwarps];
                     for &j in &key {
                         if let Ok(w) = &results[j] {
                             for (wi, v) in w.iter().enumerate() {
-                                warps[wi].extend(
-                                    v.iter().filter(|(p, _)| *p == param).map(|(_, iv)| *iv),
-                                );
+                                warps[wi].extend(v.iter().filter(|r| r.0 == param));
                             }
                         }
                     }
-                    let warps: Vec<Vec<Interval>> = warps.into_iter().map(normalize).collect();
-                    classes.push(Class {
-                        units: normalize(warps.iter().flatten().copied().collect()),
-                        multi_warp: covered_twice(&warps),
-                        members: Vec::new(),
-                    });
+                    let warps: Vec<Vec<Run>> = warps.into_iter().map(normalize_runs).collect();
+                    classes.push(class_from_runs(&warps));
+                    index.insert(key, classes.len() - 1);
                     classes.len() - 1
-                });
+                };
                 classes[k].members.push(tb);
             }
             classes.retain(|c| !c.units.is_empty());
@@ -496,20 +603,162 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         let mut obl = Vec::new();
         linear_coef(&s.addr, k, &mut obl, &dep).map(|c| (c, obl))
     });
+    let all: Vec<E> = outer_conds.iter().chain(&inner_conds).cloned().collect();
+    let lanes = lane_plan(s, &all);
     LoadPlan {
         site: s,
         dims,
         inner_affine,
         outer_conds,
         inner_conds,
+        lanes,
     }
 }
 
-/// One strided run of units: (parameter, first unit, stride in units, count, unused).
-type Run = (u32, u64, u64, u64, u64);
+/// What a loop's trip count depends on besides `%ctaid` (fixed per job): thread
+/// coordinates and the iterations of other loops.
+#[derive(Clone, Debug, Default)]
+struct TripDeps {
+    tid: [bool; 3],
+    iters: Vec<LoopId>,
+}
 
-/// Per warp of one TB, the intervals one load reads.
-type WarpIntervals = Vec<Vec<(u32, Interval)>>;
+fn trip_deps(model: &KernelModel, l: LoopId, out: &mut TripDeps, seen: &mut Vec<LoopId>) {
+    if seen.contains(&l) {
+        return;
+    }
+    seen.push(l);
+    let Some(info) = model.loops.get(l.index()) else {
+        return;
+    };
+    let mut trips = Vec::new();
+    for e in &info.exits {
+        e.visit_leaves(&mut |x| match x {
+            Expr::Var(Var::Tid(d)) => out.tid[usize::from(*d)] = true,
+            Expr::Var(Var::Iter(q)) if *q != l && !out.iters.contains(q) => out.iters.push(*q),
+            Expr::Trip(q) => trips.push(*q),
+            _ => {}
+        });
+    }
+    for q in trips {
+        trip_deps(model, q, out, seen);
+    }
+}
+
+/// Trip counts of one job, memoised on the values they depend on.
+struct TripCache<'a> {
+    deps: &'a [TripDeps],
+    memo: FxMap<(u32, Vec<i128>), i128>,
+}
+
+impl TripCache<'_> {
+    fn trip(&mut self, model: &KernelModel, l: LoopId, cx: &Ctx) -> Result<i128, EvalError> {
+        let d = &self.deps[l.index()];
+        let mut key: Vec<i128> = (0..3).filter(|&i| d.tid[i]).map(|i| cx.tid[i]).collect();
+        for q in &d.iters {
+            key.push(cx.iters[q.index()].unwrap_or(-1));
+        }
+        let k = (l.index() as u32, key);
+        if let Some(&t) = self.memo.get(&k) {
+            return Ok(t);
+        }
+        let t = model.trip(l, cx)?;
+        self.memo.insert(k, t);
+        Ok(t)
+    }
+}
+
+/// One run of units of a parameter: `(param, start, stride, count)`; with `stride == 1`
+/// the interval `[start, start + count)`, else the points `start + k * stride`, `k < count`.
+type Run = (u32, u64, u64, u64);
+
+/// Per warp of one TB, the runs one load reads (sorted, deduplicated, stride-1 runs merged).
+type WarpRuns = Vec<Vec<Run>>;
+
+/// Sorts and deduplicates runs, merging overlapping or adjacent intervals of one parameter.
+fn normalize_runs(mut rs: Vec<Run>) -> Vec<Run> {
+    for r in &mut rs {
+        if r.3 <= 1 {
+            r.2 = 1;
+        }
+    }
+    rs.sort_unstable();
+    rs.dedup();
+    let (mut ivs, pts): (Vec<Run>, Vec<Run>) = rs.into_iter().partition(|r| r.2 == 1);
+    let mut out: Vec<Run> = Vec::with_capacity(ivs.len() + pts.len());
+    for (p, a, _, n) in ivs.drain(..) {
+        match out.last_mut() {
+            Some(l) if l.0 == p && a <= l.1 + l.3 => l.3 = l.3.max(a + n - l.1),
+            _ => out.push((p, a, 1, n)),
+        }
+    }
+    out.extend(pts);
+    out.sort_unstable();
+    out
+}
+
+/// Appends the units of `r` as intervals.
+fn expand(r: &Run, out: &mut Vec<Interval>) {
+    let &(_, a, st, n) = r;
+    if st == 1 {
+        out.push((a, a + n));
+    } else {
+        out.extend((0..n).map(|k| (a + k * st, a + k * st + 1)));
+    }
+}
+
+/// The class of one TB for one parameter from the runs of each warp: units, and units read
+/// by two or more warps. A run read by several warps is expanded once.
+fn class_from_runs(warps: &[Vec<Run>]) -> Class {
+    let mut all: Vec<(&Run, u32)> = Vec::new();
+    for (w, rs) in warps.iter().enumerate() {
+        all.extend(rs.iter().map(|r| (r, w as u32)));
+    }
+    all.sort_unstable();
+    // Runs of several warps (counted twice) and runs of one warp (by warp).
+    let mut multi: Vec<Interval> = Vec::new();
+    let mut single: Vec<(u32, &Run)> = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        let mut j = i + 1;
+        while j < all.len() && all[j].0 == all[i].0 {
+            j += 1;
+        }
+        if j - i >= 2 {
+            expand(all[i].0, &mut multi);
+        } else {
+            single.push((all[i].1, all[i].0));
+        }
+        i = j;
+    }
+    let multi = normalize(multi);
+    let mut units = multi.clone();
+    let multi_warp = if single.is_empty() {
+        multi
+    } else {
+        single.sort_unstable();
+        let mut lists: Vec<Vec<Interval>> = vec![multi.clone(), multi];
+        let mut k = 0;
+        while k < single.len() {
+            let w = single[k].0;
+            let mut v = Vec::new();
+            while k < single.len() && single[k].0 == w {
+                expand(single[k].1, &mut v);
+                k += 1;
+            }
+            let v = normalize(v);
+            units.extend_from_slice(&v);
+            lists.push(v);
+        }
+        units = normalize(units);
+        covered_twice(&lists)
+    };
+    Class {
+        units,
+        multi_warp,
+        members: Vec::new(),
+    }
+}
 
 struct Sink<'a> {
     launch: &'a BoundLaunch,
@@ -552,19 +801,19 @@ impl Sink<'_> {
         let base = u64::from(p) << PARAM_SHIFT;
         let w = self.warp;
         if t == 1 || c == 0 || c as u64 <= ub {
-            self.runs[w].push((p, base + off0 / ub, 1, off1 / ub - off0 / ub + 1, 0));
+            self.runs[w].push((p, base + off0 / ub, 1, off1 / ub - off0 / ub + 1));
         } else if (c as u64).is_multiple_of(ub) {
             let stride = c as u64 / ub;
             let span = (off0 + self.width - 1) / ub - off0 / ub;
             for s in 0..=span {
-                self.runs[w].push((p, base + off0 / ub + s, stride, t as u64, 0));
+                self.runs[w].push((p, base + off0 / ub + s, stride, t as u64));
             }
         } else {
             for k in 0..t {
                 let a = a0 + c * k;
                 let (_, _, o) = self.unit_of(a)?;
                 let o1 = o + self.width - 1;
-                self.runs[w].push((p, base + o / ub, 1, o1 / ub - o / ub + 1, 0));
+                self.runs[w].push((p, base + o / ub, 1, o1 / ub - o / ub + 1));
             }
         }
         Ok(())
@@ -578,7 +827,8 @@ fn eval_load(
     p: &LoadPlan,
     key: [u32; 3],
     block: [u32; 3],
-) -> Result<Vec<Vec<(u32, Interval)>>, EvalError> {
+    trips: &mut TripCache,
+) -> Result<WarpRuns, EvalError> {
     let nthreads = (block[0] * block[1] * block[2]) as usize;
     let nwarps = nthreads.div_ceil(32);
     let mut sink = Sink {
@@ -590,13 +840,23 @@ fn eval_load(
     };
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
-    for t in 0..nthreads as u32 {
+    let mut t = 0u32;
+    while t < nthreads as u32 {
         cx.tid = [
             i128::from(t % block[0]),
             i128::from((t / block[0]) % block[1]),
             i128::from(t / (block[0] * block[1])),
         ];
         sink.warp = (t / 32) as usize;
+        if let Some(lp) = &p.lanes {
+            // The lanes of this warp in this row of the block.
+            let n = (block[0] - t % block[0]).min(32 - t % 32);
+            if lanes(model, p, lp, &mut cx, i128::from(n), &mut sink)? {
+                t += n;
+                continue;
+            }
+        }
+        t += 1;
         let mut ok = true;
         for c in &p.outer_conds {
             if eval(c, &cx, model)? == 0 {
@@ -605,34 +865,73 @@ fn eval_load(
             }
         }
         if ok {
-            walk(model, p, 0, &mut cx, &mut sink)?;
+            walk(model, p, 0, &mut cx, &mut sink, trips)?;
         }
     }
-    Ok(sink
-        .runs
-        .into_iter()
-        .map(|mut rs| {
-            rs.sort_unstable();
-            rs.dedup();
-            let mut out: Vec<(u32, Interval)> = Vec::new();
-            for (pp, start, stride, n, _) in rs {
-                if stride == 1 {
-                    out.push((pp, (start, start + n)));
-                } else {
-                    out.extend((0..n).map(|k| (pp, (start + k * stride, start + k * stride + 1))));
-                }
+    Ok(sink.runs.into_iter().map(normalize_runs).collect())
+}
+
+/// Records the accesses of lanes `x0 .. x0 + n` of one warp row (`cx.tid` at `x0`) as one
+/// run; `false` when the affine view does not hold over them (the caller enumerates).
+fn lanes(
+    model: &KernelModel,
+    p: &LoadPlan,
+    lp: &LanePlan,
+    cx: &mut Ctx,
+    n: i128,
+    sink: &mut Sink,
+) -> Result<bool, EvalError> {
+    let x0 = cx.tid[0];
+    let holds_at = |cx: &mut Ctx, obl: &[Obligation], at: i128| -> Result<bool, EvalError> {
+        cx.tid[0] = x0 + at;
+        for o in obl {
+            if !o.holds(eval(&o.e, cx, model)?) {
+                cx.tid[0] = x0;
+                return Ok(false);
             }
-            let mut by: Vec<(u32, Interval)> = Vec::new();
-            out.sort_unstable();
-            for (pp, (a, b)) in out {
-                match by.last_mut() {
-                    Some((lp, l)) if *lp == pp && a <= l.1 => l.1 = l.1.max(b),
-                    _ => by.push((pp, (a, b))),
-                }
+        }
+        cx.tid[0] = x0;
+        Ok(true)
+    };
+    for c in &lp.free {
+        if eval(c, cx, model)? == 0 {
+            return Ok(true);
+        }
+    }
+    let (mut lo, mut hi) = (0i128, n);
+    for (r, d, c, obl) in &lp.affine {
+        if !holds_at(cx, obl, 0)? || !holds_at(cx, obl, n - 1)? {
+            return Ok(false);
+        }
+        let (d0, ds) = (eval(d, cx, model)?, eval(c, cx, model)?);
+        let mut cut = |(a, b): (i128, i128)| {
+            lo = lo.max(a);
+            hi = hi.min(b);
+        };
+        match r {
+            Rel::Lt => cut(solve_le(d0 + 1, ds, n)),
+            Rel::Le => cut(solve_le(d0, ds, n)),
+            Rel::Gt => cut(solve_le(1 - d0, -ds, n)),
+            Rel::Ge => cut(solve_le(-d0, -ds, n)),
+            Rel::Eq => {
+                cut(solve_le(d0, ds, n));
+                cut(solve_le(-d0, -ds, n));
             }
-            by
-        })
-        .collect())
+            Rel::Ne => return Ok(false),
+        }
+    }
+    if lo >= hi {
+        return Ok(true);
+    }
+    if !holds_at(cx, &lp.obl, lo)? || !holds_at(cx, &lp.obl, hi - 1)? {
+        return Ok(false);
+    }
+    cx.tid[0] = x0 + lo;
+    let a0 = eval(&p.site.addr, cx, model)?;
+    let c = eval(&lp.coef, cx, model)?;
+    cx.tid[0] = x0;
+    sink.ap(a0, c, hi - lo)?;
+    Ok(true)
 }
 
 fn walk(
@@ -641,6 +940,7 @@ fn walk(
     depth: usize,
     cx: &mut Ctx,
     sink: &mut Sink,
+    trips: &mut TripCache,
 ) -> Result<(), EvalError> {
     let loops = &p.site.loops;
     if depth == loops.len() {
@@ -655,7 +955,7 @@ fn walk(
     let l = loops[depth];
     cx.trips[l.index()] = None;
     cx.iters[l.index()] = None;
-    let t = model.trip(l, cx)?;
+    let t = trips.trip(model, l, cx)?;
     cx.trips[l.index()] = Some(t);
     let innermost = depth + 1 == loops.len();
     if innermost && t > 1 {
@@ -689,7 +989,7 @@ fn walk(
     }
     for k in 0..t {
         cx.iters[l.index()] = Some(k);
-        walk(model, p, depth + 1, cx, sink)?;
+        walk(model, p, depth + 1, cx, sink, trips)?;
     }
     cx.iters[l.index()] = None;
     cx.trips[l.index()] = None;

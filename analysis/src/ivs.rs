@@ -119,7 +119,8 @@ impl TripSource for KernelModel {
     }
 }
 
-fn conjuncts(e: &E, out: &mut Vec<E>) {
+/// The conjuncts of `e` (its `And` operands, recursively).
+pub(crate) fn conjuncts(e: &E, out: &mut Vec<E>) {
     match &**e {
         Expr::And(a, b) => {
             conjuncts(a, out);

@@ -8,20 +8,58 @@
 //! TBs is ever compared unless they share a group, so the cost is linear in the number of
 //! edges produced.
 
-use std::collections::{BTreeSet, HashMap};
-
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::footprint::{Footprints, ParamFootprint};
+use crate::footprint::{Footprints, FxMap, ParamFootprint};
 
 /// The locality graph: vertices are TBs, `w(i, j)` the number of distinct units both read.
+/// Stored as the upper triangle in compressed rows, in chunks of [`ROW_CHUNK`] consecutive
+/// TBs (built in parallel, never concatenated): row `i` lists its neighbours `j > i` in
+/// ascending order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Graph {
     /// Number of TBs.
     pub num_tbs: u32,
+    chunks: Vec<RowChunk>,
+    num_edges: u64,
+}
+
+/// Rows of [`ROW_CHUNK`] consecutive TBs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct RowChunk {
+    /// `offsets[r]..offsets[r + 1]` indexes row `r` of the chunk.
+    offsets: Vec<u32>,
+    nbrs: Vec<u32>,
+    weights: Vec<u64>,
+}
+
+impl Graph {
+    /// Number of edges `(i, j)`, `i < j`.
+    pub fn num_edges(&self) -> u64 {
+        self.num_edges
+    }
+    /// Row `i`: neighbours `j > i` ascending, and the weights.
+    pub fn row(&self, i: u32) -> (&[u32], &[u64]) {
+        let c = &self.chunks[(i / ROW_CHUNK) as usize];
+        let r = (i % ROW_CHUNK) as usize;
+        let (a, b) = (c.offsets[r] as usize, c.offsets[r + 1] as usize);
+        (&c.nbrs[a..b], &c.weights[a..b])
+    }
     /// Edges `(i, j, w)` with `i < j`, sorted.
-    pub edges: Vec<(u32, u32, u64)>,
+    pub fn edges(&self) -> impl Iterator<Item = (u32, u32, u64)> + '_ {
+        (0..self.num_tbs).flat_map(move |i| {
+            let (n, w) = self.row(i);
+            n.iter().zip(w).map(move |(&j, &w)| (i, j, w))
+        })
+    }
+    /// Rows `ROW_CHUNK * k ..` as parallel work items: `(first TB, number of rows)`.
+    pub fn row_chunks(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        (0..self.chunks.len() as u32).map(move |k| {
+            let first = k * ROW_CHUNK;
+            (first, ROW_CHUNK.min(self.num_tbs - first))
+        })
+    }
 }
 
 /// Fig. 2 of PAVER: data units by who reads them.
@@ -67,47 +105,85 @@ struct ParamGroups {
     groups_of: Vec<Vec<u32>>,
 }
 
-fn sweep(
-    p: &ParamFootprint,
-    num_tbs: u32,
-    cats: &mut Categories,
-    shared_refs: &mut u64,
-    distinct: &mut u64,
-) -> ParamGroups {
+/// Per-parameter sums of the sweep.
+#[derive(Default)]
+struct SweepSums {
+    cats: Categories,
+    shared_refs: u64,
+    distinct: u64,
+}
+
+fn sweep(p: &ParamFootprint, num_tbs: u32) -> (ParamGroups, SweepSums) {
+    let mut sums = SweepSums::default();
     let mut class_of = vec![u32::MAX; num_tbs as usize];
     for (k, c) in p.classes.iter().enumerate() {
         for &m in &c.members {
             class_of[m as usize] = k as u32;
         }
     }
-    // Events: (position, is_start, kind (0 units, 1 multi-warp), class).
-    let mut ev: Vec<(u64, bool, u8, u32)> = Vec::new();
+    // Events packed as position (high 64 bits), then 0 for an end / 1 for a start, the kind
+    // (0 units, 1 multi-warp) and the class: ends sort before starts at one position.
+    let n_ev: usize = p
+        .classes
+        .iter()
+        .map(|c| 2 * (c.units.len() + c.multi_warp.len()))
+        .sum();
+    let mut ev: Vec<u128> = Vec::with_capacity(n_ev);
+    // Classes whose every unit is read by several warps: their unit events count as
+    // multi-warp events too.
+    let all_multi: Vec<i64> = p
+        .classes
+        .iter()
+        .map(|c| i64::from(c.multi_warp == c.units))
+        .collect();
+    let pack = |pos: u64, start: bool, kind: u8, c: u32| -> u128 {
+        (u128::from(pos) << 64)
+            | (u128::from(start) << 40)
+            | (u128::from(kind) << 32)
+            | u128::from(c)
+    };
     for (k, c) in p.classes.iter().enumerate() {
         for &(a, b) in &c.units {
-            ev.push((a, true, 0, k as u32));
-            ev.push((b, false, 0, k as u32));
+            ev.push(pack(a, true, 0, k as u32));
+            ev.push(pack(b, false, 0, k as u32));
+        }
+        if all_multi[k] == 1 {
+            continue;
         }
         for &(a, b) in &c.multi_warp {
-            ev.push((a, true, 1, k as u32));
-            ev.push((b, false, 1, k as u32));
+            ev.push(pack(a, true, 1, k as u32));
+            ev.push(pack(b, false, 1, k as u32));
         }
     }
-    ev.sort_unstable();
-    let mut active: BTreeSet<u32> = BTreeSet::new();
+    ev.par_sort_unstable();
+    let mut active: Vec<u32> = Vec::new();
     let (mut tbs, mut multi) = (0u64, 0i64);
-    let mut weights: HashMap<Vec<u32>, u64> = HashMap::new();
-    let mut key: Vec<u32> = Vec::new();
+    let mut index: FxMap<Vec<u32>, usize> = FxMap::default();
+    let mut groups: Vec<(Vec<u32>, u64)> = Vec::new();
+    let mut cur: Option<usize> = None;
     let mut prev = 0u64;
     let mut i = 0;
     while i < ev.len() {
-        let pos = ev[i].0;
+        let pos = (ev[i] >> 64) as u64;
         let len = pos - prev;
         if len > 0 && tbs > 0 {
-            *weights.entry(key.clone()).or_insert(0) += len;
-            *distinct += len;
+            let g = match cur {
+                Some(g) => g,
+                None => {
+                    let g = *index.entry(active.clone()).or_insert_with(|| {
+                        groups.push((active.clone(), 0));
+                        groups.len() - 1
+                    });
+                    cur = Some(g);
+                    g
+                }
+            };
+            groups[g].1 += len;
+            sums.distinct += len;
             if tbs >= 2 {
-                *shared_refs += len * tbs;
+                sums.shared_refs += len * tbs;
             }
+            let cats = &mut sums.cats;
             let slot = match (tbs >= 2, multi > 0) {
                 (false, false) => &mut cats.unshared,
                 (false, true) => &mut cats.intra_tb,
@@ -116,32 +192,33 @@ fn sweep(
             };
             *slot += len;
         }
-        let mut changed = false;
-        while i < ev.len() && ev[i].0 == pos {
-            let (_, start, kind, c) = ev[i];
+        while i < ev.len() && (ev[i] >> 64) as u64 == pos {
+            let e = ev[i];
+            let (start, kind, c) = ((e >> 40) & 1 == 1, (e >> 32) & 0xff, e as u32);
             let m = p.classes[c as usize].members.len() as u64;
+            let all_multi = all_multi[c as usize];
             match (kind, start) {
                 (0, true) => {
-                    active.insert(c);
+                    let at = active.partition_point(|&x| x < c);
+                    active.insert(at, c);
                     tbs += m;
-                    changed = true;
+                    multi += all_multi;
+                    cur = None;
                 }
                 (0, false) => {
-                    active.remove(&c);
+                    let at = active.partition_point(|&x| x < c);
+                    active.remove(at);
                     tbs -= m;
-                    changed = true;
+                    multi -= all_multi;
+                    cur = None;
                 }
                 (_, true) => multi += 1,
                 (_, false) => multi -= 1,
             }
             i += 1;
         }
-        if changed {
-            key = active.iter().copied().collect();
-        }
         prev = pos;
     }
-    let mut groups: Vec<(Vec<u32>, u64)> = weights.into_iter().collect();
     groups.sort_unstable();
     let mut groups_of = vec![Vec::new(); p.classes.len()];
     for (g, (cs, _)) in groups.iter().enumerate() {
@@ -149,67 +226,136 @@ fn sweep(
             groups_of[c as usize].push(g as u32);
         }
     }
-    ParamGroups {
-        class_of,
-        groups,
-        groups_of,
+    (
+        ParamGroups {
+            class_of,
+            groups,
+            groups_of,
+        },
+        sums,
+    )
+}
+
+/// TBs per chunk of graph rows (the unit of parallel work).
+pub const ROW_CHUNK: u32 = 256;
+
+/// At most this many sorted member lists are merged directly; more go through a dense
+/// scratch row.
+const MERGE_LISTS: usize = 8;
+
+/// Merges ascending lists of TB ids with weights, summing the weights of equal ids.
+fn merge_lists(lists: &mut [(&[u32], u64)], nbrs: &mut Vec<u32>, weights: &mut Vec<u64>) {
+    loop {
+        let mut min = u32::MAX;
+        for (l, _) in lists.iter() {
+            if let Some(&j) = l.first() {
+                min = min.min(j);
+            }
+        }
+        if min == u32::MAX {
+            return;
+        }
+        let mut w = 0;
+        for (l, lw) in lists.iter_mut() {
+            if l.first() == Some(&min) {
+                w += *lw;
+                *l = &l[1..];
+            }
+        }
+        nbrs.push(min);
+        weights.push(w);
     }
 }
 
 /// Builds the locality graph and the statistics of `fp`.
 pub fn build(fp: &Footprints) -> (Graph, Stats) {
     let n = fp.num_tbs;
+    let swept: Vec<(ParamGroups, SweepSums)> = fp.params.par_iter().map(|p| sweep(p, n)).collect();
     let mut cats = Categories::default();
     let (mut shared_refs, mut distinct) = (0u64, 0u64);
-    let pgs: Vec<ParamGroups> = fp
-        .params
-        .iter()
-        .map(|p| sweep(p, n, &mut cats, &mut shared_refs, &mut distinct))
-        .collect();
-    let rows: Vec<Vec<(u32, u64)>> = (0..n)
+    let mut pgs = Vec::with_capacity(swept.len());
+    for (pg, s) in swept {
+        cats.unshared += s.cats.unshared;
+        cats.intra_tb += s.cats.intra_tb;
+        cats.inter_tb += s.cats.inter_tb;
+        cats.both += s.cats.both;
+        shared_refs += s.shared_refs;
+        distinct += s.distinct;
+        pgs.push(pg);
+    }
+    let chunks: Vec<RowChunk> = (0..n.div_ceil(ROW_CHUNK))
         .into_par_iter()
         .map_init(
-            || (vec![0u64; n as usize], Vec::<u32>::new()),
-            |(acc, touched), i| {
-                for (pg, p) in pgs.iter().zip(&fp.params) {
-                    let c = pg.class_of[i as usize];
-                    if c == u32::MAX {
-                        continue;
+            || (Vec::<u64>::new(), Vec::<u32>::new()),
+            |(acc, touched), ch| {
+                let mut out = RowChunk {
+                    offsets: vec![0],
+                    ..Default::default()
+                };
+                let mut lists: Vec<(&[u32], u64)> = Vec::new();
+                for i in ch * ROW_CHUNK..((ch + 1) * ROW_CHUNK).min(n) {
+                    lists.clear();
+                    for (pg, p) in pgs.iter().zip(&fp.params) {
+                        let c = pg.class_of[i as usize];
+                        if c == u32::MAX {
+                            continue;
+                        }
+                        for &g in &pg.groups_of[c as usize] {
+                            let (cs, w) = &pg.groups[g as usize];
+                            for &c2 in cs {
+                                let ms = &p.classes[c2 as usize].members;
+                                let from = ms.partition_point(|&j| j <= i);
+                                if from < ms.len() {
+                                    lists.push((&ms[from..], *w));
+                                }
+                            }
+                        }
                     }
-                    for &g in &pg.groups_of[c as usize] {
-                        let (cs, w) = &pg.groups[g as usize];
-                        for &c2 in cs {
-                            let ms = &p.classes[c2 as usize].members;
-                            let from = ms.partition_point(|&j| j <= i);
-                            for &j in &ms[from..] {
+                    if lists.len() <= MERGE_LISTS {
+                        merge_lists(&mut lists, &mut out.nbrs, &mut out.weights);
+                    } else {
+                        if acc.is_empty() {
+                            acc.resize(n as usize, 0);
+                        }
+                        for &(ms, w) in &lists {
+                            for &j in ms {
                                 if acc[j as usize] == 0 {
                                     touched.push(j);
                                 }
                                 acc[j as usize] += w;
                             }
                         }
+                        touched.sort_unstable();
+                        out.nbrs.extend_from_slice(touched);
+                        out.weights.extend(
+                            touched
+                                .iter()
+                                .map(|&j| std::mem::take(&mut acc[j as usize])),
+                        );
+                        touched.clear();
                     }
+                    out.offsets.push(out.nbrs.len() as u32);
                 }
-                touched.sort_unstable();
-                let row = touched
-                    .iter()
-                    .map(|&j| (j, std::mem::take(&mut acc[j as usize])))
-                    .collect();
-                touched.clear();
-                row
+                out
             },
         )
         .collect();
     let mut degree = vec![0u32; n as usize];
-    let total_edges: usize = rows.iter().map(Vec::len).sum();
-    let mut edges = Vec::with_capacity(total_edges);
-    for (i, row) in rows.into_iter().enumerate() {
-        for (j, w) in row {
-            degree[i] += 1;
-            degree[j as usize] += 1;
-            edges.push((i as u32, j, w));
+    let mut num_edges = 0u64;
+    for (k, c) in chunks.iter().enumerate() {
+        for (r, w) in c.offsets.windows(2).enumerate() {
+            degree[k * ROW_CHUNK as usize + r] += w[1] - w[0];
         }
+        for &j in &c.nbrs {
+            degree[j as usize] += 1;
+        }
+        num_edges += c.nbrs.len() as u64;
     }
+    let g = Graph {
+        num_tbs: n,
+        chunks,
+        num_edges,
+    };
     let total_refs: u64 = fp
         .params
         .iter()
@@ -224,7 +370,7 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
         spscore: if n == 0 {
             1.0
         } else {
-            1.0 - (2.0 * edges.len() as f64) / nn
+            1.0 - (2.0 * g.num_edges() as f64) / nn
         },
         shared_tbs: degree.iter().filter(|&&d| d > 0).count() as u64,
         degree_of_sharing: if total_refs == 0 {
@@ -232,15 +378,16 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
         } else {
             shared_refs as f64 / total_refs as f64
         },
-        edges: edges.len() as u64,
+        edges: g.num_edges(),
         categories: cats,
     };
-    (Graph { num_tbs: n, edges }, stats)
+    (g, stats)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn pairwise_reference_agrees() {
@@ -268,7 +415,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(g.edges, want);
+        assert_eq!(g.edges().collect::<Vec<_>>(), want);
         assert_eq!(s.shared_tbs, 4);
         assert_eq!(
             s.total_data_references,

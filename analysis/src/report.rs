@@ -14,7 +14,8 @@ use crate::Analysis;
 /// Format tag of the document.
 pub const FORMAT: &str = "paver-analysis/1";
 
-/// Builds the JSON document. Deterministic: the same input gives the same bytes.
+/// Builds the JSON document without the graph's edges (see [`write_json`], which adds
+/// them). Deterministic: the same input gives the same bytes.
 pub fn document(
     f: &Function,
     launch: &BoundLaunch,
@@ -103,7 +104,6 @@ pub fn document(
         "data_structures": structures,
         "graph": {
             "num_tbs": g.num_tbs,
-            "edges": g.edges.iter().map(|&(i, j, w)| [u64::from(i), u64::from(j), w]).collect::<Vec<_>>(),
         },
         "stats": s,
         "categories": {
@@ -116,6 +116,76 @@ pub fn document(
             }
         }
     })
+}
+
+/// Rows of the graph formatted per parallel batch (bounds the memory held as text).
+const WRITE_BATCH: usize = 32;
+
+/// Writes `doc` (from [`document`]) as compact JSON with `graph.edges` = `[[i, j, w], ...]`
+/// streamed from `g`: the edge list is formatted in parallel, row chunk by row chunk, and
+/// never held as a JSON value.
+pub fn write_json(out: &mut dyn std::io::Write, doc: &Value, g: &Graph) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    let Value::Object(map) = doc else {
+        return serde_json::to_writer(out, doc).map_err(std::io::Error::other);
+    };
+    out.write_all(b"{")?;
+    for (k, (key, v)) in map.iter().enumerate() {
+        if k > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, key).map_err(std::io::Error::other)?;
+        out.write_all(b":")?;
+        if key != "graph" {
+            serde_json::to_writer(&mut *out, v).map_err(std::io::Error::other)?;
+            continue;
+        }
+        out.write_all(b"{\"edges\":[")?;
+        let chunks: Vec<(u32, u32)> = g.row_chunks().collect();
+        let mut first = true;
+        for batch in chunks.chunks(WRITE_BATCH) {
+            let texts: Vec<Vec<u8>> = batch
+                .par_iter()
+                .map(|&(start, rows)| {
+                    let mut t = Vec::new();
+                    let mut b = itoa::Buffer::new();
+                    for i in start..start + rows {
+                        let (ns, ws) = g.row(i);
+                        let si = b.format(i).as_bytes().to_vec();
+                        for (&j, &w) in ns.iter().zip(ws) {
+                            t.extend_from_slice(b",[");
+                            t.extend_from_slice(&si);
+                            t.push(b',');
+                            t.extend_from_slice(b.format(j).as_bytes());
+                            t.push(b',');
+                            t.extend_from_slice(b.format(w).as_bytes());
+                            t.push(b']');
+                        }
+                    }
+                    t
+                })
+                .collect();
+            for t in texts {
+                if t.is_empty() {
+                    continue;
+                }
+                // Each text starts with a separator; the first one of the list drops it.
+                out.write_all(if first { &t[1..] } else { &t })?;
+                first = false;
+            }
+        }
+        out.write_all(b"]")?;
+        if let Value::Object(gm) = v {
+            for (gk, gv) in gm {
+                out.write_all(b",")?;
+                serde_json::to_writer(&mut *out, gk).map_err(std::io::Error::other)?;
+                out.write_all(b":")?;
+                serde_json::to_writer(&mut *out, gv).map_err(std::io::Error::other)?;
+            }
+        }
+        out.write_all(b"}")?;
+    }
+    out.write_all(b"}")
 }
 
 /// The one-screen summary printed by `paver analyze`.

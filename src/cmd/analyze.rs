@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use analysis::footprint::Granularity;
 
 use crate::cmd::{load_module, param_sigs, select_kernel};
-use crate::error::{write_atomic, CliError};
+use crate::error::{write_atomic_with, CliError};
 use crate::launch_args::LaunchArgs;
 
 /// Data-unit granularity of footprints and graph weights.
@@ -61,8 +61,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let (graph, stats) = analysis::locality::build(&a.footprints);
     if let Some(out) = &args.output {
         let doc = analysis::report::document(f, &bound, gran, &a, &graph, &stats);
-        let text = serde_json::to_string(&doc).map_err(|e| CliError::Usage(e.to_string()))?;
-        write_atomic(out, &text)?;
+        write_atomic_with(out, |w| analysis::report::write_json(w, &doc, &graph))?;
     }
     if !args.quiet {
         print!("{}", analysis::report::summary(f, &bound, &a, &stats));

@@ -3,7 +3,8 @@
 //! prints instruction counts and the interpreter's speed.
 //!
 //! Outputs appear all at once: they are written to a temporary folder beside `--outputs`,
-//! which is renamed at the end, so a failed run leaves nothing behind.
+//! which is renamed at the end, so a failed run leaves nothing behind. `--outputs` must name
+//! a new or empty folder: nothing already there is ever replaced.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -72,6 +73,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if args.threads == 0 {
         return Err(CliError::Usage("--threads must be at least 1".into()));
     }
+    if let Some(dir) = &args.outputs {
+        check_output_dir(dir)?;
+    }
     let prog = sim::Program::from_function(&module, f);
     let opts = sim::RunOptions {
         threads: args.threads,
@@ -135,6 +139,19 @@ fn sanitize(name: &str) -> String {
         .collect()
 }
 
+/// `--outputs` must be a new or empty folder, so a run never replaces a user's files.
+fn check_output_dir(dir: &Path) -> Result<(), CliError> {
+    match std::fs::read_dir(dir).map(|mut entries| entries.next().is_none()) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(CliError::io(dir, e)),
+        Ok(true) => Ok(()),
+        Ok(false) => Err(CliError::Usage(format!(
+            "{}: --outputs must be a new or empty folder (it holds files, which paver does not replace)",
+            dir.display()
+        ))),
+    }
+}
+
 fn write_outputs(
     dir: &Path,
     b: &BoundLaunch,
@@ -165,8 +182,10 @@ fn write_outputs(
         }
         let path = tmp.join("summary.json");
         std::fs::write(&path, format!("{json}\n")).map_err(|e| CliError::io(&path, e))?;
+        check_output_dir(dir)?;
         if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(|e| CliError::io(dir, e))?;
+            // Empty (checked above): `remove_dir` refuses anything else.
+            std::fs::remove_dir(dir).map_err(|e| CliError::io(dir, e))?;
         }
         std::fs::rename(&tmp, dir).map_err(|e| CliError::io(dir, e))
     };

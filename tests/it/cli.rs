@@ -398,3 +398,18 @@ fn rust_initialisers_match_the_python_ones_used_on_the_gpu() {
     }
     assert!(checked >= 80, "checked {checked} buffers");
 }
+
+/// `-o /dev/null` writes into the device; it must not rename a temporary file over it.
+#[test]
+fn output_to_a_device_writes_in_place() {
+    paver_ok(&[
+        "launch",
+        MM,
+        "--launch",
+        "kernels/mm_naive/small.json",
+        "-o",
+        "/dev/null",
+    ]);
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(!meta.is_file(), "/dev/null is still a device");
+}

@@ -128,3 +128,26 @@ fn a_failing_run_reports_the_fault_and_writes_nothing() {
     assert!(err.contains("budget of 3"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn outputs_never_replace_existing_files() {
+    let dir = std::env::temp_dir().join(format!("paver-it-run-keep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let e = paver_err(&[
+        "run",
+        "kernels/mm_naive/mm_naive.compute_70.ptx",
+        "--launch",
+        "kernels/mm_naive/small.json",
+        "--outputs",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(e.contains("must be a new or empty folder"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

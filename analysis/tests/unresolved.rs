@@ -1,0 +1,69 @@
+//! Data-dependent kernels: the loads whose address comes from loaded data are reported
+//! unresolved with the reason, the fraction of resolved loads is reported, and the
+//! footprints of the resolved loads stay exact.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use analysis::footprint::Granularity;
+use common::*;
+
+/// (kernel dir, launch file): every one has at least one data-dependent load.
+const DATA_DEPENDENT: [(&str, &str); 6] = [
+    ("bfs", "small.bfs_expand.json"),
+    ("spmv_csr", "small.spmv_csr_scalar.json"),
+    ("spmv_csr", "small.spmv_csr_vector.json"),
+    ("btree_search", "small.json"),
+    ("mergesort_step", "small.json"),
+    ("tpacf", "small.json"),
+];
+
+#[test]
+fn data_dependent_loads_are_reported() {
+    for (dir, file) in DATA_DEPENDENT {
+        for v in VARIANTS {
+            let (a, _) = analyse(dir, v, file, Granularity::Line(128));
+            let bad: Vec<&String> = a.unresolved.iter().flatten().collect();
+            assert!(!bad.is_empty(), "{dir} {v}: every load resolved");
+            // Binary searches (mergesort, tpacf) update their bounds from loaded data: the
+            // probe index is a loop-carried value that is not an induction variable.
+            assert!(
+                bad.iter()
+                    .all(|r| r.starts_with("data-dependent") || r.starts_with("loop-carried")),
+                "{dir} {v}: unexpected reasons: {bad:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn spmv_scalar_resolved_part_is_exact() {
+    for v in VARIANTS {
+        for g in [
+            Granularity::Line(128),
+            Granularity::Sector,
+            Granularity::Element,
+        ] {
+            let (a, b) = analyse("spmv_csr", v, "small.spmv_csr_scalar.json", g);
+            let resolved = a.unresolved.iter().filter(|u| u.is_none()).count();
+            assert_eq!((resolved, a.unresolved.len()), (2, 17), "{v}");
+            // The resolved loads: row_ptr[row] and row_ptr[row + 1].
+            let u = match g {
+                Granularity::Line(n) => n,
+                Granularity::Sector => 32,
+                Granularity::Element => 4,
+            };
+            let n = scalar(&b, 0);
+            let mut want = vec![BTreeSet::new(); b.num_tbs() as usize];
+            for (tb, c, t) in threads(&b) {
+                let row = c[0] * b.block.x as i64 + t[0];
+                if row < n {
+                    touch(&mut want[tb], &b, 1, row, 4, 4, u);
+                    touch(&mut want[tb], &b, 1, row + 1, 4, 4, u);
+                }
+            }
+            assert_eq!(analysis_sets(&a.footprints), want, "{v} {g:?}");
+        }
+    }
+}
