@@ -116,9 +116,20 @@ fn class(b: u8) -> u8 {
     CLASS[b as usize]
 }
 
+/// Bytes that continue a word: letters, digits, `_`, `$`.
+static WORD_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(CLASS[b], C_WORD | C_DIGIT);
+        b += 1;
+    }
+    t
+};
+
 #[inline]
 fn is_word_char(b: u8) -> bool {
-    matches!(class(b), C_WORD | C_DIGIT)
+    WORD_CHAR[b as usize]
 }
 
 /// A `{ ... }` block at brace depth 0 (a function body or a `.section`) that [`lex_lazy`]
@@ -155,6 +166,8 @@ pub fn lex_lazy(src: &str) -> Lexed {
 pub fn lex_block(src: &str, block: &Block, tokens: &mut Vec<Token>, errors: &mut Vec<LexError>) {
     tokens.clear();
     let end = (block.end as usize).min(src.len());
+    // About one token per four bytes of PTX.
+    tokens.reserve(end.saturating_sub(block.start as usize) / 4 + 2);
     let Some(part) = src.get(..end) else {
         return;
     };
@@ -171,7 +184,7 @@ fn lex_with(src: &str, lazy: bool) -> Lexed {
     let bytes = src.as_bytes();
     let mut out = Lexed {
         tokens: Vec::with_capacity(if lazy { 256 } else { bytes.len() / 4 + 16 }),
-        line_starts: Vec::with_capacity(bytes.len() / 24 + 1),
+        line_starts: Vec::with_capacity(bytes.len() / 16 + 1),
         errors: Vec::new(),
         blocks: Vec::new(),
     };
@@ -489,20 +502,18 @@ fn run(src: &str, mut i: usize, mut line: u32, out: &mut Sink<'_>) {
 /// Scans word characters from `i`; with `dotted`, also `.x` continuations and `::` joins.
 #[inline]
 fn scan_word(bytes: &[u8], mut i: usize, dotted: bool) -> usize {
-    let n = bytes.len();
     loop {
-        while i < n && is_word_char(bytes[i]) {
-            i += 1;
+        match bytes.get(i) {
+            Some(&b) if is_word_char(b) => i += 1,
+            Some(b'.') if dotted && bytes.get(i + 1).is_some_and(|&c| is_word_char(c)) => i += 2,
+            Some(b':')
+                if bytes.get(i + 1) == Some(&b':')
+                    && bytes.get(i + 2).is_some_and(|&c| is_word_char(c)) =>
+            {
+                i += 3
+            }
+            _ => return i,
         }
-        if i + 2 < n && bytes[i] == b':' && bytes[i + 1] == b':' && is_word_char(bytes[i + 2]) {
-            i += 2;
-            continue;
-        }
-        if dotted && i + 1 < n && bytes[i] == b'.' && is_word_char(bytes[i + 1]) {
-            i += 1;
-            continue;
-        }
-        return i;
     }
 }
 

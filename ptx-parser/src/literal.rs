@@ -103,6 +103,20 @@ pub fn parse_number(text: &str) -> Option<Immediate> {
         let v = b.iter().fold(0i64, |a, d| a * 10 + i64::from(d - b'0'));
         return Some(Immediate::Int(v));
     }
+    // Fast path for `0f` + 8 / `0d` + 16 hex digits (what `hex_float` accepts).
+    if let (Some(prefix), Some(digits)) = (b.get(..2), text.get(2..)) {
+        if digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+            match (prefix, digits.len()) {
+                (b"0f" | b"0F", 8) => {
+                    return u32::from_str_radix(digits, 16).ok().map(Immediate::F32);
+                }
+                (b"0d" | b"0D", 16) => {
+                    return u64::from_str_radix(digits, 16).ok().map(Immediate::F64);
+                }
+                _ => {}
+            }
+        }
+    }
     all_consuming(alt((hex_float, decimal_float, integer)))(text)
         .ok()
         .map(|(_, v)| v)
@@ -110,6 +124,15 @@ pub fn parse_number(text: &str) -> Option<Immediate> {
 
 /// Parses a non-negative integer that fits `u32` (alignments, counts, dimensions).
 pub fn parse_u32(text: &str) -> Option<u32> {
+    // Fast path (the same result as below): up to 9 decimal digits without a leading zero.
+    let b = text.as_bytes();
+    if !b.is_empty()
+        && b.len() <= 9
+        && (b[0] != b'0' || b.len() == 1)
+        && b.iter().all(u8::is_ascii_digit)
+    {
+        return Some(b.iter().fold(0u32, |a, d| a * 10 + u32::from(d - b'0')));
+    }
     match parse_number(text)? {
         Immediate::Int(v) => u32::try_from(v).ok(),
         Immediate::UInt(v) => u32::try_from(v).ok(),
@@ -161,5 +184,75 @@ mod tests {
         }
         assert_eq!(parse_u32("4294967296"), None);
         assert_eq!(parse_u32("4096"), Some(4096));
+    }
+
+    /// The fast paths of [`parse_number`] and [`parse_u32`] agree with the combinators.
+    #[test]
+    fn fast_paths_match_combinators() {
+        let slow = |t: &str| {
+            all_consuming(alt((hex_float, decimal_float, integer)))(t)
+                .ok()
+                .map(|(_, v)| v)
+        };
+        let slow_u32 = |t: &str| match slow(t)? {
+            Int(v) => u32::try_from(v).ok(),
+            UInt(v) => u32::try_from(v).ok(),
+            _ => None,
+        };
+        let mut cases: Vec<String> = [
+            "0",
+            "00",
+            "007",
+            "1",
+            "9",
+            "10",
+            "123456789",
+            "999999999",
+            "1234567890",
+            "4294967295",
+            "4294967296",
+            "999999999999999999",
+            "9223372036854775807",
+            "0f",
+            "0f3F80000",
+            "0f3F800000",
+            "0F3f800000",
+            "0f3F8000000",
+            "0f3G800000",
+            "0d3FF0000000000000",
+            "0D3ff0000000000000",
+            "0d3FF000000000000",
+            "0d3FF00000000000000",
+            "0dZZF0000000000000",
+            "0x1F",
+            "0b1",
+            "0fffffffff",
+            "0d",
+            "1e5",
+            "0f00000000",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for n in [
+            0u64,
+            1,
+            7,
+            8,
+            42,
+            65535,
+            1 << 31,
+            u64::from(u32::MAX),
+            1 << 40,
+        ] {
+            cases.push(n.to_string());
+            cases.push(format!("0{n}"));
+            cases.push(format!("0f{:08X}", n as u32));
+            cases.push(format!("0d{n:016x}"));
+        }
+        for c in &cases {
+            assert_eq!(parse_number(c), slow(c), "{c}");
+            assert_eq!(parse_u32(c), slow_u32(c), "{c}");
+        }
     }
 }

@@ -123,6 +123,9 @@ pub fn lower_lazy<'a>(
             _ => {}
         }
     }
+    m.items.reserve(ast.items.len());
+    m.functions.reserve(nf as usize);
+    m.globals.reserve(ng as usize);
     for item in &ast.items {
         match item {
             AstItem::Version(a, b) => m.version = (*a, *b),
@@ -236,19 +239,25 @@ impl<'a> Frame<'a> {
         dup
     }
 
-    /// The range with prefix `prefix`: `(first, count)`.
+    /// The range with prefix `prefix`, whose [`prefix_key`] is `key`: `(first, count)`.
     #[inline]
-    fn range(&self, prefix: &str) -> Option<(u32, u32)> {
+    fn range(&self, prefix: &str, key: u64) -> Option<(u32, u32)> {
         if self.range_list.len() <= Self::LINEAR {
-            let key = prefix_key(prefix);
             let short = prefix.len() < 8;
-            self.range_list
-                .iter()
-                .find(|r| r.0 == key && (short || r.1 == prefix))
-                .map(|r| (r.2, r.3))
+            for r in &self.range_list {
+                if r.0 == key && (short || r.1 == prefix) {
+                    return Some((r.2, r.3));
+                }
+            }
+            None
         } else {
-            self.ranges.get(prefix).copied()
+            self.range_hashed(prefix)
         }
+    }
+
+    #[inline(never)]
+    fn range_hashed(&self, prefix: &str) -> Option<(u32, u32)> {
+        self.ranges.get(prefix).copied()
     }
 }
 
@@ -258,8 +267,11 @@ impl<'a> Frame<'a> {
 fn prefix_key(s: &str) -> u64 {
     let b = s.as_bytes();
     let mut k = (b.len().min(255) as u64) << 56;
-    for (i, &c) in b.iter().take(7).enumerate() {
-        k |= u64::from(c) << (8 * i);
+    let m = b.len().min(7);
+    let mut i = 0;
+    while i < m {
+        k |= u64::from(b[i]) << (8 * i);
+        i += 1;
     }
     k
 }
@@ -342,6 +354,27 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     /// Numbers scopes, labels and labelled directives.
     fn prepass(&mut self, body: &[Stmt<'a>]) {
+        // Size the per-function tables up front (capacity only; avoids regrowth).
+        let (mut n_labels, mut n_locs, mut n_decls, mut n_regs) = (0usize, 0usize, 0usize, 0usize);
+        for s in body {
+            match s {
+                Stmt::Label(..) => n_labels += 1,
+                Stmt::Loc(_) => n_locs += 1,
+                Stmt::Decl(v) if v.space == StateSpace::Reg => {
+                    n_decls += v.decls.len();
+                    for d in &v.decls {
+                        n_regs = n_regs.saturating_add(d.range.unwrap_or(1) as usize);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.f.labels.reserve(n_labels);
+        self.f.locs.reserve(n_locs);
+        self.f.reg_decls.reserve(n_decls);
+        if n_regs <= MAX_REGS {
+            self.f.regs.reserve(n_regs);
+        }
         let mut n_insts = 0usize;
         let mut stack = vec![ScopeId(0)];
         self.f.scopes.push(Scope {
@@ -539,24 +572,43 @@ impl<'a, 'm> FnLower<'a, 'm> {
         // Split `%rd17` into prefix `%rd` and index 17 (no leading zeros, fits u32).
         let b = name.as_bytes();
         let mut p = b.len();
-        while p > 0 && b.get(p - 1).is_some_and(u8::is_ascii_digit) {
+        while p > 0 && b[p - 1].is_ascii_digit() {
             p -= 1;
         }
-        let digits = &b[p..];
-        let k =
-            if !digits.is_empty() && digits.len() <= 10 && (digits.len() == 1 || digits[0] != b'0')
-            {
-                let v = digits
-                    .iter()
-                    .fold(0u64, |a, d| a * 10 + u64::from(d - b'0'));
-                u32::try_from(v).ok()
-            } else {
-                None
-            };
+        let digits = b.len() - p;
+        let k = if digits != 0 && digits <= 10 && (digits == 1 || b[p] != b'0') {
+            let mut v = 0u64;
+            for &d in &b[p..] {
+                v = v * 10 + u64::from(d - b'0');
+            }
+            u32::try_from(v).ok()
+        } else {
+            None
+        };
         let prefix = name.get(..p).unwrap_or("");
+        let key = prefix_key(prefix);
+        // Fast path: the usual single scope whose registers are all ranges.
+        if let [fr] = self.frames.as_slice() {
+            if let Some(k) = k {
+                if let Some((first, n)) = fr.range(prefix, key) {
+                    if k < n {
+                        return Some(RegId(first + k));
+                    }
+                }
+            }
+            if fr.regs.is_empty() {
+                return None;
+            }
+        }
+        self.find_reg_slow(name, prefix, key, k)
+    }
+
+    /// [`FnLower::find_reg`] through every scope, innermost first.
+    #[inline(never)]
+    fn find_reg_slow(&self, name: &str, prefix: &str, key: u64, k: Option<u32>) -> Option<RegId> {
         for fr in self.frames.iter().rev() {
             if let Some(k) = k {
-                if let Some((first, n)) = fr.range(prefix) {
+                if let Some((first, n)) = fr.range(prefix, key) {
                     if k < n {
                         return Some(RegId(first + k));
                     }
@@ -616,7 +668,18 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     fn inst(&mut self, i: &AstInst<'a>) {
         let (op, mods, too_many) = match self.words.get(i.word) {
-            Some(e) => e.clone(),
+            Some((op, m, too_many)) => {
+                // Copies the plain fields; clones `other` only when it has words.
+                let mods = Modifiers {
+                    other: if m.other.is_empty() {
+                        Vec::new()
+                    } else {
+                        m.other.clone()
+                    },
+                    ..*m
+                };
+                (op.clone(), mods, *too_many)
+            }
             None => {
                 let (op, rest) = Opcode::split(i.word);
                 let too_many = rest.bytes().filter(|&c| c == b'.').count() >= Modifiers::MAX_WORDS;

@@ -1,14 +1,23 @@
-//! `paver analyze FILE.ptx …`: static locality analysis of one kernel for one launch. Writes
-//! the `paver-analysis/1` JSON document (loads and why any is unresolved, per-structure
+//! `paver analyze FILE.ptx …`: locality analysis of one kernel for one launch. Writes the
+//! `paver-analysis/1` JSON document (loads and why any is unresolved, per-structure
 //! footprints, the TB locality graph, PAVER Table 2 statistics, Fig. 2 categories) and prints
 //! a one-screen summary.
+//!
+//! Footprints come from the static analysis, or with `--dynamic` from running the kernel in
+//! the interpreter (exact for data-dependent kernels too); everything after the footprints is
+//! the same code either way. With `--policy` the TBs are also grouped (`paver partition`) and
+//! the schedule written to `--schedule`.
 
 use std::path::PathBuf;
 
-use analysis::footprint::Granularity;
+use analysis::footprint::{unit_bytes, Footprints, Granularity, PARAM_SHIFT};
+use launch::{BoundLaunch, Launch};
+use ptx_parser::{Function, Module, ScalarType};
+use serde_json::json;
 
+use crate::cmd::partition::{self, PartitionOpts};
 use crate::cmd::{load_module, param_sigs, select_kernel};
-use crate::error::{write_atomic_with, CliError};
+use crate::error::{write_atomic, write_atomic_with, CliError};
 use crate::launch_args::LaunchArgs;
 
 /// Data-unit granularity of footprints and graph weights.
@@ -44,6 +53,39 @@ pub struct Args {
     /// Print nothing on stdout.
     #[arg(long)]
     quiet: bool,
+    /// Include every TB's footprint in the JSON (`footprints`: per data structure, the classes
+    /// of TBs with identical footprints and their units as `[start, end)` intervals).
+    #[arg(long)]
+    footprints: bool,
+    /// Build the footprints from the interpreter's actual accesses instead of the static
+    /// analysis (needs real buffers for everything the kernel reads).
+    #[arg(long)]
+    dynamic: bool,
+    /// Interpreter instruction budget for `--dynamic` (warp instructions).
+    #[arg(long, default_value_t = 10_000_000_000)]
+    max_instructions: u64,
+    /// Also write the TB groups of this analysis (`--policy`, `--gpu`, ...) to this file.
+    #[arg(long, value_name = "FILE.json", requires = "policy")]
+    schedule: Option<PathBuf>,
+    #[command(flatten)]
+    partition: AnalyzePartition,
+}
+
+/// `--policy` and the other grouping flags; grouping runs only when `--policy` is given.
+#[derive(clap::Args, Debug)]
+struct AnalyzePartition {
+    /// Group the TBs with this policy (see `paver partition`); needs `--schedule`.
+    #[arg(long, requires = "schedule")]
+    policy: Option<String>,
+    /// GPU configuration for the grouping.
+    #[arg(long, default_value = "volta")]
+    gpu: String,
+    /// TBs resident per SM (x); default: from the GPU's occupancy limits.
+    #[arg(long)]
+    tbs_per_sm: Option<u32>,
+    /// RB-TS leaf rule `< x` (PAVER Algorithm 1 as printed).
+    #[arg(long)]
+    strict_less: bool,
 }
 
 /// Runs `paver analyze`.
@@ -57,14 +99,224 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Gran::Sector => Granularity::Sector,
         Gran::Element => Granularity::Element,
     };
-    let a = analysis::analyze(f, &bound, gran)?;
+    let a = if args.dynamic {
+        dynamic_analysis(&module, f, &bound, gran, args.max_instructions)?
+    } else {
+        analysis::analyze(f, &bound, gran)?
+    };
     let (graph, stats) = analysis::locality::build(&a.footprints);
+    let ptxas = ptxas_resources(&launch);
+    let estimate = ptx_estimate(&module, f, &bound);
     if let Some(out) = &args.output {
-        let doc = analysis::report::document(f, &bound, gran, &a, &graph, &stats);
+        let mut doc = analysis::report::document(f, &bound, gran, &a, &graph, &stats);
+        doc["mode"] = json!(if args.dynamic { "dynamic" } else { "static" });
+        doc["resources"] = json!(launch.resources);
+        doc["ptx_resources"] = json!({"registers": estimate.0, "shared_bytes": estimate.1});
+        if args.footprints {
+            doc["footprints"] = footprints_json(&a.footprints);
+        }
         write_atomic_with(out, |w| analysis::report::write_json(w, &doc, &graph))?;
     }
     if !args.quiet {
         print!("{}", analysis::report::summary(f, &bound, &a, &stats));
+        if args.dynamic {
+            println!("footprints: dynamic (from the interpreter's accesses)");
+        }
+    }
+    if let (Some(policy), Some(path)) = (&args.partition.policy, &args.schedule) {
+        let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
+        let dim = |d: launch::Dim3| [d.x as u32, d.y as u32, d.z as u32];
+        let input = partition::Input {
+            graph: graph_partition::Graph::from_edges(stats.total_tbs as u32, &edges).map_err(
+                |e| CliError::Partition {
+                    path: args.file.clone(),
+                    message: e.to_string(),
+                },
+            )?,
+            kernel: f.name.clone(),
+            grid: dim(bound.grid),
+            block: dim(bound.block),
+            ptxas,
+            estimate: Some(estimate),
+        };
+        drop(edges);
+        let opts = PartitionOpts {
+            policy: policy.clone(),
+            gpu: args.partition.gpu.clone(),
+            tbs_per_sm: args.partition.tbs_per_sm,
+            registers: None,
+            shared_bytes: None,
+            strict_less: args.partition.strict_less,
+            sms_per_cluster: 1,
+            seed: 1,
+        };
+        let (schedule, why) = partition::schedule(&opts, &input, &args.file)?;
+        let text = schedule.to_json().map_err(|e| CliError::Partition {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        write_atomic(path, &text)?;
+        if !args.quiet {
+            print!("{}", partition::human(&schedule, &why));
+        }
     }
     Ok(())
+}
+
+/// Every TB's footprint: per data structure, the classes of TBs with identical footprints
+/// (ordered by their first TB) with the units they read as `[start, end)` intervals of unit
+/// indices within the structure.
+fn footprints_json(fp: &Footprints) -> serde_json::Value {
+    let params: Vec<serde_json::Value> = fp
+        .params
+        .iter()
+        .map(|p| {
+            let base = u64::from(p.param) << PARAM_SHIFT;
+            let mut classes: Vec<&analysis::footprint::Class> = p.classes.iter().collect();
+            classes.sort_by_key(|c| c.members.first().copied());
+            let classes: Vec<serde_json::Value> = classes
+                .iter()
+                .map(|c| {
+                    let units: Vec<[u64; 2]> =
+                        c.units.iter().map(|&(s, e)| [s - base, e - base]).collect();
+                    json!({"tbs": c.members, "units": units})
+                })
+                .collect();
+            json!({"param": p.param, "unit_bytes": p.unit_bytes, "classes": classes})
+        })
+        .collect();
+    json!(params)
+}
+
+/// The `ptxas` numbers the launch file records, as (architecture, registers, shared bytes).
+fn ptxas_resources(launch: &Launch) -> Vec<(String, u32, u32)> {
+    launch
+        .resources
+        .iter()
+        .map(|(arch, r)| (arch.clone(), r.registers, r.shared_bytes as u32))
+        .collect()
+}
+
+/// Registers and shared memory estimated from the PTX when no `ptxas` report is at hand:
+/// declared registers in 32-bit units (64-bit ones count twice, predicates not at all; the
+/// compiler's virtual registers overstate real use, so occupancy from this is pessimistic),
+/// capped at 255, and the declared `.shared` bytes plus the launch's dynamic shared memory.
+fn ptx_estimate(module: &Module, f: &Function, bound: &BoundLaunch) -> (u32, u32) {
+    let regs: u32 = f
+        .regs
+        .iter()
+        .map(|r| match r.ty {
+            ScalarType::Pred => 0,
+            t => t.size().div_ceil(4),
+        })
+        .sum();
+    let shared_vars = module
+        .globals
+        .iter()
+        .chain(f.local_vars.iter().map(|l| &l.var));
+    let shared: u64 = shared_vars
+        .filter(|g| g.space.is_shared())
+        .filter_map(|g| g.size_bytes())
+        .sum::<u64>()
+        + bound.dynamic_shared_bytes;
+    (regs.min(255), u32::try_from(shared).unwrap_or(u32::MAX))
+}
+
+/// The model of the static analysis with footprints taken from an interpreter run: every
+/// global load's per-lane bytes, mapped to data units exactly as the static analysis maps
+/// addresses (parameter in the top bits, offset / unit size below).
+fn dynamic_analysis(
+    module: &Module,
+    f: &Function,
+    bound: &BoundLaunch,
+    gran: Granularity,
+    max_instructions: u64,
+) -> Result<analysis::Analysis, CliError> {
+    let prog = sim::Program::from_function(module, f);
+    let units: Vec<u64> = (0..bound.params.len() as u32)
+        .map(|p| unit_bytes(gran, bound, p, 1))
+        .collect();
+    let mut obs = UnitCollector {
+        bound,
+        units: &units,
+        tbs: Vec::new(),
+        cur: Vec::new(),
+    };
+    let opts = sim::RunOptions {
+        threads: 1,
+        max_warp_instructions: max_instructions,
+    };
+    sim::run(&prog, bound, &opts, &mut obs)?;
+    let num_tbs = bound.num_tbs() as usize;
+    let mut per_tb: Vec<Vec<Vec<u64>>> = vec![Vec::new(); num_tbs];
+    for (tb, warps) in obs.tbs {
+        if let Some(slot) = per_tb.get_mut(tb as usize) {
+            *slot = warps;
+        }
+    }
+    let footprints =
+        Footprints::from_warp_units(&per_tb, |p| units.get(p as usize).copied().unwrap_or(1));
+    let model = analysis::addr::analyze_kernel(f, bound);
+    let unresolved = model
+        .loads
+        .iter()
+        .map(|l| l.unresolved(&model).map(|r| r.to_string()))
+        .collect();
+    Ok(analysis::Analysis {
+        model,
+        footprints,
+        unresolved,
+    })
+}
+
+/// Interpreter observer that records, per TB and warp, the data units its global loads read.
+struct UnitCollector<'a> {
+    bound: &'a BoundLaunch,
+    units: &'a [u64],
+    /// Finished TBs in id order: per warp, sorted distinct unit ids.
+    tbs: Vec<(u64, Vec<Vec<u64>>)>,
+    /// The TB being run: per warp, unit ids as they come.
+    cur: Vec<Vec<u64>>,
+}
+
+impl sim::MemObserver for UnitCollector<'_> {
+    fn access(&mut self, a: &sim::MemAccess<'_>) {
+        if a.kind != sim::AccessKind::Load || a.space != sim::Space::Global {
+            return;
+        }
+        let w = a.warp as usize;
+        if self.cur.len() <= w {
+            self.cur.resize(w + 1, Vec::new());
+        }
+        for lane in 0..32 {
+            if a.mask & (1 << lane) == 0 {
+                continue;
+            }
+            let Some((p, off)) = self.bound.buffer_at(a.addrs[lane]) else {
+                continue;
+            };
+            let ub = self.units.get(p).copied().unwrap_or(1);
+            let key = (p as u64) << PARAM_SHIFT;
+            for u in off / ub..=(off + u64::from(a.size.max(1)) - 1) / ub {
+                self.cur[w].push(key | u);
+            }
+        }
+    }
+
+    fn split(&self, _tb: u64) -> Self {
+        UnitCollector {
+            bound: self.bound,
+            units: self.units,
+            tbs: Vec::new(),
+            cur: Vec::new(),
+        }
+    }
+
+    fn merge(&mut self, tb: u64, mut part: Self) {
+        for w in &mut part.cur {
+            w.sort_unstable();
+            w.dedup();
+        }
+        self.tbs.push((tb, part.cur));
+    }
 }

@@ -22,31 +22,8 @@ use crate::error::{write_atomic, CliError};
 pub struct Args {
     /// Locality graph: an analysis JSON document (`paver analyze -o`) or a METIS `.graph` file.
     input: PathBuf,
-    /// Grouping policy: lrr, bcs, mst-ts, kway-ts, rb-ts, distributed, distributed-block.
-    #[arg(long, default_value = "rb-ts")]
-    policy: String,
-    /// GPU configuration: fermi|gtx480, pascal|titanx_pascal, volta|titanv, hopper|h100, or a .toml path.
-    #[arg(long, default_value = "volta")]
-    gpu: String,
-    /// TBs resident per SM (x); default: computed from the GPU's limits and the kernel's resources.
-    #[arg(long)]
-    tbs_per_sm: Option<u32>,
-    /// Registers per thread for the occupancy computation (default: ptxas numbers from the
-    /// analysis document, else its PTX estimate).
-    #[arg(long)]
-    registers: Option<u32>,
-    /// Shared memory per TB in bytes (static + dynamic) for the occupancy computation.
-    #[arg(long)]
-    shared_bytes: Option<u32>,
-    /// RB-TS: a part is a leaf when its size is < x (PAVER Algorithm 1 as printed) instead of <= x.
-    #[arg(long)]
-    strict_less: bool,
-    /// SMs sharing one NoC port (distributed policies form one TB range per cluster).
-    #[arg(long, default_value_t = 1)]
-    sms_per_cluster: u32,
-    /// METIS seed.
-    #[arg(long, default_value_t = 1)]
-    seed: i32,
+    #[command(flatten)]
+    opts: PartitionOpts,
     /// For a METIS input: grid as X, XxY or XxYxZ (default: N x 1 x 1).
     #[arg(long, value_parser = launch::Dim3::parse)]
     grid: Option<launch::Dim3>,
@@ -61,6 +38,36 @@ pub struct Args {
     quiet: bool,
 }
 
+/// Grouping settings shared by `paver partition` and `paver analyze --policy`.
+#[derive(clap::Args, Debug)]
+pub struct PartitionOpts {
+    /// Grouping policy: lrr, bcs, mst-ts, kway-ts, rb-ts, distributed, distributed-block.
+    #[arg(long, default_value = "rb-ts")]
+    pub policy: String,
+    /// GPU configuration: fermi|gtx480, pascal|titanx_pascal, volta|titanv, hopper|h100, or a .toml path.
+    #[arg(long, default_value = "volta")]
+    pub gpu: String,
+    /// TBs resident per SM (x); default: computed from the GPU's limits and the kernel's resources.
+    #[arg(long)]
+    pub tbs_per_sm: Option<u32>,
+    /// Registers per thread for the occupancy computation (default: ptxas numbers from the
+    /// launch file, else the PTX estimate).
+    #[arg(long)]
+    pub registers: Option<u32>,
+    /// Shared memory per TB in bytes (static + dynamic) for the occupancy computation.
+    #[arg(long)]
+    pub shared_bytes: Option<u32>,
+    /// RB-TS: a part is a leaf when its size is < x (PAVER Algorithm 1 as printed) instead of <= x.
+    #[arg(long)]
+    pub strict_less: bool,
+    /// SMs sharing one NoC port (distributed policies form one TB range per cluster).
+    #[arg(long, default_value_t = 1)]
+    pub sms_per_cluster: u32,
+    /// METIS seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: i32,
+}
+
 fn gp_err(path: &Path, e: graph_partition::Error) -> CliError {
     CliError::Partition {
         path: path.to_path_buf(),
@@ -68,16 +75,20 @@ fn gp_err(path: &Path, e: graph_partition::Error) -> CliError {
     }
 }
 
-/// What the input gives: the graph, the launch it belongs to, and any resource numbers.
-struct Input {
-    graph: Graph,
-    kernel: String,
-    grid: [u32; 3],
-    block: [u32; 3],
+/// A graph with the launch it belongs to and any resource numbers for the occupancy.
+pub struct Input {
+    /// The locality graph.
+    pub graph: Graph,
+    /// Kernel name.
+    pub kernel: String,
+    /// Grid in TBs.
+    pub grid: [u32; 3],
+    /// Block in threads.
+    pub block: [u32; 3],
     /// `ptxas` numbers by architecture (`sm_70` -> (registers, shared bytes)).
-    ptxas: Vec<(String, u32, u32)>,
-    /// The PTX-declared estimate (registers, static shared bytes) plus dynamic shared bytes.
-    estimate: Option<(u32, u32)>,
+    pub ptxas: Vec<(String, u32, u32)>,
+    /// The PTX-declared estimate (registers, static + dynamic shared bytes).
+    pub estimate: Option<(u32, u32)>,
 }
 
 fn read_input(args: &Args) -> Result<Input, CliError> {
@@ -151,7 +162,12 @@ fn arch_key(arch: &str) -> &'static [&'static str] {
 }
 
 /// Works out x and says where it came from.
-fn tbs_per_sm(args: &Args, input: &Input, gpu: &GpuConfig) -> Result<(u32, String), CliError> {
+fn tbs_per_sm(
+    args: &PartitionOpts,
+    input: &Input,
+    gpu: &GpuConfig,
+    origin: &Path,
+) -> Result<(u32, String), CliError> {
     if let Some(x) = args.tbs_per_sm {
         if x == 0 {
             return Err(CliError::Usage("--tbs-per-sm must be at least 1".into()));
@@ -175,7 +191,7 @@ fn tbs_per_sm(args: &Args, input: &Input, gpu: &GpuConfig) -> Result<(u32, Strin
     } else {
         return Err(CliError::Usage(format!(
             "{}: no register count for the occupancy computation; give --registers N (and --shared-bytes) or --tbs-per-sm N",
-            args.input.display()
+            origin.display()
         )));
     };
     let k = KernelResources {
@@ -183,7 +199,7 @@ fn tbs_per_sm(args: &Args, input: &Input, gpu: &GpuConfig) -> Result<(u32, Strin
         regs_per_thread: regs,
         shared_per_tb: shared,
     };
-    let occ = graph_partition::occupancy::occupancy(gpu, &k).map_err(|e| gp_err(&args.input, e))?;
+    let occ = graph_partition::occupancy::occupancy(gpu, &k).map_err(|e| gp_err(origin, e))?;
     Ok((
         occ.tbs_per_sm,
         format!(
@@ -195,25 +211,8 @@ fn tbs_per_sm(args: &Args, input: &Input, gpu: &GpuConfig) -> Result<(u32, Strin
 
 /// Runs `paver partition`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let policy: PolicyKind = args
-        .policy
-        .parse()
-        .map_err(|e: graph_partition::Error| CliError::Usage(e.to_string()))?;
-    let gpu = GpuConfig::lookup(&args.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
     let input = read_input(&args)?;
-    let (x, why) = tbs_per_sm(&args, &input, &gpu)?;
-    let mut params = Params::new(gpu.core.num_sms, x);
-    params.strict_less = args.strict_less;
-    params.sms_per_cluster = args.sms_per_cluster.max(1);
-    params.seed = args.seed;
-    let launch = graph_partition::Launch {
-        kernel: input.kernel.clone(),
-        grid: input.grid,
-        block: input.block,
-    };
-    let schedule =
-        graph_partition::make_schedule(&input.graph, policy.policy().as_ref(), &params, &launch)
-            .map_err(|e| gp_err(&args.input, e))?;
+    let (schedule, why) = schedule(&args.opts, &input, &args.input)?;
     if let Some(out) = &args.output {
         write_atomic(out, &schedule.to_json().map_err(|e| gp_err(out, e))?)?;
     }
@@ -221,6 +220,34 @@ pub fn run(args: Args) -> Result<(), CliError> {
         print!("{}", human(&schedule, &why));
     }
     Ok(())
+}
+
+/// Groups the TBs of `input` as `opts` says; also returns where x came from. `origin` names
+/// the input in error messages.
+pub fn schedule(
+    opts: &PartitionOpts,
+    input: &Input,
+    origin: &Path,
+) -> Result<(Schedule, String), CliError> {
+    let policy: PolicyKind = opts
+        .policy
+        .parse()
+        .map_err(|e: graph_partition::Error| CliError::Usage(e.to_string()))?;
+    let gpu = GpuConfig::lookup(&opts.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
+    let (x, why) = tbs_per_sm(opts, input, &gpu, origin)?;
+    let mut params = Params::new(gpu.core.num_sms, x);
+    params.strict_less = opts.strict_less;
+    params.sms_per_cluster = opts.sms_per_cluster.max(1);
+    params.seed = opts.seed;
+    let launch = graph_partition::Launch {
+        kernel: input.kernel.clone(),
+        grid: input.grid,
+        block: input.block,
+    };
+    let schedule =
+        graph_partition::make_schedule(&input.graph, policy.policy().as_ref(), &params, &launch)
+            .map_err(|e| gp_err(origin, e))?;
+    Ok((schedule, why))
 }
 
 fn pct(part: u64, total: u64) -> String {
@@ -231,7 +258,8 @@ fn pct(part: u64, total: u64) -> String {
     }
 }
 
-fn human(s: &Schedule, why: &str) -> String {
+/// The one-screen summary of a schedule.
+pub fn human(s: &Schedule, why: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

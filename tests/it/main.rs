@@ -4,6 +4,7 @@
 // Test code: a panic is the failure report.
 #![allow(clippy::unwrap_used)]
 
+mod analyze;
 mod cli;
 mod common;
 mod launch_files;

@@ -76,9 +76,8 @@ impl<'a> Parser<'a, '_> {
                 out.push(Stmt::Open);
                 continue;
             }
-            match self.stmt() {
-                Ok(Some(s)) => out.push(s),
-                Ok(None) => {}
+            match self.stmt(out) {
+                Ok(()) => {}
                 Err(e) => {
                     self.push_err(e);
                     self.recover(false);
@@ -87,15 +86,35 @@ impl<'a> Parser<'a, '_> {
         }
     }
 
-    fn stmt(&mut self) -> PResult<Option<Stmt<'a>>> {
+    /// Parses one statement and appends it to `out` (nothing for an empty `;`).
+    fn stmt(&mut self, out: &mut Vec<Stmt<'a>>) -> PResult<()> {
         let Some(t) = self.peek() else {
-            return Ok(None);
+            return Ok(());
         };
         match t.kind {
             TokKind::Punct(b';') => {
                 self.pos += 1;
-                Ok(None)
+                Ok(())
             }
+            TokKind::Word | TokKind::Punct(b'@')
+                if !(t.kind == TokKind::Word && self.peek_at(1).is_some_and(|n| n.is(b':'))) =>
+            {
+                let i = self.inst()?;
+                out.push(Stmt::Inst(i));
+                Ok(())
+            }
+            _ => {
+                if let Some(s) = self.other_stmt(t)? {
+                    out.push(s);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A statement other than an instruction or `;`.
+    fn other_stmt(&mut self, t: Token) -> PResult<Option<Stmt<'a>>> {
+        match t.kind {
             TokKind::Directive => self.body_directive(t),
             TokKind::Word if self.peek_at(1).is_some_and(|n| n.is(b':')) => {
                 self.pos += 2;
@@ -108,7 +127,6 @@ impl<'a> Parser<'a, '_> {
                 }
                 Ok(Some(Stmt::Label(name, t)))
             }
-            TokKind::Word | TokKind::Punct(b'@') => self.inst().map(|i| Some(Stmt::Inst(i))),
             _ => Err(self.err_here(format!(
                 "expected an instruction, found {}",
                 self.describe()
@@ -190,12 +208,17 @@ impl<'a> Parser<'a, '_> {
             let (name, tok) = self.expect_word("a predicate register after '@'")?;
             guard = Some((neg, name, tok));
         }
-        let (word, _) = self.expect_word("an instruction")?;
+        let word = match self.peek() {
+            Some(t) if t.kind == TokKind::Word => {
+                self.pos += 1;
+                self.text(t)
+            }
+            _ => self.expect_word("an instruction")?.0,
+        };
         self.scratch.clear();
         if !self.eat_punct(b';') {
             loop {
-                let op = self.operand(0)?;
-                self.scratch.push(op);
+                self.push_operand(0)?;
                 if self.eat_punct(b';') {
                     break;
                 }
@@ -224,6 +247,30 @@ impl<'a> Parser<'a, '_> {
             end,
             line: first.line,
         })
+    }
+
+    /// Parses one operand onto the scratch stack (a plain name without building a
+    /// `Result`, the common case).
+    #[inline]
+    fn push_operand(&mut self, depth: u32) -> PResult<()> {
+        if let Some(t) = self.peek() {
+            if t.kind == TokKind::Word && depth <= MAX_DEPTH {
+                let name = self.text(t);
+                if name != "_" && !self.peek_at(1).is_some_and(|n| n.is(b'|')) {
+                    self.pos += 1;
+                    self.scratch.push(AstOp::Name(name, t));
+                    return Ok(());
+                }
+            }
+        }
+        self.push_operand_slow(depth)
+    }
+
+    #[inline(never)]
+    fn push_operand_slow(&mut self, depth: u32) -> PResult<()> {
+        let op = self.operand(depth)?;
+        self.scratch.push(op);
+        Ok(())
     }
 
     fn operand(&mut self, depth: u32) -> PResult<AstOp<'a>> {
@@ -307,10 +354,12 @@ impl<'a> Parser<'a, '_> {
     /// Moves `scratch[mark..]` to the arena and returns its range there.
     fn flush(&mut self, mark: usize) -> OpRange {
         let start = self.ops.len() as u32;
-        if let Some(items) = self.scratch.get(mark..) {
-            self.ops.extend_from_slice(items);
+        if mark == 0 {
+            // One bulk copy (no per-variant clone); leaves `scratch` empty.
+            self.ops.append(&mut self.scratch);
+        } else if mark < self.scratch.len() {
+            self.ops.extend(self.scratch.drain(mark..));
         }
-        self.scratch.truncate(mark);
         start..self.ops.len() as u32
     }
 
@@ -327,8 +376,7 @@ impl<'a> Parser<'a, '_> {
             return Ok(());
         }
         loop {
-            let op = self.operand(depth + 1)?;
-            self.scratch.push(op);
+            self.push_operand(depth + 1)?;
             if self.eat_punct(close) {
                 return Ok(());
             }

@@ -301,6 +301,27 @@ impl<'a> Parser<'a, '_> {
         }
     }
     fn expect_u32(&mut self, what: &str) -> PResult<u32> {
+        // Fast path: one to four decimal digits without a leading zero (`.loc` operands).
+        if let Some(t) = self.peek() {
+            let b = self
+                .src
+                .as_bytes()
+                .get(t.start as usize..t.end as usize)
+                .unwrap_or(&[]);
+            if t.kind == TokKind::Number
+                && matches!(b.len(), 1..=4)
+                && (b[0] != b'0' || b.len() == 1)
+                && b.iter().all(u8::is_ascii_digit)
+            {
+                self.pos += 1;
+                return Ok(b.iter().fold(0u32, |a, d| a * 10 + u32::from(d - b'0')));
+            }
+        }
+        self.expect_u32_slow(what)
+    }
+
+    #[inline(never)]
+    fn expect_u32_slow(&mut self, what: &str) -> PResult<u32> {
         match self.peek() {
             Some(t) if t.kind == TokKind::Number => match parse_u32(self.text(t)) {
                 Some(v) => {
