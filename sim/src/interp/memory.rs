@@ -112,6 +112,55 @@ fn read_le(b: &[u8], off: usize, size: u32) -> Option<u64> {
     })
 }
 
+/// All 32 lanes from one region: offsets checked in one branch-free pass, then one loop per
+/// element size (contiguous lanes, the common coalesced case, read as one slice).
+#[inline]
+fn load_full(
+    b: &[u8],
+    base: u64,
+    limit: u64,
+    addrs: &[u64; 32],
+    off: u64,
+    size: u32,
+    out: &mut [u64; 32],
+) -> Option<()> {
+    let mut offs = [0usize; 32];
+    let mut bad = false;
+    let mut contiguous = true;
+    let first = addrs[0].wrapping_add(off).wrapping_sub(base);
+    for l in 0..32 {
+        let o = addrs[l].wrapping_add(off).wrapping_sub(base);
+        bad |= o > limit;
+        contiguous &= o == first.wrapping_add(l as u64 * u64::from(size));
+        offs[l] = o as usize;
+    }
+    if bad {
+        return None;
+    }
+    macro_rules! lanes {
+        ($t:ty, $n:expr) => {{
+            if contiguous {
+                let s = b.get(offs[0]..offs[0] + 32 * $n)?;
+                for (o, c) in out.iter_mut().zip(s.chunks_exact($n)) {
+                    *o = u64::from(<$t>::from_le_bytes(c.try_into().ok()?));
+                }
+            } else {
+                for (o, &k) in out.iter_mut().zip(&offs) {
+                    *o = u64::from(<$t>::from_le_bytes(b.get(k..k + $n)?.try_into().ok()?));
+                }
+            }
+        }};
+    }
+    match size {
+        1 => lanes!(u8, 1),
+        2 => lanes!(u16, 2),
+        4 => lanes!(u32, 4),
+        8 => lanes!(u64, 8),
+        _ => return None,
+    }
+    Some(())
+}
+
 #[inline]
 fn write_le(b: &mut [u8], off: usize, size: u32, v: u64) -> Option<()> {
     let n = size as usize;
@@ -196,6 +245,9 @@ impl Globals {
         let b = self.bytes(r)?;
         let base = Layout::region_base(r);
         let limit = (b.len() as u64).checked_sub(u64::from(size))?;
+        if mask == u32::MAX {
+            return load_full(b, base, limit, addrs, off, size, out);
+        }
         let mut m = mask;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
