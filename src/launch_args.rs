@@ -70,3 +70,57 @@ impl LaunchArgs {
         Ok((flags.apply(base)?, dir))
     }
 }
+
+/// The PTX file, kernel and launch of every command that runs or analyses one launch
+/// (`analyze`, `run`, `simulate`, `launch`).
+#[derive(clap::Args, Debug)]
+pub struct KernelLaunchArgs {
+    /// PTX file.
+    pub file: PathBuf,
+    /// Kernel (.entry) name; may be omitted when the file has one entry or the launch names it.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+/// A parsed module with one kernel chosen and the launch bound to it.
+pub struct Loaded {
+    /// The whole module (globals, other functions).
+    pub module: ptx_parser::Module,
+    /// Index of the kernel in `module.functions`.
+    kernel: usize,
+    /// The launch as given (file + flags), before binding.
+    pub launch: Launch,
+    /// The launch bound to the kernel's parameters.
+    pub bound: launch::BoundLaunch,
+}
+
+impl Loaded {
+    /// The chosen kernel.
+    pub fn kernel(&self) -> &ptx_parser::Function {
+        &self.module.functions[self.kernel]
+    }
+}
+
+impl KernelLaunchArgs {
+    /// Parses the PTX, chooses the kernel (`--kernel`, else the launch's, else the only
+    /// entry) and binds the launch to it.
+    pub fn load(&self) -> Result<Loaded, CliError> {
+        let module = crate::cmd::load_module(&self.file)?;
+        let (launch, base_dir) = self.launch.build(self.kernel.clone())?;
+        let f = crate::cmd::select_kernel(&module, launch.kernel.as_deref(), &self.file)?;
+        let bound = launch.bind(&f.name, &crate::cmd::param_sigs(f), &base_dir)?;
+        let kernel = module
+            .functions
+            .iter()
+            .position(|g| std::ptr::eq(g, f))
+            .unwrap_or_default();
+        Ok(Loaded {
+            module,
+            kernel,
+            launch,
+            bound,
+        })
+    }
+}

@@ -16,9 +16,9 @@ use ptx_parser::{Function, Module, ScalarType};
 use serde_json::json;
 
 use crate::cmd::partition::{self, PartitionOpts};
-use crate::cmd::{load_module, param_sigs, select_kernel};
+
 use crate::error::{write_atomic, write_atomic_with, CliError};
-use crate::launch_args::LaunchArgs;
+use crate::launch_args::KernelLaunchArgs;
 
 /// Data-unit granularity of footprints and graph weights.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -34,13 +34,8 @@ enum Gran {
 /// Arguments of `paver analyze`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// PTX file.
-    file: PathBuf,
-    /// Kernel (.entry) name; may be omitted when the file has one entry or the launch names it.
-    #[arg(long)]
-    kernel: Option<String>,
     #[command(flatten)]
-    launch: LaunchArgs,
+    target: KernelLaunchArgs,
     /// Granularity of data units.
     #[arg(long, value_enum, default_value = "line")]
     granularity: Gran,
@@ -90,25 +85,28 @@ struct AnalyzePartition {
 
 /// Runs `paver analyze`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let module = load_module(&args.file)?;
-    let (launch, base_dir) = args.launch.build(args.kernel.clone())?;
-    let f = select_kernel(&module, launch.kernel.as_deref(), &args.file)?;
-    let bound = launch.bind(&f.name, &param_sigs(f), &base_dir)?;
+    let loaded = args.target.load()?;
+    let (module, launch, bound, f) = (
+        &loaded.module,
+        &loaded.launch,
+        &loaded.bound,
+        loaded.kernel(),
+    );
     let gran = match args.granularity {
         Gran::Line => Granularity::Line(args.line_size),
         Gran::Sector => Granularity::Sector,
         Gran::Element => Granularity::Element,
     };
     let a = if args.dynamic {
-        dynamic_analysis(&module, f, &bound, gran, args.max_instructions)?
+        dynamic_analysis(module, f, bound, gran, args.max_instructions)?
     } else {
-        analysis::analyze(f, &bound, gran)?
+        analysis::analyze(f, bound, gran)?
     };
     let (graph, stats) = analysis::locality::build(&a.footprints);
-    let ptxas = ptxas_resources(&launch);
-    let estimate = ptx_estimate(&module, f, &bound);
+    let ptxas = ptxas_resources(launch);
+    let estimate = ptx_estimate(module, f, bound);
     if let Some(out) = &args.output {
-        let mut doc = analysis::report::document(f, &bound, gran, &a, &graph, &stats);
+        let mut doc = analysis::report::document(f, bound, gran, &a, &graph, &stats);
         doc["mode"] = json!(if args.dynamic { "dynamic" } else { "static" });
         doc["resources"] = json!(launch.resources);
         doc["ptx_resources"] = json!({"registers": estimate.0, "shared_bytes": estimate.1});
@@ -118,7 +116,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         write_atomic_with(out, |w| analysis::report::write_json(w, &doc, &graph))?;
     }
     if !args.quiet {
-        print!("{}", analysis::report::summary(f, &bound, &a, &stats));
+        print!("{}", analysis::report::summary(f, bound, &a, &stats));
         if args.dynamic {
             println!("footprints: dynamic (from the interpreter's accesses)");
         }
@@ -129,7 +127,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let input = partition::Input {
             graph: graph_partition::Graph::from_edges(stats.total_tbs as u32, &edges).map_err(
                 |e| CliError::Partition {
-                    path: args.file.clone(),
+                    path: args.target.file.clone(),
                     message: e.to_string(),
                 },
             )?,
@@ -150,7 +148,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             sms_per_cluster: 1,
             seed: 1,
         };
-        let (schedule, why) = partition::schedule(&opts, &input, &args.file)?;
+        let (schedule, why) = partition::schedule(&opts, &input, &args.target.file)?;
         let text = schedule.to_json().map_err(|e| CliError::Partition {
             path: path.clone(),
             message: e.to_string(),

@@ -7,20 +7,14 @@ use std::path::PathBuf;
 
 use launch::{BoundLaunch, BoundValue, Launch, ParamArg, ParamKey, ParamSpec, Scalar, SigType};
 
-use crate::cmd::{load_module, param_sigs, select_kernel};
 use crate::error::{write_atomic, CliError};
-use crate::launch_args::LaunchArgs;
+use crate::launch_args::KernelLaunchArgs;
 
 /// Arguments of `paver launch`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// PTX file.
-    file: PathBuf,
-    /// Kernel (.entry) name; may be omitted when the file has one entry or the launch names it.
-    #[arg(long)]
-    kernel: Option<String>,
     #[command(flatten)]
-    launch: LaunchArgs,
+    target: KernelLaunchArgs,
     /// Print the bound launch as JSON.
     #[arg(long)]
     json: bool,
@@ -31,19 +25,17 @@ pub struct Args {
 
 /// Runs `paver launch`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let module = load_module(&args.file)?;
-    let (launch, base_dir) = args.launch.build(args.kernel.clone())?;
-    let f = select_kernel(&module, launch.kernel.as_deref(), &args.file)?;
-    let bound = launch.bind(&f.name, &param_sigs(f), &base_dir)?;
+    let loaded = args.target.load()?;
+    let (launch, bound) = (&loaded.launch, &loaded.bound);
     if let Some(out) = &args.output {
-        write_atomic(out, &normalise(&launch, &bound).to_json())?;
+        write_atomic(out, &normalise(launch, bound).to_json())?;
     }
     if args.json {
         let text =
             serde_json::to_string_pretty(&bound).map_err(|e| CliError::Usage(e.to_string()))?;
         println!("{text}");
     } else {
-        print!("{}", human(&bound));
+        print!("{}", human(bound));
     }
     Ok(())
 }

@@ -13,20 +13,14 @@ use std::time::Instant;
 use launch::{BoundLaunch, BoundValue};
 use serde::Serialize;
 
-use crate::cmd::{load_module, param_sigs, select_kernel};
 use crate::error::CliError;
-use crate::launch_args::LaunchArgs;
+use crate::launch_args::KernelLaunchArgs;
 
 /// Arguments of `paver run`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// PTX file.
-    file: PathBuf,
-    /// Kernel (.entry) name; may be omitted when the file has one entry or the launch names it.
-    #[arg(long)]
-    kernel: Option<String>,
     #[command(flatten)]
-    launch: LaunchArgs,
+    target: KernelLaunchArgs,
     /// Folder to write the buffers after the run (p<i>_<name>.npy) and summary.json into.
     #[arg(long, value_name = "DIR")]
     outputs: Option<PathBuf>,
@@ -66,25 +60,23 @@ struct OutputFile {
 
 /// Runs `paver run`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let module = load_module(&args.file)?;
-    let (launch, base_dir) = args.launch.build(args.kernel.clone())?;
-    let f = select_kernel(&module, launch.kernel.as_deref(), &args.file)?;
-    let bound = launch.bind(&f.name, &param_sigs(f), &base_dir)?;
+    let loaded = args.target.load()?;
+    let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
     if args.threads == 0 {
         return Err(CliError::Usage("--threads must be at least 1".into()));
     }
     if let Some(dir) = &args.outputs {
         check_output_dir(dir)?;
     }
-    let prog = sim::Program::from_function(&module, f);
+    let prog = sim::Program::from_function(module, f);
     let opts = sim::RunOptions {
         threads: args.threads,
         max_warp_instructions: args.max_instructions,
     };
     let start = Instant::now();
-    let result = sim::run(&prog, &bound, &opts, &mut sim::NoObserver)?;
+    let result = sim::run(&prog, bound, &opts, &mut sim::NoObserver)?;
     let wall = start.elapsed().as_secs_f64();
-    let outputs = output_files(&bound);
+    let outputs = output_files(bound);
     let summary = Summary {
         kernel: &f.name,
         grid: [bound.grid.x, bound.grid.y, bound.grid.z],
@@ -99,7 +91,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let json =
         serde_json::to_string_pretty(&summary).map_err(|e| CliError::Usage(e.to_string()))?;
     if let Some(dir) = &args.outputs {
-        write_outputs(dir, &bound, &result, &summary, &json)?;
+        write_outputs(dir, bound, &result, &summary, &json)?;
     }
     if args.json {
         println!("{json}");
