@@ -29,6 +29,8 @@ enum Command {
     Partition(cmd::partition::Args),
     /// Run a kernel in the PTX interpreter; write every buffer as NumPy .npy.
     Run(cmd::run::Args),
+    /// Cycle-level simulation of a launch with a TB scheduling policy; statistics as JSON.
+    Simulate(cmd::simulate::Args),
     /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
     Launch(cmd::launch::Args),
 }
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Analyze(args) => cmd::analyze::run(args),
         Command::Partition(args) => cmd::partition::run(args),
         Command::Run(args) => cmd::run::run(args),
+        Command::Simulate(args) => cmd::simulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

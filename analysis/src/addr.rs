@@ -62,6 +62,8 @@ pub struct LoopInfo {
     pub unresolved: Option<Reason>,
     /// The enclosing loop.
     pub parent: Option<LoopId>,
+    /// Position of the header's first instruction (orders loops in program order).
+    pub header_inst: u32,
 }
 
 /// The result of symbolic execution: loads and loops of one kernel for one launch.
@@ -110,6 +112,7 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
     };
     for (i, l) in forest.loops.iter().enumerate() {
         x.loops[i].parent = l.parent;
+        x.loops[i].header_inst = cfg.blocks[l.header.index()].insts.start.index() as u32;
     }
     if !cfg.blocks.is_empty() {
         let st = State {
@@ -227,7 +230,8 @@ impl Exec<'_> {
         for &r in &defined {
             let init = input.env[r as usize].clone();
             let vals: Vec<&E> = latch_envs.iter().map(|e| &e[r as usize]).collect();
-            st2.env[r as usize] = ivs::classify(r, init, &vals, l, &inner);
+            let width = (self.f.regs[r as usize].ty.size() * 8) as u8;
+            st2.env[r as usize] = ivs::classify(r, width, init, &vals, l, &inner);
         }
         // Pass 2: the real values, loads recorded.
         self.run_region(Some(l), &order, header, st2);
@@ -695,6 +699,24 @@ fn merge(ins: &[&State]) -> Option<State> {
     } else {
         None
     };
+    // Otherwise each side is told by the literals of its path condition that not every side
+    // shares: the sides' conditions are exact and mutually exclusive (a thread reaches the
+    // join along one edge), so a chain of selects on them is exact.
+    let residuals: Vec<Option<E>> = if selector.is_none() {
+        ins.iter()
+            .map(|s| {
+                let lits: Vec<E> = s
+                    .cond
+                    .iter()
+                    .filter(|x| !ins.iter().all(|o| o.cond.contains(x)))
+                    .cloned()
+                    .collect();
+                (!lits.is_empty()).then(|| lits.into_iter().fold(konst(1), and))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let env = (0..first.env.len())
         .map(|r| {
             let v0 = &first.env[r];
@@ -706,11 +728,25 @@ fn merge(ins: &[&State]) -> Option<State> {
             }
             match &selector {
                 Some(x) => select(x.clone(), ins[0].env[r].clone(), ins[1].env[r].clone()),
-                None => unknown(Reason::PathDependent),
+                None => chain(ins, &residuals, r),
             }
         })
         .collect();
     Some(State { env, cond })
+}
+
+/// `c0 ? v0 : (c1 ? v1 : ... v_{n-1})` over the sides' residual conditions; unknown when a
+/// side other than the last has no residual literal to tell it apart.
+fn chain(ins: &[&State], residuals: &[Option<E>], r: usize) -> E {
+    let (last, rest) = ins.split_last().expect("a join has sides");
+    let mut v = last.env[r].clone();
+    for (s, c) in rest.iter().zip(residuals).rev() {
+        match c {
+            Some(c) => v = select(c.clone(), s.env[r].clone(), v),
+            None => return unknown(Reason::PathDependent),
+        }
+    }
+    v
 }
 
 /// If `a` and `b` differ in exactly one literal `x` / `!x`, returns `x` (true on `a`'s side).

@@ -46,18 +46,23 @@ pub fn defined_regs(f: &Function, cfg: &Cfg, blocks: &[BlockId]) -> Vec<u32> {
         .collect()
 }
 
-/// Splits `e` into `count * phi(r) + rest`.
-fn split(e: &E, r: u32) -> Option<(i64, E)> {
+/// Splits `e` into `count * phi(r) + rest`, modulo `2^width` (`width` = the register's
+/// bits): an extension at least as wide as the register is the identity modulo `2^width`,
+/// so `cvt.u32.u64 (cvt.s64.s32 r)` (a grid-stride loop's round trip through 64 bits) is `r`.
+fn split(e: &E, r: u32, width: u8) -> Option<(i64, E)> {
     match &**e {
         Expr::Var(Var::Phi(x)) if *x == r => Some((1, konst(0))),
+        Expr::Ext { bits, e: inner, .. } if *bits >= width && mentions(inner, Var::Phi(r)) => {
+            split(inner, r, width)
+        }
         Expr::Add(a, b) => {
-            let (ca, ra) = split(a, r)?;
-            let (cb, rb) = split(b, r)?;
+            let (ca, ra) = split(a, r, width)?;
+            let (cb, rb) = split(b, r, width)?;
             Some((ca + cb, add(ra, rb)))
         }
         Expr::Sub(a, b) => {
-            let (ca, ra) = split(a, r)?;
-            let (cb, rb) = split(b, r)?;
+            let (ca, ra) = split(a, r, width)?;
+            let (cb, rb) = split(b, r, width)?;
             Some((ca - cb, sub(ra, rb)))
         }
         _ if mentions(e, Var::Phi(r)) => None,
@@ -67,8 +72,8 @@ fn split(e: &E, r: u32) -> Option<(i64, E)> {
 
 /// The value at the header of loop-carried register `r` with pre-loop value `init` and
 /// back-edge values `latch` (computed with placeholders), for loop `l` with inner loops
-/// `inner`.
-pub fn classify(r: u32, init: E, latch: &[&E], l: LoopId, inner: &[LoopId]) -> E {
+/// `inner`; `width` is the register's width in bits.
+pub fn classify(r: u32, width: u8, init: E, latch: &[&E], l: LoopId, inner: &[LoopId]) -> E {
     let Some(first) = latch.first() else {
         return init;
     };
@@ -79,7 +84,7 @@ pub fn classify(r: u32, init: E, latch: &[&E], l: LoopId, inner: &[LoopId]) -> E
     if matches!(&**v, Expr::Var(Var::Phi(x)) if *x == r) {
         return init;
     }
-    let Some((1, step)) = split(v, r) else {
+    let Some((1, step)) = split(v, r, width) else {
         return unknown(Reason::LoopCarried);
     };
     let mut variant = false;

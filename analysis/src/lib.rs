@@ -10,16 +10,24 @@
 //!    sets (the interpreter's dynamic footprints).
 //! 4. [`locality`]: the TB locality graph from an inverted index (units grouped by the set of
 //!    TB classes reading them), PAVER Table 2 statistics and the Fig. 2 sharing categories.
+//! 5. [`heatmap`]: the graph's adjacency matrix as a PNG (PAVER Fig. 5).
+//! 6. [`reuse`]: LASER reuse metrics over the access streams of a sample of TBs.
+//! 7. [`descriptor`]: Locality Descriptors per pointer parameter.
 #![warn(missing_docs)]
 
 pub mod addr;
+pub mod descriptor;
 pub mod dom;
 pub mod expr;
 pub mod footprint;
+pub mod heatmap;
 pub mod ivs;
 pub mod locality;
 pub mod loops;
 pub mod report;
+pub mod reuse;
+#[cfg(feature = "z3")]
+pub mod smt;
 
 use launch::{BoundLaunch, ParamSig, SigType};
 use ptx_parser::{Function, ScalarType};
@@ -76,6 +84,22 @@ pub enum AnalysisError {
         /// What is too large.
         why: String,
     },
+    /// The analysis would need more memory than the budget allows.
+    #[error(
+        "kernel {kernel}: the analysis would need about {} MiB ({why}), more than the budget of {} MiB",
+        estimate >> 20,
+        budget >> 20
+    )]
+    OutOfMemory {
+        /// The kernel.
+        kernel: String,
+        /// Estimated peak bytes.
+        estimate: u64,
+        /// Allowed bytes.
+        budget: u64,
+        /// What the estimate counts.
+        why: String,
+    },
     /// The function is a declaration without a body.
     #[error("kernel {kernel}: no body to analyse")]
     NoBody {
@@ -87,11 +111,97 @@ pub enum AnalysisError {
 /// Largest number of TBs analysed (the locality graph's ids are `u32`, its rows dense).
 pub const MAX_TBS: u64 = 1 << 24;
 
-/// Analyses kernel `f` under `launch` at granularity `gran`.
+/// Bytes the analysis holds per TB whatever the kernel (class membership, graph row
+/// offsets, per-TB scratch of the sweep), measured on the corpus with margin.
+pub const BYTES_PER_TB: u64 = 256;
+/// Bytes per expected graph edge while it is built (neighbour, weight, merge scratch).
+pub const BYTES_PER_EDGE: u64 = 32;
+
+/// The default memory budget: three quarters of `MemAvailable` in `/proc/meminfo` (8 GiB
+/// where that cannot be read).
+pub fn default_memory_budget() -> u64 {
+    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    });
+    avail.map_or(8 << 30, |kib| kib.saturating_mul(1024) / 4 * 3)
+}
+
+/// Expected graph edges: each load's footprint is shared by the TBs that agree on the
+/// `%ctaid` dimensions its address and loop bounds use (guards only cut the grid's edge), a
+/// clique of
+/// `Π grid[d]` over the other dimensions `d`; edges are summed over the distinct sets of
+/// dimensions and doubled for halos and lines straddling tiles.
+pub fn estimate_edges(model: &addr::KernelModel, launch: &BoundLaunch) -> u64 {
+    let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
+    let tbs = launch.num_tbs();
+    let mut masks = [false; 8];
+    for l in &model.loads {
+        let mut dims = [false; 3];
+        let mut mark = |e: &expr::Expr| {
+            if let expr::Expr::Var(expr::Var::Ctaid(d)) = e {
+                dims[usize::from(*d).min(2)] = true;
+            }
+        };
+        l.addr.visit_leaves(&mut mark);
+        for lp in &l.loops {
+            if let Some(info) = model.loops.get(lp.index()) {
+                for e in &info.exits {
+                    e.visit_leaves(&mut mark);
+                }
+            }
+        }
+        masks[usize::from(dims[0]) | usize::from(dims[1]) << 1 | usize::from(dims[2]) << 2] = true;
+    }
+    let mut total = 0u64;
+    for mask in (0..8).filter(|&m| masks[m]) {
+        let clique: u64 = (0..3)
+            .filter(|&d| mask & (1 << d) == 0)
+            .map(|d| grid[d])
+            .fold(1u64, u64::saturating_mul);
+        total = total.saturating_add(tbs.saturating_mul(clique.saturating_sub(1)) / 2);
+    }
+    total
+        .saturating_mul(2)
+        .min(tbs.saturating_mul(tbs.saturating_sub(1)) / 2)
+}
+
+fn check_memory(
+    f: &Function,
+    estimate: u64,
+    budget: u64,
+    why: String,
+) -> Result<(), AnalysisError> {
+    if estimate > budget {
+        return Err(AnalysisError::OutOfMemory {
+            kernel: f.name.clone(),
+            estimate,
+            budget,
+            why,
+        });
+    }
+    Ok(())
+}
+
+/// Analyses kernel `f` under `launch` at granularity `gran`, within
+/// [`default_memory_budget`].
 pub fn analyze(
     f: &Function,
     launch: &BoundLaunch,
     gran: footprint::Granularity,
+) -> Result<Analysis, AnalysisError> {
+    analyze_within(f, launch, gran, default_memory_budget())
+}
+
+/// [`analyze`] with an explicit memory budget in bytes: the estimate is checked before
+/// any per-TB work (first from the TB count alone, then from the expected graph size once
+/// the launch-independent symbolic model is built).
+pub fn analyze_within(
+    f: &Function,
+    launch: &BoundLaunch,
+    gran: footprint::Granularity,
+    budget: u64,
 ) -> Result<Analysis, AnalysisError> {
     if !f.has_body {
         return Err(AnalysisError::NoBody {
@@ -103,6 +213,12 @@ pub fn analyze(
         .x
         .saturating_mul(launch.grid.y)
         .saturating_mul(launch.grid.z);
+    check_memory(
+        f,
+        tbs.saturating_mul(BYTES_PER_TB),
+        budget,
+        format!("{tbs} thread blocks x {BYTES_PER_TB} B"),
+    )?;
     if tbs > MAX_TBS {
         return Err(AnalysisError::TooLarge {
             kernel: f.name.clone(),
@@ -110,6 +226,14 @@ pub fn analyze(
         });
     }
     let model = addr::analyze_kernel(f, launch);
+    let edges = estimate_edges(&model, launch);
+    check_memory(
+        f,
+        tbs.saturating_mul(BYTES_PER_TB)
+            .saturating_add(edges.saturating_mul(BYTES_PER_EDGE)),
+        budget,
+        format!("{tbs} thread blocks x {BYTES_PER_TB} B + about {edges} graph edges x {BYTES_PER_EDGE} B"),
+    )?;
     let mut unresolved: Vec<Option<String>> = model
         .loads
         .iter()

@@ -7,15 +7,18 @@ use launch::BoundLaunch;
 use ptx_parser::Function;
 use serde_json::{json, Value};
 
+use crate::descriptor::Descriptor;
 use crate::footprint::{count, Granularity, PARAM_SHIFT};
 use crate::locality::{Graph, Stats};
+use crate::reuse::Reuse;
 use crate::Analysis;
 
 /// Format tag of the document.
 pub const FORMAT: &str = "paver-analysis/1";
 
 /// Builds the JSON document without the graph's edges (see [`write_json`], which adds
-/// them). Deterministic: the same input gives the same bytes.
+/// them), computing the reuse metrics ([`crate::reuse::compute`]). Deterministic: the same
+/// input gives the same bytes.
 pub fn document(
     f: &Function,
     launch: &BoundLaunch,
@@ -23,6 +26,25 @@ pub fn document(
     a: &Analysis,
     g: &Graph,
     s: &Stats,
+) -> Value {
+    let r = crate::reuse::compute(a, launch, gran, g);
+    let d = crate::descriptor::compute(f, a, launch);
+    document_with(f, launch, gran, a, g, s, &r, &d)
+}
+
+/// [`document`] with the reuse metrics ([`crate::reuse::compute`]) and Locality
+/// Descriptors ([`crate::descriptor::compute`]) computed by the caller, to print them too
+/// ([`reuse_summary`], [`descriptor_summary`]) or to choose how descriptors are decided.
+#[allow(clippy::too_many_arguments)]
+pub fn document_with(
+    f: &Function,
+    launch: &BoundLaunch,
+    gran: Granularity,
+    a: &Analysis,
+    g: &Graph,
+    s: &Stats,
+    reuse: &Reuse,
+    descriptors: &[Descriptor],
 ) -> Value {
     let loads: Vec<Value> = a
         .model
@@ -114,7 +136,9 @@ pub fn document(
                 "inter_tb": c.inter_tb as f64 / tot,
                 "both": c.both as f64 / tot,
             }
-        }
+        },
+        "reuse": reuse,
+        "locality_descriptors": descriptors,
     })
 }
 
@@ -220,6 +244,53 @@ pub fn summary(f: &Function, launch: &BoundLaunch, a: &Analysis, s: &Stats) -> S
         "units: unshared {}, intra-TB {}, inter-TB {}, both {}",
         c.unshared, c.intra_tb, c.inter_tb, c.both
     );
+    o
+}
+
+/// Summary lines for the reuse metrics (appended to [`summary`] by the CLI).
+pub fn reuse_summary(r: &Reuse) -> String {
+    let mut o = String::new();
+    let sample = if r.sampled_tbs < r.total_tbs {
+        format!(" (sample of {} of {} TBs)", r.sampled_tbs, r.total_tbs)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        o,
+        "reuse{sample}: self reuse ratio warp {:.4}, TB {:.4}; pair ratio histogram {:?} over {} TB pairs",
+        r.warp.self_reuse_ratio, r.tb.self_reuse_ratio, r.pair_ratio_histogram, r.pairs
+    );
+    let _ = writeln!(
+        o,
+        "  LRU stack distance (bins 0, [1,2), [2,4), ...): warp {:?} cold {}; TB {:?} cold {}",
+        r.warp.stack_distance_histogram,
+        r.warp.cold_accesses,
+        r.tb.stack_distance_histogram,
+        r.tb.cold_accesses
+    );
+    o
+}
+
+/// Summary lines for the Locality Descriptors (one per pointer parameter).
+pub fn descriptor_summary(ds: &[Descriptor]) -> String {
+    let mut o = String::new();
+    for d in ds {
+        let name = d.name.as_deref().unwrap_or("?");
+        let stride = d
+            .stride_elements
+            .map_or(String::new(), |s| format!(" stride {s}"));
+        let _ = writeln!(
+            o,
+            "  {name}: {} {} {}{stride}, D-Tile {:?}, C-Tile {:?}, map {:?} ({:?})",
+            d.locality_type,
+            d.sharing.unwrap_or("-"),
+            d.pattern,
+            d.d_tile,
+            d.c_tile,
+            d.compute_data_map,
+            d.decided_by
+        );
+    }
     o
 }
 

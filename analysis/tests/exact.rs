@@ -6,67 +6,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use analysis::footprint::Granularity;
 use common::*;
 use launch::BoundLaunch;
-
-const GRANS: [Granularity; 3] = [
-    Granularity::Line(128),
-    Granularity::Sector,
-    Granularity::Element,
-];
-
-fn unit(g: Granularity, esize: u64) -> u64 {
-    match g {
-        Granularity::Line(n) => n,
-        Granularity::Sector => 32,
-        Granularity::Element => esize,
-    }
-}
-
-fn check(
-    dir: &str,
-    launch_file: &str,
-    esize: u64,
-    reference: impl Fn(&BoundLaunch, u64) -> RefSets,
-) {
-    for v in VARIANTS {
-        for g in GRANS {
-            let (a, b) = analyse(dir, v, launch_file, g);
-            assert!(
-                a.unresolved.iter().all(Option::is_none),
-                "{dir} {v}: unresolved {:?}",
-                a.unresolved
-            );
-            let got = analysis_sets(&a.footprints);
-            let want = reference(&b, unit(g, esize));
-            assert_eq!(got.len(), want.len());
-            for (tb, (x, y)) in got.iter().zip(&want).enumerate() {
-                assert_eq!(x, y, "{dir} {v} {g:?}: TB {tb} differs");
-            }
-            // Graph weights equal the pairwise intersections of the reference sets.
-            let (graph, stats) = analysis::locality::build(&a.footprints);
-            let mut edges = Vec::new();
-            for i in 0..want.len() {
-                for j in i + 1..want.len() {
-                    let w = want[i].intersection(&want[j]).count() as u64;
-                    if w > 0 {
-                        edges.push((i as u32, j as u32, w));
-                    }
-                }
-            }
-            assert_eq!(
-                graph.edges().collect::<Vec<_>>(),
-                edges,
-                "{dir} {v} {g:?}: graph differs"
-            );
-            assert_eq!(
-                stats.total_data_references,
-                want.iter().map(|s| s.len() as u64).sum::<u64>()
-            );
-        }
-    }
-}
 
 #[test]
 fn mm_naive() {

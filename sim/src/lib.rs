@@ -22,6 +22,7 @@
 pub mod error;
 pub mod interp;
 pub mod npy;
+pub mod timing;
 
 pub use error::{Loc, SimError};
 pub use interp::{

@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::cmd::partition::{self, PartitionOpts};
 
 use crate::error::{write_atomic, write_atomic_with, CliError};
-use crate::launch_args::KernelLaunchArgs;
+use crate::launch_args::{KernelLaunchArgs, Loaded};
 
 /// Data-unit granularity of footprints and graph weights.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -48,6 +48,9 @@ pub struct Args {
     /// Print nothing on stdout.
     #[arg(long)]
     quiet: bool,
+    /// Draw the TB adjacency matrix as a PNG (PAVER Fig. 5), at most 1024 pixels a side.
+    #[arg(long, value_name = "FILE.png")]
+    heatmap: Option<PathBuf>,
     /// Include every TB's footprint in the JSON (`footprints`: per data structure, the classes
     /// of TBs with identical footprints and their units as `[start, end)` intervals).
     #[arg(long)]
@@ -103,10 +106,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         analysis::analyze(f, bound, gran)?
     };
     let (graph, stats) = analysis::locality::build(&a.footprints);
-    let ptxas = ptxas_resources(launch);
     let estimate = ptx_estimate(module, f, bound);
+    let reuse = analysis::reuse::compute(&a, bound, gran, &graph);
+    let descriptors = analysis::descriptor::compute(f, &a, bound);
     if let Some(out) = &args.output {
-        let mut doc = analysis::report::document(f, bound, gran, &a, &graph, &stats);
+        let mut doc = analysis::report::document_with(
+            f,
+            bound,
+            gran,
+            &a,
+            &graph,
+            &stats,
+            &reuse,
+            &descriptors,
+        );
         doc["mode"] = json!(if args.dynamic { "dynamic" } else { "static" });
         doc["resources"] = json!(launch.resources);
         doc["ptx_resources"] = json!({"registers": estimate.0, "shared_bytes": estimate.1});
@@ -115,29 +128,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         write_atomic_with(out, |w| analysis::report::write_json(w, &doc, &graph))?;
     }
+    if let Some(png) = &args.heatmap {
+        write_atomic_with(png, |w| {
+            analysis::heatmap::write_png(w, &graph, 1024).map_err(std::io::Error::other)
+        })?;
+    }
     if !args.quiet {
         print!("{}", analysis::report::summary(f, bound, &a, &stats));
+        print!("{}", analysis::report::reuse_summary(&reuse));
+        print!("{}", analysis::report::descriptor_summary(&descriptors));
         if args.dynamic {
             println!("footprints: dynamic (from the interpreter's accesses)");
         }
     }
     if let (Some(policy), Some(path)) = (&args.partition.policy, &args.schedule) {
-        let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
-        let dim = |d: launch::Dim3| [d.x as u32, d.y as u32, d.z as u32];
-        let input = partition::Input {
-            graph: graph_partition::Graph::from_edges(stats.total_tbs as u32, &edges).map_err(
-                |e| CliError::Partition {
-                    path: args.target.file.clone(),
-                    message: e.to_string(),
-                },
-            )?,
-            kernel: f.name.clone(),
-            grid: dim(bound.grid),
-            block: dim(bound.block),
-            ptxas,
-            estimate: Some(estimate),
-        };
-        drop(edges);
         let opts = PartitionOpts {
             policy: policy.clone(),
             gpu: args.partition.gpu.clone(),
@@ -148,7 +152,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             sms_per_cluster: 1,
             seed: 1,
         };
-        let (schedule, why) = partition::schedule(&opts, &input, &args.target.file)?;
+        let (schedule, why) = group_tbs(&loaded, &graph, &opts, &args.target.file)?;
         let text = schedule.to_json().map_err(|e| CliError::Partition {
             path: path.clone(),
             message: e.to_string(),
@@ -159,6 +163,37 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// Groups the TBs of a locality graph for `loaded`'s kernel and launch (`paver partition`
+/// on the graph in memory), with the ptxas numbers of the launch file or the PTX estimate
+/// for the occupancy; also says where x came from.
+pub(crate) fn group_tbs(
+    loaded: &Loaded,
+    graph: &analysis::locality::Graph,
+    opts: &PartitionOpts,
+    origin: &std::path::Path,
+) -> Result<(graph_partition::Schedule, String), CliError> {
+    let bound = &loaded.bound;
+    let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
+    let graph =
+        graph_partition::Graph::from_edges(bound.num_tbs() as u32, &edges).map_err(|e| {
+            CliError::Partition {
+                path: origin.to_path_buf(),
+                message: e.to_string(),
+            }
+        })?;
+    drop(edges);
+    let dim = |d: launch::Dim3| [d.x as u32, d.y as u32, d.z as u32];
+    let input = partition::Input {
+        graph,
+        kernel: loaded.kernel().name.clone(),
+        grid: dim(bound.grid),
+        block: dim(bound.block),
+        ptxas: ptxas_resources(&loaded.launch),
+        estimate: Some(ptx_estimate(&loaded.module, loaded.kernel(), bound)),
+    };
+    partition::schedule(opts, &input, origin)
 }
 
 /// Every TB's footprint: per data structure, the classes of TBs with identical footprints

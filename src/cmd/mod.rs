@@ -7,6 +7,7 @@ pub mod launch;
 pub mod parse;
 pub mod partition;
 pub mod run;
+pub mod simulate;
 
 use std::path::Path;
 

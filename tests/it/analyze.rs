@@ -153,3 +153,23 @@ fn analysis_json_feeds_partition_and_policy_writes_a_schedule() {
     std::fs::remove_dir_all(&dir).unwrap();
     let _ = root();
 }
+
+#[test]
+fn heatmap_is_a_png_of_the_adjacency_matrix() {
+    let png = std::env::temp_dir().join(format!("paver-it-heat-{}.png", std::process::id()));
+    let out = paver_ok(&[
+        "analyze",
+        "kernels/mm_naive/mm_naive.compute_70.ptx",
+        "--launch",
+        "kernels/mm_naive/small.json",
+        "--heatmap",
+        png.to_str().unwrap(),
+    ]);
+    assert!(out.contains("kernel mm_naive"), "{out}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // IHDR: 16 x 16 pixels, one per TB.
+    assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 16);
+    assert_eq!(u32::from_be_bytes(bytes[20..24].try_into().unwrap()), 16);
+    let _ = std::fs::remove_file(&png);
+}

@@ -9,3 +9,4 @@ mod cli;
 mod common;
 mod launch_files;
 mod run;
+mod simulate;

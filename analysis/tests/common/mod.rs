@@ -110,3 +110,65 @@ pub fn scalar(b: &BoundLaunch, p: usize) -> i64 {
         _ => panic!("not a scalar"),
     }
 }
+
+/// Granularities every exactness test runs at.
+pub const GRANS: [Granularity; 3] = [
+    Granularity::Line(128),
+    Granularity::Sector,
+    Granularity::Element,
+];
+
+pub fn unit(g: Granularity, esize: u64) -> u64 {
+    match g {
+        Granularity::Line(n) => n,
+        Granularity::Sector => 32,
+        Granularity::Element => esize,
+    }
+}
+
+/// Asserts that the analysis of `dir` with `launch_file` resolves every load and that every
+/// TB's footprint and every graph weight equal the `reference` enumeration's, for all three
+/// PTX variants at every granularity (`esize`: element size of the loaded buffers).
+pub fn check(
+    dir: &str,
+    launch_file: &str,
+    esize: u64,
+    reference: impl Fn(&BoundLaunch, u64) -> RefSets,
+) {
+    for v in VARIANTS {
+        for g in GRANS {
+            let (a, b) = analyse(dir, v, launch_file, g);
+            assert!(
+                a.unresolved.iter().all(Option::is_none),
+                "{dir} {v}: unresolved {:?}",
+                a.unresolved
+            );
+            let got = analysis_sets(&a.footprints);
+            let want = reference(&b, unit(g, esize));
+            assert_eq!(got.len(), want.len());
+            for (tb, (x, y)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(x, y, "{dir} {v} {g:?}: TB {tb} differs");
+            }
+            // Graph weights equal the pairwise intersections of the reference sets.
+            let (graph, stats) = analysis::locality::build(&a.footprints);
+            let mut edges = Vec::new();
+            for i in 0..want.len() {
+                for j in i + 1..want.len() {
+                    let w = want[i].intersection(&want[j]).count() as u64;
+                    if w > 0 {
+                        edges.push((i as u32, j as u32, w));
+                    }
+                }
+            }
+            assert_eq!(
+                graph.edges().collect::<Vec<_>>(),
+                edges,
+                "{dir} {v} {g:?}: graph differs"
+            );
+            assert_eq!(
+                stats.total_data_references,
+                want.iter().map(|s| s.len() as u64).sum::<u64>()
+            );
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! Locality Descriptors (Locality Descriptor paper, §3-4), one per pointer parameter,
+//! derived from the symbolic model and the footprints.
+//!
+//! - **compute-data map** `(mx, my, mz)`: `1` where the parameter's addresses (any resolved
+//!   load of it: address and loop bounds) depend on `%ctaid` along that grid dimension.
+//! - **C-Tile** (TBs): spans the grid along every dimension the map is 0 on, 1 TB elsewhere.
+//! - **D-Tile** (elements): the data C-Tile `(0, 0, 0)` reads, as runs of consecutive
+//!   elements: `n` runs of equal length `L` at a constant distance `S` give the D-Tile
+//!   `(L, n, 1)` with stride `S` (REGULAR); one run is `(L, 1, 1)`, stride 1; any other shape
+//!   (or an unresolved load) is IRREGULAR, with D-Tile `(extent, 1, 1)`.
+//! - **LocalityType**: INTER-THREAD when two different TBs can read the same address,
+//!   else INTRA-THREAD when one thread can re-read an address, else NO-REUSE. The two
+//!   existence questions are answered by enumeration (every thread and iteration of the
+//!   launch, up to [`ENUM_BUDGET`] points) or, with the `z3` feature, symbolically.
+//! - **sharing** (only with INTER-THREAD): COACCESSED when the C-Tile has several TBs (the
+//!   D-Tile is read by the whole C-Tile), else NEARBY (neighbouring TBs overlap: halos,
+//!   misaligned units).
+//! - **tile map**: per C-Tile (its coordinates in the grid of C-Tiles), the D-Tile as
+//!   half-open element ranges, from the footprints (rounded out to whole units at line or
+//!   sector granularity; at most [`MAX_TILE_MAP`] C-Tiles).
+
+use launch::{BoundLaunch, BoundValue};
+use ptx_parser::Function;
+use serde::Serialize;
+
+use crate::expr::{Expr, Var};
+use crate::footprint::{normalize, FxMap, Granularity, Interval, PARAM_SHIFT};
+use crate::Analysis;
+
+/// Largest number of (thread, load, iteration) points the enumeration path visits.
+pub const ENUM_BUDGET: u64 = 1 << 24;
+/// Largest number of C-Tiles listed in a tile map.
+pub const MAX_TILE_MAP: usize = 4096;
+/// Largest number of element ranges listed per D-Tile in a tile map.
+pub const MAX_RANGES: usize = 1024;
+
+/// How the existence questions were decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecidedBy {
+    /// The z3 SMT solver over the symbolic model.
+    Z3,
+    /// Enumeration of every thread and iteration.
+    Enumeration,
+    /// Neither path could decide (enumeration past its budget): reuse flags are false.
+    Undecided,
+}
+
+/// One C-Tile and its D-Tile.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TileMapEntry {
+    /// The C-Tile's coordinates in the grid of C-Tiles.
+    pub c_tile: [u64; 3],
+    /// Element ranges `[lo, hi)` of the D-Tile.
+    pub d_tile: Vec<[u64; 2]>,
+}
+
+/// The Locality Descriptor of one pointer parameter.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Descriptor {
+    /// Parameter index.
+    pub param: u32,
+    /// Parameter name.
+    pub name: Option<String>,
+    /// Element size in bytes.
+    pub element_bytes: u64,
+    /// `INTER-THREAD`, `INTRA-THREAD` or `NO-REUSE`.
+    pub locality_type: &'static str,
+    /// `COACCESSED` or `NEARBY` (INTER-THREAD only).
+    pub sharing: Option<&'static str>,
+    /// `REGULAR` or `IRREGULAR`.
+    pub pattern: &'static str,
+    /// Distance in elements between the D-Tile's rows (REGULAR only).
+    pub stride_elements: Option<u64>,
+    /// D-Tile dimensions in elements.
+    pub d_tile: [u64; 3],
+    /// C-Tile dimensions in TBs.
+    pub c_tile: [u64; 3],
+    /// Compute-data map.
+    pub compute_data_map: [u8; 3],
+    /// Two different TBs can read the same address.
+    pub inter_tb_reuse: bool,
+    /// One thread can read an address twice.
+    pub intra_thread_reuse: bool,
+    /// How the two existence answers were obtained.
+    pub decided_by: DecidedBy,
+    /// C-Tile -> D-Tile.
+    pub tile_map: Vec<TileMapEntry>,
+    /// More C-Tiles or ranges than listed.
+    pub tile_map_truncated: bool,
+}
+
+/// Answers to the existence questions for one parameter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Existence {
+    /// Two different TBs read a common address.
+    pub inter_tb: bool,
+    /// One thread reads an address twice.
+    pub intra_thread: bool,
+}
+
+pub(crate) fn elem_bytes(launch: &BoundLaunch, p: u32) -> Option<u64> {
+    match launch.params.get(p as usize).map(|x| &x.value) {
+        Some(BoundValue::Buffer { elem, .. }) => Some(elem.size() as u64),
+        Some(BoundValue::Synthetic { .. }) => Some(1),
+        _ => None,
+    }
+}
+
+/// Parameters each resolved load reads (evaluated for thread 0 of TB 0 or from the
+/// address's constant base).
+pub(crate) fn load_params(a: &Analysis) -> Vec<Option<u32>> {
+    fn base(e: &Expr) -> Option<i128> {
+        match e {
+            Expr::Const(c) if *c >= 1 << 36 => Some(*c),
+            Expr::Add(a, b) => base(a).or_else(|| base(b)),
+            Expr::Sub(a, _) => base(a),
+            _ => None,
+        }
+    }
+    a.model
+        .loads
+        .iter()
+        .map(|l| base(&l.addr).map(|c| ((c >> 36) - 1) as u32))
+        .collect()
+}
+
+/// The existence answers by enumerating every thread and iteration (`None` past
+/// [`ENUM_BUDGET`] points), per parameter index.
+pub fn existence_by_enumeration(a: &Analysis, launch: &BoundLaunch) -> Option<Vec<Existence>> {
+    let n = launch.params.len();
+    let mut out = vec![Existence::default(); n];
+    // element unit -> first TB reading it.
+    let mut owner: FxMap<u64, u64> = FxMap::default();
+    let mut w = crate::reuse::Walker::new(a, launch, Granularity::Element);
+    w.per_thread = true;
+    w.limit = ENUM_BUDGET;
+    for tb in 0..launch.num_tbs() {
+        let mut ev = w.tb_events(tb).ok()?;
+        if w.points > ENUM_BUDGET || w.truncated {
+            return None;
+        }
+        ev.sort_unstable();
+        ev.dedup();
+        // (thread, unit) pairs seen twice at different keys: intra-thread reuse.
+        let mut tu: Vec<(u32, u64)> = ev.iter().map(|e| (e.1, e.2)).collect();
+        tu.sort_unstable();
+        for x in tu.windows(2) {
+            if x[0] == x[1] {
+                let p = (x[0].1 >> PARAM_SHIFT) as usize;
+                if p < n {
+                    out[p].intra_thread = true;
+                }
+            }
+        }
+        for (_, _, u) in ev {
+            let p = (u >> PARAM_SHIFT) as usize;
+            let first = *owner.entry(u).or_insert(tb);
+            if first != tb && p < n {
+                out[p].inter_tb = true;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Compute-data map of parameter `p`.
+fn compute_data_map(a: &Analysis, params: &[Option<u32>], p: u32) -> [u8; 3] {
+    let mut m = [0u8; 3];
+    for (l, lp) in a.model.loads.iter().zip(params) {
+        if *lp != Some(p) {
+            continue;
+        }
+        let mut mark = |e: &Expr| {
+            if let Expr::Var(Var::Ctaid(d)) = e {
+                m[usize::from(*d).min(2)] = 1;
+            }
+        };
+        l.addr.visit_leaves(&mut mark);
+        for q in &l.loops {
+            if let Some(info) = a.model.loops.get(q.index()) {
+                for e in &info.exits {
+                    e.visit_leaves(&mut mark);
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Element ranges of the units `iv` (of `unit_bytes` each) of a buffer of `eb`-byte
+/// elements.
+fn to_elements(iv: &[Interval], unit_bytes: u64, eb: u64) -> Vec<Interval> {
+    let mask = (1u64 << PARAM_SHIFT) - 1;
+    normalize(
+        iv.iter()
+            .map(|&(lo, hi)| {
+                let (lo, hi) = (lo & mask, ((hi - 1) & mask) + 1);
+                (lo * unit_bytes / eb, (hi * unit_bytes).div_ceil(eb))
+            })
+            .collect(),
+    )
+}
+
+/// D-Tile dims, stride and regularity from a D-Tile's element runs.
+fn shape(runs: &[Interval]) -> ([u64; 3], Option<u64>, bool) {
+    match runs {
+        [] => ([0, 0, 1], None, true),
+        [(lo, hi)] => ([hi - lo, 1, 1], Some(1), true),
+        [first, second, ..] => {
+            let len = first.1 - first.0;
+            let stride = second.0 - first.0;
+            let regular = runs
+                .windows(2)
+                .all(|w| w[1].1 - w[1].0 == len && w[1].0 - w[0].0 == stride);
+            if regular && runs.last().is_some_and(|l| l.1 - l.0 == len) {
+                ([len, runs.len() as u64, 1], Some(stride), true)
+            } else {
+                let extent = runs.last().map_or(0, |l| l.1) - first.0;
+                ([extent, 1, 1], None, false)
+            }
+        }
+    }
+}
+
+/// The descriptors of every pointer parameter of `f`, with per parameter the existence
+/// answers (from [`existence_by_enumeration`] or the z3 path) and how they were decided.
+pub fn describe(
+    f: &Function,
+    a: &Analysis,
+    launch: &BoundLaunch,
+    exist: &[(Existence, DecidedBy)],
+) -> Vec<Descriptor> {
+    let params = load_params(a);
+    let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
+    let mut out = Vec::new();
+    for p in 0..launch.params.len() as u32 {
+        let Some(eb) = elem_bytes(launch, p) else {
+            continue;
+        };
+        let unresolved = a
+            .unresolved
+            .iter()
+            .zip(&params)
+            .any(|(u, lp)| u.is_some() && (lp.is_none() || *lp == Some(p)));
+        let map = compute_data_map(a, &params, p);
+        let c_tile = [0, 1, 2].map(|d| if map[d] == 1 { 1 } else { grid[d] });
+        let n_ct = [0, 1, 2].map(|d| if map[d] == 1 { grid[d] } else { 1 });
+        let fp = a.footprints.params.iter().position(|x| x.param == p);
+        // Per C-Tile, the union of its TBs' units.
+        let mut tiles: Vec<Vec<Interval>> = Vec::new();
+        let total_ct = n_ct.iter().product::<u64>();
+        let listed = (total_ct as usize).min(MAX_TILE_MAP);
+        let mut truncated = total_ct as usize > listed;
+        if let Some(k) = fp {
+            // Union over the distinct (C-Tile, footprint class) pairs, not over TBs.
+            let pf = &a.footprints.params[k];
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            for (ci, c) in pf.classes.iter().enumerate() {
+                for &tb in &c.members {
+                    let tb = u64::from(tb);
+                    let at = [
+                        tb % grid[0],
+                        (tb / grid[0]) % grid[1],
+                        tb / (grid[0] * grid[1]),
+                    ];
+                    let ct = [0, 1, 2].map(|d| if map[d] == 1 { at[d] } else { 0 });
+                    let idx = (ct[0] + n_ct[0] * (ct[1] + n_ct[1] * ct[2])) as usize;
+                    if idx < listed {
+                        pairs.push((idx, ci));
+                    }
+                }
+            }
+            pairs.sort_unstable();
+            pairs.dedup();
+            tiles = vec![Vec::new(); listed];
+            for (idx, ci) in pairs {
+                tiles[idx].extend_from_slice(&pf.classes[ci].units);
+            }
+            for t in &mut tiles {
+                *t = to_elements(&normalize(std::mem::take(t)), pf.unit_bytes, eb);
+            }
+        }
+        let (d_tile, stride, regular) = tiles.first().map_or(([0, 0, 1], None, true), |t| shape(t));
+        let regular = regular && !unresolved;
+        let (e, decided_by) = exist
+            .get(p as usize)
+            .copied()
+            .unwrap_or((Existence::default(), DecidedBy::Undecided));
+        let locality_type = if e.inter_tb {
+            "INTER-THREAD"
+        } else if e.intra_thread {
+            "INTRA-THREAD"
+        } else {
+            "NO-REUSE"
+        };
+        let sharing = e.inter_tb.then_some(if c_tile.iter().product::<u64>() > 1 {
+            "COACCESSED"
+        } else {
+            "NEARBY"
+        });
+        let tile_map = tiles
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let i = i as u64;
+                truncated |= t.len() > MAX_RANGES;
+                TileMapEntry {
+                    c_tile: [
+                        i % n_ct[0],
+                        (i / n_ct[0]) % n_ct[1],
+                        i / (n_ct[0] * n_ct[1]),
+                    ],
+                    d_tile: t
+                        .iter()
+                        .take(MAX_RANGES)
+                        .map(|&(lo, hi)| [lo, hi])
+                        .collect(),
+                }
+            })
+            .collect();
+        out.push(Descriptor {
+            param: p,
+            name: f.params.get(p as usize).map(|x| x.name.clone()),
+            element_bytes: eb,
+            locality_type,
+            sharing,
+            pattern: if regular { "REGULAR" } else { "IRREGULAR" },
+            stride_elements: if regular { stride } else { None },
+            d_tile: if regular {
+                d_tile
+            } else {
+                [d_tile[0] * d_tile[1], 1, 1]
+            },
+            c_tile,
+            compute_data_map: map,
+            inter_tb_reuse: e.inter_tb,
+            intra_thread_reuse: e.intra_thread,
+            decided_by,
+            tile_map,
+            tile_map_truncated: truncated,
+        });
+    }
+    out
+}
+
+/// The descriptors with the existence questions decided by the default path: z3 when the
+/// `z3` feature is on, enumeration for the parameters the solver gives no answer for (or
+/// without the feature). Parameters neither path decides are `Undecided`, reuse flags false.
+pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descriptor> {
+    #[cfg(feature = "z3")]
+    let symbolic = crate::smt::existence(a, launch);
+    #[cfg(not(feature = "z3"))]
+    let symbolic: Vec<Option<Existence>> = vec![None; launch.params.len()];
+    compute_from(f, a, launch, symbolic)
+}
+
+/// The descriptors with the existence questions decided by enumeration only.
+pub fn compute_enumerated(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descriptor> {
+    compute_from(f, a, launch, vec![None; launch.params.len()])
+}
+
+fn compute_from(
+    f: &Function,
+    a: &Analysis,
+    launch: &BoundLaunch,
+    symbolic: Vec<Option<Existence>>,
+) -> Vec<Descriptor> {
+    let n = launch.params.len();
+    let mut enumerated: Option<Option<Vec<Existence>>> = None;
+    let exist: Vec<(Existence, DecidedBy)> = (0..n)
+        .map(|p| match symbolic.get(p).copied().flatten() {
+            Some(e) => (e, DecidedBy::Z3),
+            None => match enumerated
+                .get_or_insert_with(|| existence_by_enumeration(a, launch))
+                .as_ref()
+            {
+                Some(v) => (v[p], DecidedBy::Enumeration),
+                None => (Existence::default(), DecidedBy::Undecided),
+            },
+        })
+        .collect();
+    describe(f, a, launch, &exist)
+}

@@ -1,0 +1,475 @@
+//! LASER reuse metrics (Eq. 1 self reuse ratio, Eq. 3 directed pair ratio, LRU stack reuse
+//! distance) over the access streams the static model implies.
+//!
+//! **Access order.** One *access* is one warp-level execution of a resolved global load
+//! touching one data unit: the active lanes of a warp executing the same load at the same
+//! loop iterations are coalesced to their distinct units. A warp's stream orders its
+//! accesses by the program-order key `(header(L1), k1, ..., header(Ld), kd, load)` (loop
+//! headers and the load by instruction position, `ki` the iteration of the `i`-th enclosing
+//! loop), units ascending within one key. A TB's stream merges its warps' streams by key,
+//! warps in id order within a key (lockstep warps). The kernel stream is the TB streams of
+//! the sampled TBs concatenated in TB id order.
+//!
+//! Streams are enumerated point by point (thread x iteration), so for large launches the
+//! metrics are computed on a bounded, evenly spaced sample of TBs ([`POINT_BUDGET`]
+//! evaluations); [`Reuse::sampled_tbs`] says how many. Stack distances use a Fenwick tree
+//! over time stamps (`O(n log n)` in the stream length).
+
+use launch::BoundLaunch;
+use serde::Serialize;
+
+use crate::expr::{eval, Ctx, EvalError, Expr, Var};
+use crate::footprint::{unit_bytes, Granularity, Interval, PARAM_SHIFT};
+use crate::locality::Graph;
+use crate::Analysis;
+
+/// Largest number of (thread, load, iteration) points enumerated for the reuse metrics.
+pub const POINT_BUDGET: u64 = 1 << 18;
+/// Largest number of unit comparisons spent on directed pair ratios.
+pub const PAIR_BUDGET: u64 = 1 << 26;
+
+/// A 10-bin histogram of ratios in `[0, 1]`: bin `i` holds `[i/10, (i+1)/10)`, the last bin
+/// includes 1.
+pub type RatioHistogram = [u64; 10];
+
+/// Reuse metrics of one granularity of stream (warp or TB).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct StreamReuse {
+    /// Number of streams.
+    pub streams: u64,
+    /// Accesses over all streams (`size` of Eq. 1, summed).
+    pub accesses: u64,
+    /// Distinct units per stream, summed (`uniq` of Eq. 1).
+    pub unique: u64,
+    /// `1 - unique / accesses` (Eq. 1 pooled over the streams); 0 without accesses.
+    pub self_reuse_ratio: f64,
+    /// Histogram of the per-stream ratio `1 - uniq / size`.
+    pub self_reuse_histogram: RatioHistogram,
+    /// LRU stack distance histogram of the streams: bin 0 = distance 0, bin `i >= 1` =
+    /// `[2^(i-1), 2^i)`.
+    pub stack_distance_histogram: Vec<u64>,
+    /// First accesses (infinite stack distance).
+    pub cold_accesses: u64,
+}
+
+/// The reuse metrics of one analysis.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Reuse {
+    /// TBs whose streams were enumerated.
+    pub sampled_tbs: u64,
+    /// TBs of the launch.
+    pub total_tbs: u64,
+    /// Warp streams.
+    pub warp: StreamReuse,
+    /// TB streams.
+    pub tb: StreamReuse,
+    /// Stack distances of the kernel stream (sampled TBs in id order).
+    pub kernel_stack_distance_histogram: Vec<u64>,
+    /// First accesses of the kernel stream.
+    pub kernel_cold_accesses: u64,
+    /// Directed pair ratio (Eq. 3) `R(x->y)` over ordered pairs of TBs `x` (sampled) and `y`
+    /// with at least one shared unit.
+    pub pair_ratio_histogram: RatioHistogram,
+    /// Ordered pairs counted in [`Reuse::pair_ratio_histogram`].
+    pub pairs: u64,
+    /// Sampled TBs whose pairs were counted (bounded by [`PAIR_BUDGET`]).
+    pub pair_sampled_tbs: u64,
+    /// A single TB exceeded twice [`POINT_BUDGET`] points: its streams were cut short.
+    pub truncated: bool,
+}
+
+/// One access event: program-order key, warp, unit id.
+pub(crate) type Event = (Vec<u64>, u32, u64);
+
+/// Bin of a ratio in a 10-bin histogram.
+pub fn ratio_bin(r: f64) -> usize {
+    ((r * 10.0).floor().max(0.0) as usize).min(9)
+}
+
+/// Bin of a stack distance (0, then powers of two).
+fn distance_bin(d: u64) -> usize {
+    if d == 0 {
+        0
+    } else {
+        64 - d.leading_zeros() as usize
+    }
+}
+
+/// LRU stack distances of `stream` added to `hist`; returns the number of cold accesses.
+/// A Fenwick tree marks, per unit, the time of its latest access; the distance of an
+/// access is the number of marks after the unit's previous access.
+pub fn stack_distances(stream: &[u64], hist: &mut Vec<u64>) -> u64 {
+    let n = stream.len();
+    let mut tree = vec![0i64; n + 1];
+    let add = |tree: &mut Vec<i64>, mut i: usize, v: i64| {
+        i += 1;
+        while i <= n {
+            tree[i] += v;
+            i += i & i.wrapping_neg();
+        }
+    };
+    let prefix = |tree: &Vec<i64>, mut i: usize| -> i64 {
+        let mut s = 0;
+        while i > 0 {
+            s += tree[i];
+            i -= i & i.wrapping_neg();
+        }
+        s
+    };
+    let mut last: crate::footprint::FxMap<u64, usize> = Default::default();
+    let mut cold = 0;
+    for (t, &u) in stream.iter().enumerate() {
+        match last.insert(u, t) {
+            Some(p) => {
+                let d = (prefix(&tree, t) - prefix(&tree, p + 1)) as u64;
+                let b = distance_bin(d);
+                if hist.len() <= b {
+                    hist.resize(b + 1, 0);
+                }
+                hist[b] += 1;
+                add(&mut tree, p, -1);
+            }
+            None => cold += 1,
+        }
+        add(&mut tree, t, 1);
+    }
+    cold
+}
+
+fn mentions_iter(e: &Expr) -> bool {
+    let mut m = false;
+    e.visit_leaves(&mut |x| m |= matches!(x, Expr::Var(Var::Iter(_)) | Expr::Trip(_)));
+    m
+}
+
+/// Enumerates the access events of TBs point by point.
+pub(crate) struct Walker<'a> {
+    a: &'a Analysis,
+    launch: &'a BoundLaunch,
+    gran: Granularity,
+    /// Points visited so far.
+    pub(crate) points: u64,
+    /// A TB's enumeration stopped at twice [`POINT_BUDGET`] points.
+    pub(crate) truncated: bool,
+    /// Events carry the thread's linear id instead of its warp.
+    pub(crate) per_thread: bool,
+    /// Points after which a TB's enumeration stops.
+    pub(crate) limit: u64,
+}
+
+impl<'a> Walker<'a> {
+    pub(crate) fn new(a: &'a Analysis, launch: &'a BoundLaunch, gran: Granularity) -> Self {
+        Walker {
+            a,
+            launch,
+            gran,
+            points: 0,
+            truncated: false,
+            per_thread: false,
+            limit: 2 * POINT_BUDGET,
+        }
+    }
+
+    /// The events of one TB: (key, warp or thread, unit), unsorted.
+    pub(crate) fn tb_events(&mut self, tb: u64) -> Result<Vec<Event>, EvalError> {
+        let (g, b) = (self.launch.grid, self.launch.block);
+        let model = &self.a.model;
+        let mut cx = Ctx::new(model.loops.len());
+        cx.ctaid = [
+            i128::from(tb % g.x),
+            i128::from((tb / g.x) % g.y),
+            i128::from(tb / (g.x * g.y)),
+        ];
+        let nthreads = b.x * b.y * b.z;
+        let mut out = Vec::new();
+        for t in 0..nthreads {
+            cx.tid = [
+                i128::from(t % b.x),
+                i128::from((t / b.x) % b.y),
+                i128::from(t / (b.x * b.y)),
+            ];
+            let warp = if self.per_thread { t } else { t / 32 } as u32;
+            for (i, site) in model.loads.iter().enumerate() {
+                if self.a.unresolved[i].is_some() {
+                    continue;
+                }
+                let (inner, outer): (Vec<_>, Vec<_>) =
+                    site.cond.iter().partition(|c| mentions_iter(c));
+                let mut ok = true;
+                for c in outer {
+                    if eval(c, &cx, model)? == 0 {
+                        ok = false;
+                        break;
+                    }
+                }
+                if ok {
+                    let mut key = Vec::with_capacity(2 * site.loops.len() + 1);
+                    self.walk(i, &inner, 0, &mut cx, &mut key, warp, &mut out)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &mut self,
+        i: usize,
+        inner: &[&crate::expr::E],
+        depth: usize,
+        cx: &mut Ctx,
+        key: &mut Vec<u64>,
+        warp: u32,
+        out: &mut Vec<Event>,
+    ) -> Result<(), EvalError> {
+        let model = &self.a.model;
+        let site = &model.loads[i];
+        if depth == site.loops.len() {
+            self.points += 1;
+            for c in inner {
+                if eval(c, cx, model)? == 0 {
+                    return Ok(());
+                }
+            }
+            let a = eval(&site.addr, cx, model)?;
+            let p = (a >> 36) - 1;
+            if a < 0 || p < 0 || p as usize >= self.launch.params.len() {
+                return Ok(());
+            }
+            let ub = unit_bytes(self.gran, self.launch, p as u32, u64::from(site.width));
+            let off = (a & ((1i128 << 36) - 1)) as u64;
+            let mut k = key.clone();
+            k.push(site.inst.index() as u64);
+            for u in off / ub..=(off + u64::from(site.width) - 1) / ub {
+                out.push((k.clone(), warp, ((p as u64) << PARAM_SHIFT) | u));
+            }
+            return Ok(());
+        }
+        let l = site.loops[depth];
+        cx.trips[l.index()] = None;
+        cx.iters[l.index()] = None;
+        let t = crate::expr::TripSource::trip(model, l, cx)?;
+        cx.trips[l.index()] = Some(t);
+        let header = self.header_pos(l);
+        for k in 0..t {
+            if self.points > self.limit {
+                self.truncated = true;
+                break;
+            }
+            cx.iters[l.index()] = Some(k);
+            key.push(header);
+            key.push(k as u64);
+            self.walk(i, inner, depth + 1, cx, key, warp, out)?;
+            key.truncate(key.len() - 2);
+        }
+        cx.iters[l.index()] = None;
+        cx.trips[l.index()] = None;
+        Ok(())
+    }
+
+    fn header_pos(&self, l: crate::loops::LoopId) -> u64 {
+        self.a
+            .model
+            .loops
+            .get(l.index())
+            .map_or(0, |x| u64::from(x.header_inst))
+    }
+}
+
+/// Warp and TB streams of one TB's events: (per-warp streams, TB stream).
+fn streams(mut ev: Vec<Event>) -> (Vec<Vec<u64>>, Vec<u64>) {
+    ev.sort_unstable();
+    ev.dedup();
+    let nw = ev.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
+    let mut warps = vec![Vec::new(); nw];
+    let mut tb = Vec::with_capacity(ev.len());
+    for (_, w, u) in ev {
+        warps[w as usize].push(u);
+        tb.push(u);
+    }
+    (warps, tb)
+}
+
+fn add_stream(s: &mut StreamReuse, stream: &[u64]) {
+    if stream.is_empty() {
+        return;
+    }
+    let mut v = stream.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    s.streams += 1;
+    s.accesses += stream.len() as u64;
+    s.unique += v.len() as u64;
+    s.self_reuse_histogram[ratio_bin(1.0 - v.len() as f64 / stream.len() as f64)] += 1;
+    s.cold_accesses += stack_distances(stream, &mut s.stack_distance_histogram);
+}
+
+fn finish(s: &mut StreamReuse) {
+    s.self_reuse_ratio = if s.accesses == 0 {
+        0.0
+    } else {
+        1.0 - s.unique as f64 / s.accesses as f64
+    };
+}
+
+/// Units of `tb` (all parameters) as sorted disjoint intervals.
+fn tb_intervals(a: &Analysis, tb: u32) -> Vec<Interval> {
+    let mut v = Vec::new();
+    for k in 0..a.footprints.params.len() {
+        v.extend_from_slice(a.footprints.tb_units(k, tb));
+    }
+    crate::footprint::normalize(v)
+}
+
+/// Computes the reuse metrics of `a` (whose graph is `g`) at granularity `gran`.
+pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph) -> Reuse {
+    let total = launch.num_tbs();
+    let mut w = Walker::new(a, launch, gran);
+    let mut out = Reuse {
+        total_tbs: total,
+        ..Reuse::default()
+    };
+    if total == 0 {
+        return out;
+    }
+    // Cost of TB 0 sets the sample size.
+    let first = w.tb_events(0).unwrap_or_default();
+    let per_tb = w.points.max(1);
+    let n = (POINT_BUDGET / per_tb).clamp(1, total);
+    let sample: Vec<u64> = (0..n).map(|i| i * total / n).collect();
+    let mut kernel = Vec::new();
+    let mut per_tb_counts: Vec<(u32, Vec<(u64, u64)>)> = Vec::new();
+    for (idx, &tb) in sample.iter().enumerate() {
+        let ev = if idx == 0 {
+            first.clone()
+        } else {
+            w.tb_events(tb).unwrap_or_default()
+        };
+        let (warps, stream) = streams(ev);
+        for ws in &warps {
+            add_stream(&mut out.warp, ws);
+        }
+        add_stream(&mut out.tb, &stream);
+        let mut counts = stream.clone();
+        counts.sort_unstable();
+        let mut c: Vec<(u64, u64)> = Vec::new();
+        for u in counts {
+            match c.last_mut() {
+                Some((x, n)) if *x == u => *n += 1,
+                _ => c.push((u, 1)),
+            }
+        }
+        per_tb_counts.push((tb as u32, c));
+        kernel.extend(stream);
+    }
+    out.sampled_tbs = sample.len() as u64;
+    out.truncated = w.truncated;
+    finish(&mut out.warp);
+    finish(&mut out.tb);
+    out.kernel_cold_accesses = stack_distances(&kernel, &mut out.kernel_stack_distance_histogram);
+    // Directed pair ratios, from the sampled TBs to their graph neighbours (rows hold the
+    // neighbours above the row; one pass over the edges finds those below).
+    let pos: crate::footprint::FxMap<u32, usize> = per_tb_counts
+        .iter()
+        .enumerate()
+        .map(|(k, (tb, _))| (*tb, k))
+        .collect();
+    let mut below: Vec<Vec<u32>> = vec![Vec::new(); per_tb_counts.len()];
+    for (i, j, _) in g.edges() {
+        if let Some(&k) = pos.get(&j) {
+            below[k].push(i);
+        }
+    }
+    let mut work = 0u64;
+    for ((x, counts), below) in per_tb_counts.iter().zip(&below) {
+        let total_x: u64 = counts.iter().map(|c| c.1).sum();
+        if total_x == 0 {
+            out.pair_sampled_tbs += 1;
+            continue;
+        }
+        let nbrs: Vec<u32> = below.iter().chain(g.row(*x).0).copied().collect();
+        let cost: u64 = nbrs.len() as u64 * counts.len() as u64;
+        if work > 0 && work + cost > PAIR_BUDGET {
+            break;
+        }
+        work += cost;
+        out.pair_sampled_tbs += 1;
+        for &y in &nbrs {
+            let iv = tb_intervals(a, y);
+            let (mut j, mut shared) = (0usize, 0u64);
+            for &(u, c) in counts {
+                while j < iv.len() && iv[j].1 <= u {
+                    j += 1;
+                }
+                if j < iv.len() && iv[j].0 <= u {
+                    shared += c;
+                }
+            }
+            out.pair_ratio_histogram[ratio_bin(shared as f64 / total_x as f64)] += 1;
+            out.pairs += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Brute-force stack distance: distinct units since the previous access.
+    fn naive(stream: &[u64]) -> (Vec<u64>, u64) {
+        let mut hist = Vec::new();
+        let mut cold = 0;
+        for t in 0..stream.len() {
+            match stream[..t].iter().rposition(|&u| u == stream[t]) {
+                Some(p) => {
+                    let mut d: Vec<u64> = stream[p + 1..t].to_vec();
+                    d.sort_unstable();
+                    d.dedup();
+                    let b = distance_bin(d.len() as u64);
+                    if hist.len() <= b {
+                        hist.resize(b + 1, 0);
+                    }
+                    hist[b] += 1;
+                }
+                None => cold += 1,
+            }
+        }
+        (hist, cold)
+    }
+
+    #[test]
+    fn fenwick_stack_distances_match_naive() {
+        let mut x = 12345u64;
+        for len in [0usize, 1, 5, 100, 700] {
+            let s: Vec<u64> = (0..len)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (x >> 33) % 37
+                })
+                .collect();
+            let mut h = Vec::new();
+            let c = stack_distances(&s, &mut h);
+            assert_eq!((h, c), naive(&s));
+        }
+    }
+
+    #[test]
+    fn stack_distance_example() {
+        // a b c a : distance 2 for the last access.
+        let mut h = Vec::new();
+        assert_eq!(stack_distances(&[1, 2, 3, 1, 1], &mut h), 3);
+        assert_eq!(h, vec![1, 0, 1]);
+    }
+
+    #[test]
+    fn ratio_bins() {
+        assert_eq!(ratio_bin(0.0), 0);
+        assert_eq!(ratio_bin(0.05), 0);
+        assert_eq!(ratio_bin(0.1), 1);
+        assert_eq!(ratio_bin(0.99), 9);
+        assert_eq!(ratio_bin(1.0), 9);
+    }
+}

@@ -1,0 +1,384 @@
+//! A set-associative, LRU, optionally sectored cache with MSHRs, used for the per-SM L1 and
+//! the L2 slices.
+//!
+//! Requests are *blocks*: a 32 B sector of a sectored cache, the whole line otherwise (the
+//! coalescer produces them). Tags are per line with a valid and a dirty bit per block, so a
+//! sectored cache misses on a sector of a present line. Lines are allocated when the fill
+//! arrives (`fill`), MSHRs are keyed by block address and carry the waiters (`T`) to wake.
+//! Outcomes follow GPGPU-Sim: a read of a block already in flight merges into its MSHR
+//! ("hit reserve") unless the entry has merged `mshr_max_merge` requests, and a miss with
+//! every MSHR taken is a reservation fail (nothing changes; the requester retries).
+
+use super::config::WritePolicy;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::ops::AddAssign;
+
+/// What an access did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The block is present.
+    Hit,
+    /// The block is in flight; the request was merged into its MSHR.
+    HitReserve,
+    /// Not present: an MSHR was allocated (reads) or the write went on (writes).
+    Miss,
+    /// No MSHR (or merge slot) free; nothing changed, retry later.
+    ReservationFail,
+}
+
+/// Counters of one cache (or the sum of several).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheStats {
+    /// Hits + hit reserves + misses (reservation fails are retried and not counted here).
+    pub accesses: u64,
+    /// Hits.
+    pub hits: u64,
+    /// Reads merged into an MSHR.
+    pub hit_reserve: u64,
+    /// Misses.
+    pub misses: u64,
+    /// Accesses refused for lack of an MSHR.
+    pub reservation_fails: u64,
+    /// Write accesses (included in `accesses`).
+    pub writes: u64,
+    /// Dirty blocks written back on eviction.
+    pub writebacks: u64,
+}
+
+impl AddAssign<&CacheStats> for CacheStats {
+    fn add_assign(&mut self, o: &CacheStats) {
+        self.accesses += o.accesses;
+        self.hits += o.hits;
+        self.hit_reserve += o.hit_reserve;
+        self.misses += o.misses;
+        self.reservation_fails += o.reservation_fails;
+        self.writes += o.writes;
+        self.writebacks += o.writebacks;
+    }
+}
+
+/// Geometry and policy of a cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Sets.
+    pub sets: u32,
+    /// Ways.
+    pub ways: u32,
+    /// Line bytes.
+    pub line: u32,
+    /// 32 B sectors.
+    pub sectored: bool,
+    /// MSHR entries.
+    pub mshrs: u32,
+    /// Requests one MSHR may hold.
+    pub max_merge: u32,
+    /// Write policy.
+    pub write: WritePolicy,
+}
+
+const INVALID: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Line {
+    tag: u64,
+    valid: u8,
+    dirty: u8,
+    stamp: u64,
+}
+
+/// The cache; `T` is what an MSHR remembers per merged request.
+#[derive(Clone, Debug)]
+pub struct Cache<T> {
+    g: Geometry,
+    block: u64,
+    lines: Vec<Line>,
+    /// `lines[i].tag` when valid, else `INVALID` (the search array).
+    tags: Vec<u64>,
+    mshr: HashMap<u64, Vec<T>>,
+    clock: u64,
+    stats: CacheStats,
+}
+
+impl<T> Cache<T> {
+    /// An empty cache.
+    pub fn new(g: Geometry) -> Cache<T> {
+        let block = if g.sectored { 32 } else { u64::from(g.line) };
+        Cache {
+            g,
+            block,
+            lines: vec![Line::default(); (g.sets * g.ways) as usize],
+            tags: vec![INVALID; (g.sets * g.ways) as usize],
+            mshr: HashMap::new(),
+            clock: 0,
+            stats: CacheStats::default(),
+        }
+    }
+
+    /// Bytes of one block (the request unit).
+    pub fn block_bytes(&self) -> u64 {
+        self.block
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &CacheStats {
+        &self.stats
+    }
+
+    /// MSHR entries in use.
+    pub fn mshrs_used(&self) -> usize {
+        self.mshr.len()
+    }
+
+    fn locate(&self, addr: u64) -> (u64, usize, u8) {
+        let line = u64::from(self.g.line);
+        let tag = addr / line;
+        let set = (tag % u64::from(self.g.sets)) as usize;
+        let bit = ((addr % line) / self.block) as u8;
+        (tag, set * self.g.ways as usize, 1u8 << bit)
+    }
+
+    fn find(&self, tag: u64, base: usize) -> Option<usize> {
+        // Tags of invalid ways are `INVALID`, so one compare per way (vectorises).
+        self.tags[base..base + self.g.ways as usize]
+            .iter()
+            .position(|&t| t == tag)
+            .map(|i| base + i)
+    }
+
+    /// Whether the block holding `addr` is present (no state change).
+    pub fn is_present(&self, addr: u64) -> bool {
+        let (tag, base, bit) = self.locate(addr);
+        self.find(tag, base)
+            .is_some_and(|i| self.lines[i].valid & bit != 0)
+    }
+
+    /// A read of the block at `addr` by `who`; on `Miss` the caller sends the block request
+    /// to the next level and later calls [`Cache::fill`].
+    pub fn read(&mut self, addr: u64, who: T) -> Outcome {
+        let (tag, base, bit) = self.locate(addr);
+        self.clock += 1;
+        if let Some(i) = self.find(tag, base) {
+            if self.lines[i].valid & bit != 0 {
+                self.lines[i].stamp = self.clock;
+                self.stats.accesses += 1;
+                self.stats.hits += 1;
+                return Outcome::Hit;
+            }
+        }
+        let key = addr - addr % self.block;
+        if let Some(w) = self.mshr.get_mut(&key) {
+            if (w.len() as u32) < self.g.max_merge {
+                w.push(who);
+                self.stats.accesses += 1;
+                self.stats.hit_reserve += 1;
+                return Outcome::HitReserve;
+            }
+            self.stats.reservation_fails += 1;
+            return Outcome::ReservationFail;
+        }
+        if self.mshr.len() as u32 >= self.g.mshrs {
+            self.stats.reservation_fails += 1;
+            return Outcome::ReservationFail;
+        }
+        self.mshr.insert(key, vec![who]);
+        self.stats.accesses += 1;
+        self.stats.misses += 1;
+        Outcome::Miss
+    }
+
+    /// A write of the block at `addr`. Write-through: `Hit` updates a present block, `Miss`
+    /// allocates nothing; the caller forwards the write either way. Write-back: the block
+    /// is allocated (if needed) and marked dirty; returns the evicted dirty block, if any,
+    /// for the caller to write to the next level.
+    pub fn write(&mut self, addr: u64) -> (Outcome, Option<u64>) {
+        let (tag, base, bit) = self.locate(addr);
+        self.clock += 1;
+        self.stats.accesses += 1;
+        self.stats.writes += 1;
+        let present = self.find(tag, base);
+        let hit = present.is_some_and(|i| self.lines[i].valid & bit != 0);
+        if hit {
+            self.stats.hits += 1;
+        } else {
+            self.stats.misses += 1;
+        }
+        let outcome = if hit { Outcome::Hit } else { Outcome::Miss };
+        match self.g.write {
+            WritePolicy::WriteThrough => {
+                if let Some(i) = present.filter(|_| hit) {
+                    self.lines[i].stamp = self.clock;
+                }
+                (outcome, None)
+            }
+            WritePolicy::WriteBack => {
+                let (i, victim) = match present {
+                    Some(i) => (i, None),
+                    None => self.allocate(tag, base),
+                };
+                let l = &mut self.lines[i];
+                l.valid |= bit;
+                l.dirty |= bit;
+                l.stamp = self.clock;
+                (outcome, victim)
+            }
+        }
+    }
+
+    /// Chooses the LRU way (an invalid one first) for `tag`; returns it and the address of
+    /// a dirty block it held (one per dirty block would be exact; the first is reported and
+    /// the rest counted).
+    fn allocate(&mut self, tag: u64, base: usize) -> (usize, Option<u64>) {
+        let ways = base..base + self.g.ways as usize;
+        let i = ways
+            .clone()
+            .find(|&i| self.lines[i].valid == 0)
+            .unwrap_or_else(|| ways.min_by_key(|&i| self.lines[i].stamp).unwrap_or(base));
+        let old = self.lines[i];
+        let mut victim = None;
+        if old.valid != 0 && old.dirty != 0 {
+            self.stats.writebacks += u64::from(old.dirty.count_ones());
+            let b = old.dirty.trailing_zeros() as u64;
+            victim = Some(old.tag * u64::from(self.g.line) + b * self.block);
+        }
+        self.lines[i] = Line {
+            tag,
+            valid: 0,
+            dirty: 0,
+            stamp: self.clock,
+        };
+        self.tags[i] = tag;
+        (i, victim)
+    }
+
+    /// The block at `addr` arrived: installs it (LRU victim) and returns the waiters of its
+    /// MSHR and the dirty block evicted, if any.
+    pub fn fill(&mut self, addr: u64) -> (Vec<T>, Option<u64>) {
+        let key = addr - addr % self.block;
+        let waiters = self.mshr.remove(&key).unwrap_or_default();
+        let (tag, base, bit) = self.locate(addr);
+        self.clock += 1;
+        let (i, victim) = match self.find(tag, base) {
+            Some(i) => (i, None),
+            None => self.allocate(tag, base),
+        };
+        let l = &mut self.lines[i];
+        l.valid |= bit;
+        l.stamp = self.clock;
+        (waiters, victim)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn geom(sets: u32, ways: u32, mshrs: u32) -> Geometry {
+        Geometry {
+            sets,
+            ways,
+            line: 128,
+            sectored: false,
+            mshrs,
+            max_merge: 2,
+            write: WritePolicy::WriteBack,
+        }
+    }
+
+    /// The obvious fully associative LRU: a list, most recent last.
+    struct Reference {
+        ways: usize,
+        lines: Vec<u64>,
+    }
+
+    impl Reference {
+        fn access(&mut self, line: u64) -> bool {
+            let hit = if let Some(p) = self.lines.iter().position(|&l| l == line) {
+                self.lines.remove(p);
+                true
+            } else {
+                if self.lines.len() == self.ways {
+                    self.lines.remove(0);
+                }
+                false
+            };
+            self.lines.push(line);
+            hit
+        }
+    }
+
+    #[test]
+    fn mshr_merge_and_reservation_fail() {
+        let mut c: Cache<u32> = Cache::new(geom(1, 4, 1));
+        assert_eq!(c.read(0, 1), Outcome::Miss);
+        assert_eq!(c.read(4, 2), Outcome::HitReserve);
+        assert_eq!(c.read(8, 3), Outcome::ReservationFail); // merge limit 2
+        assert_eq!(c.read(128, 4), Outcome::ReservationFail); // one MSHR
+        let (w, v) = c.fill(0);
+        assert_eq!((w, v), (vec![1, 2], None));
+        assert_eq!(c.read(8, 5), Outcome::Hit);
+        let s = c.stats();
+        assert_eq!(
+            (
+                s.accesses,
+                s.hits,
+                s.hit_reserve,
+                s.misses,
+                s.reservation_fails
+            ),
+            (3, 1, 1, 1, 2)
+        );
+    }
+
+    #[test]
+    fn sectors_miss_separately() {
+        let mut g = geom(1, 2, 8);
+        g.sectored = true;
+        let mut c: Cache<()> = Cache::new(g);
+        assert_eq!(c.read(0, ()), Outcome::Miss);
+        c.fill(0);
+        assert_eq!(c.read(31, ()), Outcome::Hit);
+        assert_eq!(c.read(32, ()), Outcome::Miss);
+        assert_eq!(c.block_bytes(), 32);
+    }
+
+    #[test]
+    fn write_back_evicts_dirty() {
+        let mut c: Cache<()> = Cache::new(geom(1, 1, 4));
+        assert_eq!(c.write(256), (Outcome::Miss, None));
+        assert_eq!(c.read(0, ()), Outcome::Miss);
+        assert_eq!(c.fill(0).1, Some(256));
+        assert_eq!(c.stats().writebacks, 1);
+        let mut wt: Cache<()> = Cache::new(Geometry {
+            write: WritePolicy::WriteThrough,
+            ..geom(1, 1, 4)
+        });
+        assert_eq!(wt.write(0), (Outcome::Miss, None));
+        assert!(!wt.is_present(0));
+    }
+
+    proptest! {
+        /// With immediate fills, each set behaves as a fully associative LRU cache of `ways`
+        /// lines over the addresses mapping to it.
+        #[test]
+        fn matches_fully_associative_reference(
+            sets in 1u32..5, ways in 1u32..6,
+            addrs in proptest::collection::vec(0u64..64, 1..300),
+        ) {
+            let mut c: Cache<()> = Cache::new(geom(sets, ways, 4));
+            let mut refs: Vec<Reference> = (0..sets)
+                .map(|_| Reference { ways: ways as usize, lines: Vec::new() })
+                .collect();
+            for a in addrs {
+                let addr = a * 128 + 5;
+                let expect = refs[(a % u64::from(sets)) as usize].access(a);
+                let got = c.read(addr, ());
+                if got == Outcome::Miss {
+                    c.fill(addr);
+                }
+                prop_assert_eq!(got == Outcome::Hit, expect);
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The coalescer: a warp's per-lane accesses become the distinct blocks (32 B sectors or
+//! 128 B lines) they touch, and shared-memory accesses a bank-conflict degree.
+
+/// Appends to `out` the distinct `block`-aligned addresses the lanes of `mask` touch
+/// (`size` bytes from each lane's address; an access may straddle two blocks), ascending.
+pub fn coalesce(mask: u32, addrs: &[u64; 32], size: u32, block: u64, out: &mut Vec<u64>) {
+    let start = out.len();
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let a = addrs[l];
+        let first = a - a % block;
+        let last = {
+            let e = a + u64::from(size.max(1)) - 1;
+            e - e % block
+        };
+        let mut b = first;
+        loop {
+            out.push(b);
+            if b >= last {
+                break;
+            }
+            b += block;
+        }
+    }
+    out[start..].sort_unstable();
+    let mut w = start;
+    for r in start..out.len() {
+        if w == start || out[w - 1] != out[r] {
+            out[w] = out[r];
+            w += 1;
+        }
+    }
+    out.truncate(w);
+}
+
+/// Cycles a shared-memory access needs: the largest number of distinct 4-byte words that
+/// fall in one of `banks` banks (lanes reading the same word are served by a broadcast).
+pub fn bank_conflicts(mask: u32, addrs: &[u64; 32], size: u32, banks: u32) -> u32 {
+    let mut words: Vec<u64> = Vec::with_capacity(64);
+    let mut m = mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let n = u64::from(size.div_ceil(4).max(1));
+        for k in 0..n {
+            words.push(addrs[l] / 4 + k);
+        }
+    }
+    words.sort_unstable();
+    words.dedup();
+    let banks = u64::from(banks.max(1));
+    let mut per = vec![0u32; banks as usize];
+    for w in words {
+        per[(w % banks) as usize] += 1;
+    }
+    per.into_iter().max().unwrap_or(0).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes(f: impl Fn(u64) -> u64) -> [u64; 32] {
+        std::array::from_fn(|l| f(l as u64))
+    }
+
+    #[test]
+    fn unit_stride_f32() {
+        let mut out = Vec::new();
+        coalesce(u32::MAX, &lanes(|l| 0x1000 + 4 * l), 4, 32, &mut out);
+        assert_eq!(out, vec![0x1000, 0x1020, 0x1040, 0x1060]);
+        out.clear();
+        coalesce(u32::MAX, &lanes(|l| 0x1000 + 4 * l), 4, 128, &mut out);
+        assert_eq!(out, vec![0x1000]);
+    }
+
+    #[test]
+    fn strided_and_straddling() {
+        let mut out = Vec::new();
+        coalesce(0b11, &lanes(|l| 0x1000 + 1024 * l), 4, 128, &mut out);
+        assert_eq!(out, vec![0x1000, 0x1400]);
+        out.clear();
+        coalesce(1, &lanes(|_| 0x101e), 4, 32, &mut out);
+        assert_eq!(out, vec![0x1000, 0x1020]);
+        out.clear();
+        coalesce(0, &lanes(|_| 0), 4, 32, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn banks() {
+        assert_eq!(bank_conflicts(u32::MAX, &lanes(|l| 4 * l), 4, 32), 1);
+        assert_eq!(bank_conflicts(u32::MAX, &lanes(|_| 64), 4, 32), 1);
+        assert_eq!(bank_conflicts(u32::MAX, &lanes(|l| 8 * l), 4, 32), 2);
+        assert_eq!(bank_conflicts(u32::MAX, &lanes(|l| 128 * l), 4, 32), 32);
+    }
+}

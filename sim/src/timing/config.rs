@@ -1,0 +1,191 @@
+//! Timing configuration: a [`GpuConfig`] (the `configs/gpus/*.toml` files, shared with the
+//! partitioner) plus the pipeline and memory-path parameters the GPU files do not carry, with
+//! their defaults taken from GPGPU-Sim's Volta configuration. Any field can be overridden by
+//! a dotted key (`gpu.l1.latency_cycles=30`, `pipeline.sfu=16`, `l1.ways=8` for short).
+
+use graph_partition::GpuConfig;
+use serde::{Deserialize, Serialize};
+
+/// Write policy of a cache level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritePolicy {
+    /// Writes update a present line and always go to the next level; no allocation on a
+    /// write miss (GPGPU-Sim `T` with no-write-allocate; the L1 of every shipped GPU).
+    WriteThrough,
+    /// Writes allocate (without fetch, sector-wise) and mark the line dirty; dirty victims go
+    /// to the next level (GPGPU-Sim `B`; the L2 of every shipped GPU).
+    WriteBack,
+}
+
+/// Issue-to-result latencies per instruction class, in core cycles (GPGPU-Sim
+/// `-ptx_opcode_latency_*` of SM7_TITANV, rounded).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineConfig {
+    /// Integer and logic ops, moves, comparisons, conversions.
+    pub int: u32,
+    /// Single-precision add / mul / fma.
+    pub fp: u32,
+    /// Double precision.
+    pub dp: u32,
+    /// Special functions and divisions (`sin`, `rcp`, `div`, `sqrt`...).
+    pub sfu: u32,
+    /// Branches, barriers, exits, shuffles and votes.
+    pub ctrl: u32,
+    /// Shared-memory access without bank conflicts (each extra conflict adds one cycle).
+    pub shared: u32,
+    /// Loads from `.param` / `.const` and local accesses (modelled as constant-cache hits).
+    pub constant: u32,
+    /// Sectors (or lines) the load/store unit sends to the L1 per cycle.
+    pub lsu_blocks_per_cycle: u32,
+    /// Memory instructions the load/store unit queues per SM.
+    pub lsu_queue: u32,
+    /// Shared-memory banks (4-byte words).
+    pub shared_banks: u32,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            int: 4,
+            fp: 4,
+            dp: 8,
+            sfu: 20,
+            ctrl: 2,
+            shared: 24,
+            constant: 8,
+            lsu_blocks_per_cycle: 4,
+            lsu_queue: 2,
+            shared_banks: 32,
+        }
+    }
+}
+
+/// Memory-path parameters beyond the GPU file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemPathConfig {
+    /// L1 write policy.
+    pub l1_write: WritePolicy,
+    /// L2 write policy.
+    pub l2_write: WritePolicy,
+    /// One-way interconnect latency in core cycles (on top of flit serialisation).
+    pub noc_latency: u32,
+    /// Bytes of a request header (a read request is one header; a write adds its data).
+    pub header_bytes: u32,
+}
+
+impl Default for MemPathConfig {
+    fn default() -> Self {
+        MemPathConfig {
+            l1_write: WritePolicy::WriteThrough,
+            l2_write: WritePolicy::WriteBack,
+            noc_latency: 8,
+            header_bytes: 8,
+        }
+    }
+}
+
+/// Everything the timing model is configured by; echoed in the stats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingConfig {
+    /// The GPU.
+    pub gpu: GpuConfig,
+    /// Pipeline latencies.
+    #[serde(default)]
+    pub pipeline: PipelineConfig,
+    /// Memory path.
+    #[serde(default)]
+    pub mem: MemPathConfig,
+    /// Resident TBs per SM when set (otherwise the occupancy calculator's answer).
+    #[serde(default)]
+    pub tbs_per_sm: Option<u32>,
+    /// Registers per thread for occupancy when set (otherwise the PTX's declared count).
+    #[serde(default)]
+    pub regs_per_thread: Option<u32>,
+}
+
+/// A bad override.
+#[derive(Debug, thiserror::Error)]
+#[error("--set {key}: {message}")]
+pub struct SetError {
+    /// The key.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TimingConfig {
+    /// Defaults around `gpu`.
+    pub fn new(gpu: GpuConfig) -> TimingConfig {
+        TimingConfig {
+            gpu,
+            pipeline: PipelineConfig::default(),
+            mem: MemPathConfig::default(),
+            tbs_per_sm: None,
+            regs_per_thread: None,
+        }
+    }
+
+    /// Overrides one field: `key` is a dotted path (`gpu.core.num_sms`, or without the
+    /// `gpu.` prefix for GPU fields), `value` JSON (`30`, `true`, `"write-back"`) or a bare
+    /// string.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
+        let err = |message: String| SetError {
+            key: key.to_string(),
+            message,
+        };
+        let mut root = serde_json::to_value(&*self).map_err(|e| err(e.to_string()))?;
+        let parts: Vec<&str> = key.split('.').collect();
+        let top = ["gpu", "pipeline", "mem", "tbs_per_sm", "regs_per_thread"];
+        let path: Vec<&str> = if top.contains(&parts[0]) {
+            parts
+        } else {
+            std::iter::once("gpu").chain(parts).collect()
+        };
+        let mut cur = &mut root;
+        for p in &path {
+            cur = cur
+                .as_object_mut()
+                .and_then(|o| o.get_mut(*p))
+                .ok_or_else(|| err(format!("no field `{p}`")))?;
+        }
+        *cur = serde_json::from_str(value)
+            .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+        *self = serde_json::from_value(root).map_err(|e| err(e.to_string()))?;
+        Ok(())
+    }
+
+    /// The fill unit of a cache level in bytes: a 32 B sector when sectored, else the line.
+    pub fn block_bytes(sectored: bool, line: u32) -> u64 {
+        if sectored {
+            32
+        } else {
+            u64::from(line)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides() {
+        let mut c = TimingConfig::new(GpuConfig::builtin("volta").expect("volta"));
+        c.set("gpu.l1.latency_cycles", "33").expect("set");
+        c.set("core.num_sms", "4").expect("set");
+        c.set("pipeline.sfu", "16").expect("set");
+        c.set("mem.l2_write", "write-through").expect("set");
+        c.set("tbs_per_sm", "3").expect("set");
+        assert_eq!(c.gpu.l1.latency_cycles, 33);
+        assert_eq!(c.gpu.core.num_sms, 4);
+        assert_eq!(c.pipeline.sfu, 16);
+        assert_eq!(c.mem.l2_write, WritePolicy::WriteThrough);
+        assert_eq!(c.tbs_per_sm, Some(3));
+        assert!(c.set("core.nope", "1").is_err());
+        assert!(c.set("core.num_sms", "\"x\"").is_err());
+    }
+}

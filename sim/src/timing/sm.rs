@@ -1,0 +1,559 @@
+//! One SM: resident TBs (contexts), warp slots with a per-register scoreboard, several warp
+//! schedulers issuing one instruction each per cycle, a load/store unit feeding the L1 data
+//! cache (and shared memory with bank conflicts), and the L1's MSHRs waking loads when
+//! replies arrive.
+//!
+//! Scoreboard: an instruction issues when none of its source or destination registers is
+//! waiting (RAW and WAW). ALU classes make their destinations ready `latency` cycles after
+//! issue; loads mark them pending until every block of the access has hit (`l1` latency)
+//! or come back from the memory side.
+
+use super::cache::{Cache, CacheStats, Geometry, Outcome};
+use super::config::{PipelineConfig, TimingConfig};
+use super::mem::{MemSystem, Reply, ReqKind};
+use super::stats::SmStats;
+use super::trace::{Class, Kernel, MemOp, TbTrace, NO_MEM};
+use super::warp_sched::{WarpPolicy, WarpScheduler};
+use crate::interp::{AccessKind, Space};
+use std::collections::{HashMap, VecDeque};
+
+const NONE: u32 = u32::MAX;
+const PENDING: u64 = u64::MAX;
+
+struct TbSlot {
+    tb: u32,
+    trace: TbTrace,
+    live: u32,
+    at_barrier: u32,
+    warp_slots: Vec<u32>,
+}
+
+#[derive(Default)]
+struct Load {
+    remaining: u32,
+    issued_all: bool,
+    done_at: u64,
+    dsts: Vec<u32>,
+}
+
+#[derive(Default)]
+struct WarpSlot {
+    used: bool,
+    ctx: u32,
+    w: u32,
+    pos: u32,
+    len: u32,
+    next_issue: u64,
+    regs: Vec<u64>,
+    barrier: bool,
+    done: bool,
+    loads: Vec<Load>,
+    free_loads: Vec<u32>,
+    outstanding: u32,
+    /// The warp cannot issue before this (a cached `check`; reset by load completions,
+    /// barrier releases and launches).
+    blocked_until: u64,
+    /// `check` passed and nothing but the LSU queue can change that until the warp issues;
+    /// `next_is_mem` says whether the LSU queue matters.
+    ready_cached: bool,
+    next_is_mem: bool,
+}
+
+struct LsuEntry {
+    warp: u32,
+    op: MemOp,
+    next: u32,
+    load: u32,
+}
+
+/// The SM.
+pub struct Sm {
+    id: u32,
+    l1: Cache<(u32, u32)>,
+    l1_latency: u64,
+    block_bytes: u32,
+    pipe: PipelineConfig,
+    scheds: Vec<Box<dyn WarpScheduler>>,
+    warps: Vec<WarpSlot>,
+    age: Vec<u64>,
+    ctxs: Vec<Option<TbSlot>>,
+    lsu: VecDeque<LsuEntry>,
+    atomics: HashMap<u64, VecDeque<(u32, u32)>>,
+    dispatched: u64,
+    stats: SmStats,
+    ready: Vec<u32>,
+    finished: Vec<u32>,
+    num_regs: usize,
+    /// Nothing can issue before this (set when the SM stalls; cleared by launches and
+    /// replies), so stalled SMs cost nothing per cycle.
+    sleep_until: u64,
+    /// Warp slots in use per warp scheduler, ascending.
+    used: Vec<Vec<u32>>,
+}
+
+impl Sm {
+    /// SM `id` with `contexts` TB contexts.
+    pub fn new(
+        id: u32,
+        cfg: &TimingConfig,
+        contexts: u32,
+        warp: WarpPolicy,
+        num_regs: usize,
+    ) -> Sm {
+        let g = &cfg.gpu;
+        let l1 = Cache::new(Geometry {
+            sets: g.l1.sets.max(1),
+            ways: g.l1.ways.max(1),
+            line: g.l1.line_bytes.max(32),
+            sectored: g.l1.sectored,
+            mshrs: g.l1.mshr_entries.max(1),
+            max_merge: g.l1.mshr_max_merge.max(1),
+            write: cfg.mem.l1_write,
+        });
+        let block_bytes = l1.block_bytes() as u32;
+        let nw = g.core.max_warps_per_sm.max(1) as usize;
+        Sm {
+            id,
+            l1,
+            l1_latency: u64::from(g.l1.latency_cycles),
+            block_bytes,
+            pipe: cfg.pipeline.clone(),
+            scheds: (0..g.core.warp_schedulers_per_sm.max(1))
+                .map(|_| warp.make())
+                .collect(),
+            warps: (0..nw).map(|_| WarpSlot::default()).collect(),
+            age: vec![0; nw],
+            ctxs: (0..contexts.max(1)).map(|_| None).collect(),
+            lsu: VecDeque::new(),
+            atomics: HashMap::new(),
+            dispatched: 0,
+            stats: SmStats::default(),
+            ready: Vec::new(),
+            finished: Vec::new(),
+            num_regs,
+            sleep_until: 0,
+            used: vec![Vec::new(); g.core.warp_schedulers_per_sm.max(1) as usize],
+        }
+    }
+
+    /// Free TB contexts, given that a TB needs `warps_per_tb` warp slots.
+    pub fn free_contexts(&self, warps_per_tb: u32) -> u32 {
+        let ctx = self.ctxs.iter().filter(|c| c.is_none()).count() as u32;
+        let slots = self.warps.iter().filter(|w| !w.used).count() as u32;
+        ctx.min(slots / warps_per_tb.max(1))
+    }
+
+    /// Whether any TB is resident.
+    pub fn is_busy(&self) -> bool {
+        self.ctxs.iter().any(Option::is_some)
+    }
+
+    /// Counters (busy cycles are added by the engine).
+    pub fn stats_mut(&mut self) -> &mut SmStats {
+        &mut self.stats
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SmStats {
+        &self.stats
+    }
+
+    /// L1 counters.
+    pub fn l1_stats(&self) -> &CacheStats {
+        self.l1.stats()
+    }
+
+    /// TBs that finished since the last call.
+    pub fn take_finished(&mut self, out: &mut Vec<u32>) {
+        out.append(&mut self.finished);
+    }
+
+    /// Starts TB `tb` (its streams in `trace`) at `now`.
+    pub fn launch(&mut self, tb: u32, trace: TbTrace, now: u64) {
+        self.sleep_until = 0;
+        let Some(c) = self.ctxs.iter().position(Option::is_none) else {
+            return;
+        };
+        let mut slots = Vec::with_capacity(trace.warps.len());
+        for (w, wt) in trace.warps.iter().enumerate() {
+            let Some(s) = self.warps.iter().position(|x| !x.used) else {
+                break;
+            };
+            let ws = &mut self.warps[s];
+            ws.used = true;
+            ws.ctx = c as u32;
+            ws.w = w as u32;
+            ws.pos = 0;
+            ws.len = wt.insts.len() as u32;
+            ws.next_issue = now;
+            ws.regs.clear();
+            ws.regs.resize(self.num_regs, 0);
+            ws.barrier = false;
+            ws.done = false;
+            ws.loads.clear();
+            ws.free_loads.clear();
+            ws.outstanding = 0;
+            ws.blocked_until = 0;
+            ws.ready_cached = false;
+            self.age[s] = self.dispatched;
+            self.dispatched += 1;
+            slots.push(s as u32);
+        }
+        let n = self.used.len();
+        for &s in &slots {
+            self.used[s as usize % n].push(s);
+        }
+        for u in &mut self.used {
+            u.sort_unstable();
+        }
+        let live = slots.len() as u32;
+        self.ctxs[c] = Some(TbSlot {
+            tb,
+            trace,
+            live,
+            at_barrier: 0,
+            warp_slots: slots.clone(),
+        });
+        for s in slots {
+            self.maybe_finish(s, now);
+        }
+    }
+
+    /// A reply from the memory side arrived at `now`.
+    pub fn on_reply(&mut self, r: &Reply, now: u64) {
+        self.sleep_until = 0;
+        let waiters: Vec<(u32, u32)> = match r.kind {
+            ReqKind::Read => self.l1.fill(r.block).0,
+            ReqKind::Atomic => self
+                .atomics
+                .get_mut(&r.block)
+                .and_then(VecDeque::pop_front)
+                .into_iter()
+                .collect(),
+            ReqKind::Write => Vec::new(),
+        };
+        for (w, l) in waiters {
+            let load = &mut self.warps[w as usize].loads[l as usize];
+            load.remaining -= 1;
+            load.done_at = load.done_at.max(now);
+            if load.remaining == 0 && load.issued_all {
+                self.complete(w, l, now);
+            }
+        }
+    }
+
+    fn complete(&mut self, w: u32, l: u32, now: u64) {
+        let ws = &mut self.warps[w as usize];
+        let load = std::mem::take(&mut ws.loads[l as usize]);
+        let t = load.done_at.max(now);
+        for d in &load.dsts {
+            if let Some(r) = ws.regs.get_mut(*d as usize) {
+                *r = t;
+            }
+        }
+        ws.loads[l as usize].dsts = load.dsts;
+        ws.blocked_until = 0;
+        ws.free_loads.push(l);
+        ws.outstanding -= 1;
+        self.maybe_finish(w, now);
+    }
+
+    fn store_sent(&mut self, w: u32, now: u64) {
+        self.warps[w as usize].outstanding -= 1;
+        self.maybe_finish(w, now);
+    }
+
+    fn maybe_finish(&mut self, w: u32, now: u64) {
+        let ws = &mut self.warps[w as usize];
+        if ws.done || ws.pos < ws.len || ws.outstanding > 0 {
+            return;
+        }
+        ws.done = true;
+        let c = ws.ctx as usize;
+        let Some(tb) = self.ctxs[c].as_mut() else {
+            return;
+        };
+        tb.live -= 1;
+        if tb.live == 0 {
+            let tb = self.ctxs[c].take().map(|t| (t.tb, t.warp_slots));
+            if let Some((id, slots)) = tb {
+                for &s in &slots {
+                    self.warps[s as usize].used = false;
+                }
+                for u in &mut self.used {
+                    u.retain(|s| !slots.contains(s));
+                }
+                self.finished.push(id);
+                self.stats.tbs += 1;
+            }
+        } else {
+            self.release_barrier(c, now);
+        }
+    }
+
+    fn release_barrier(&mut self, c: usize, now: u64) {
+        let Some(tb) = self.ctxs[c].as_mut() else {
+            return;
+        };
+        if tb.at_barrier == 0 || tb.at_barrier < tb.live {
+            return;
+        }
+        tb.at_barrier = 0;
+        for &s in &tb.warp_slots {
+            let ws = &mut self.warps[s as usize];
+            if ws.barrier {
+                ws.barrier = false;
+                ws.blocked_until = 0;
+                ws.next_issue = ws.next_issue.max(now + 1);
+            }
+        }
+    }
+
+    /// Advances one cycle at `now`. Returns whether anything happened or is queued (the
+    /// next cycle matters) and the earliest future time a blocked warp becomes ready.
+    pub fn cycle(&mut self, now: u64, kernel: &Kernel, mem: &mut MemSystem) -> (bool, u64) {
+        let lsu_active = !self.lsu.is_empty();
+        if !lsu_active && now < self.sleep_until {
+            return (false, self.sleep_until);
+        }
+        self.lsu_cycle(now, mem);
+        let mut issued = false;
+        let mut wake = u64::MAX;
+        let n = self.scheds.len();
+        for k in 0..n {
+            self.ready.clear();
+            for i in 0..self.used[k].len() {
+                let s = self.used[k][i] as usize;
+                let ws = &self.warps[s];
+                let b = ws.blocked_until;
+                if b > now {
+                    wake = wake.min(b);
+                    continue;
+                }
+                if !ws.ready_cached {
+                    match self.check(s, now, kernel) {
+                        Ok(is_mem) => {
+                            let ws = &mut self.warps[s];
+                            ws.ready_cached = true;
+                            ws.next_is_mem = is_mem;
+                        }
+                        Err(t) => {
+                            self.warps[s].blocked_until = t;
+                            wake = wake.min(t);
+                            continue;
+                        }
+                    }
+                }
+                // A memory instruction also needs room in the LSU queue.
+                if self.warps[s].next_is_mem
+                    && self.lsu.len() >= self.pipe.lsu_queue.max(1) as usize
+                {
+                    wake = wake.min(now + 1);
+                } else {
+                    self.ready.push(s as u32);
+                }
+            }
+
+            if self.ready.is_empty() {
+                continue;
+            }
+            let w = self.scheds[k].pick(&self.ready, &self.age);
+            self.issue(w, now, kernel);
+            issued = true;
+        }
+        let active = issued || lsu_active || !self.lsu.is_empty();
+        if !active {
+            self.sleep_until = wake;
+        }
+        (active, wake)
+    }
+
+    /// Ok(whether the instruction uses the LSU) if warp slot `s` can issue now as far as
+    /// its own state says (the LSU queue is the caller's test), else the time it may become
+    /// ready (MAX: when an event says so).
+    fn check(&self, s: usize, now: u64, kernel: &Kernel) -> Result<bool, u64> {
+        let ws = &self.warps[s];
+        if !ws.used || ws.done || ws.barrier || ws.pos >= ws.len {
+            return Err(u64::MAX);
+        }
+        if ws.next_issue > now {
+            return Err(ws.next_issue);
+        }
+        let Some(tb) = self.ctxs[ws.ctx as usize].as_ref() else {
+            return Err(u64::MAX);
+        };
+        let di = tb.trace.warps[ws.w as usize].insts[ws.pos as usize];
+        let st = &kernel.insts[di.pc as usize];
+        let mut wait = 0u64;
+        for r in st.srcs.iter().chain(&st.dsts) {
+            let t = ws.regs.get(*r as usize).copied().unwrap_or(0);
+            if t > now {
+                wait = wait.max(t);
+            }
+        }
+        if wait > 0 {
+            return Err(if wait == PENDING { u64::MAX } else { wait });
+        }
+        Ok(di.mem != NO_MEM)
+    }
+
+    fn issue(&mut self, w: u32, now: u64, kernel: &Kernel) {
+        let s = w as usize;
+        let c = self.warps[s].ctx as usize;
+        let Some(tb) = self.ctxs[c].as_mut() else {
+            return;
+        };
+        let wi = self.warps[s].w as usize;
+        let di = tb.trace.warps[wi].insts[self.warps[s].pos as usize];
+        let st = &kernel.insts[di.pc as usize];
+        self.stats.warp_instructions += 1;
+        self.stats.thread_instructions += u64::from(di.lanes);
+        let p = &self.pipe;
+        let lat = |class: Class| {
+            u64::from(match class {
+                Class::Int => p.int,
+                Class::Fp => p.fp,
+                Class::Dp => p.dp,
+                Class::Sfu => p.sfu,
+                Class::Ctrl | Class::Barrier => p.ctrl,
+                Class::Mem => p.constant,
+            })
+        };
+        let ws = &mut self.warps[s];
+        ws.pos += 1;
+        ws.next_issue = now + 1;
+        ws.blocked_until = now + 1;
+        ws.ready_cached = false;
+        match st.class {
+            Class::Barrier => {
+                ws.barrier = true;
+                tb.at_barrier += 1;
+                self.release_barrier(c, now);
+            }
+            Class::Mem if di.mem != NO_MEM => {
+                let op = tb.trace.warps[wi].mems[di.mem as usize];
+                let mut load = NONE;
+                if op.kind != AccessKind::Store {
+                    let l = match ws.free_loads.pop() {
+                        Some(l) => l,
+                        None => {
+                            ws.loads.push(Load::default());
+                            (ws.loads.len() - 1) as u32
+                        }
+                    };
+                    let ld = &mut ws.loads[l as usize];
+                    ld.remaining = 0;
+                    ld.issued_all = false;
+                    ld.done_at = 0;
+                    ld.dsts.clear();
+                    ld.dsts.extend_from_slice(&st.dsts);
+                    for d in &st.dsts {
+                        if let Some(r) = ws.regs.get_mut(*d as usize) {
+                            *r = PENDING;
+                        }
+                    }
+                    load = l;
+                }
+                // Stores too keep the warp (and its TB's trace) alive until the LSU has
+                // sent them.
+                ws.outstanding += 1;
+                self.lsu.push_back(LsuEntry {
+                    warp: w,
+                    op,
+                    next: 0,
+                    load,
+                });
+            }
+            class => {
+                let t = now + lat(class);
+                for d in &st.dsts {
+                    if let Some(r) = ws.regs.get_mut(*d as usize) {
+                        *r = t;
+                    }
+                }
+            }
+        }
+        self.maybe_finish(w, now);
+    }
+
+    fn lsu_cycle(&mut self, now: u64, mem: &mut MemSystem) {
+        let mut budget = self.pipe.lsu_blocks_per_cycle.max(1);
+        while budget > 0 {
+            let Some(e) = self.lsu.front_mut() else {
+                return;
+            };
+            let ws = &self.warps[e.warp as usize];
+            if e.op.space == Space::Shared {
+                let step = budget.min(e.op.len - e.next);
+                e.next += step;
+                budget -= step;
+                if e.next >= e.op.len {
+                    let (w, l) = (e.warp, e.load);
+                    self.lsu.pop_front();
+                    if l != NONE {
+                        let t = now + u64::from(self.pipe.shared);
+                        let ld = &mut self.warps[w as usize].loads[l as usize];
+                        ld.done_at = t;
+                        ld.issued_all = true;
+                        self.complete(w, l, now);
+                    } else {
+                        self.store_sent(w, now);
+                    }
+                }
+                continue;
+            }
+            let Some(tb) = self.ctxs[ws.ctx as usize].as_ref() else {
+                self.lsu.pop_front();
+                continue;
+            };
+            let blocks = &tb.trace.warps[ws.w as usize].blocks;
+            let at = now + self.l1_latency;
+            while budget > 0 && e.next < e.op.len {
+                let block = blocks[(e.op.start + e.next) as usize];
+                match e.op.kind {
+                    AccessKind::Load => {
+                        let ld = &mut self.warps[e.warp as usize].loads[e.load as usize];
+                        match self.l1.read(block, (e.warp, e.load)) {
+                            Outcome::Hit => ld.done_at = ld.done_at.max(at),
+                            Outcome::HitReserve => ld.remaining += 1,
+                            Outcome::Miss => {
+                                ld.remaining += 1;
+                                mem.send(self.id, block, self.block_bytes, ReqKind::Read, at);
+                            }
+                            Outcome::ReservationFail => return,
+                        }
+                    }
+                    AccessKind::Store => {
+                        self.l1.write(block);
+                        mem.send(self.id, block, self.block_bytes, ReqKind::Write, at);
+                    }
+                    AccessKind::Atomic => {
+                        if e.load != NONE {
+                            self.warps[e.warp as usize].loads[e.load as usize].remaining += 1;
+                            self.atomics
+                                .entry(block)
+                                .or_default()
+                                .push_back((e.warp, e.load));
+                        }
+                        mem.send(self.id, block, self.block_bytes, ReqKind::Atomic, at);
+                    }
+                }
+                e.next += 1;
+                budget -= 1;
+            }
+            if e.next >= e.op.len {
+                let (w, l) = (e.warp, e.load);
+                self.lsu.pop_front();
+                if l != NONE {
+                    let ld = &mut self.warps[w as usize].loads[l as usize];
+                    ld.issued_all = true;
+                    if ld.remaining == 0 {
+                        self.complete(w, l, now);
+                    }
+                } else {
+                    self.store_sent(w, now);
+                }
+            }
+        }
+    }
+}

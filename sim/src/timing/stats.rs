@@ -1,0 +1,79 @@
+//! The statistics of a timing run: plain serde structs whose counters add; the JSON is
+//! byte-identical for identical inputs.
+
+use super::cache::CacheStats;
+use super::config::TimingConfig;
+use super::dram::DramStats;
+use super::noc::NocStats;
+use serde::{Deserialize, Serialize};
+use std::ops::AddAssign;
+
+/// Per-SM counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SmStats {
+    /// Cycles with at least one resident TB.
+    pub busy_cycles: u64,
+    /// TBs run to completion.
+    pub tbs: u64,
+    /// Warp instructions issued.
+    pub warp_instructions: u64,
+    /// Thread instructions (lanes with a true guard).
+    pub thread_instructions: u64,
+}
+
+impl AddAssign<&SmStats> for SmStats {
+    fn add_assign(&mut self, o: &SmStats) {
+        self.busy_cycles += o.busy_cycles;
+        self.tbs += o.tbs;
+        self.warp_instructions += o.warp_instructions;
+        self.thread_instructions += o.thread_instructions;
+    }
+}
+
+/// Everything a run reports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Kernel name.
+    pub kernel: String,
+    /// TB scheduling policy.
+    pub tb_policy: String,
+    /// Warp scheduling policy.
+    pub warp_policy: String,
+    /// Task stealing enabled (PAVER policies).
+    pub steal: bool,
+    /// TBs in the grid.
+    pub tbs: u64,
+    /// Resident TBs per SM used.
+    pub tbs_per_sm: u32,
+    /// Core cycles until the last TB finished.
+    pub cycles: u64,
+    /// Warp instructions per cycle over the whole GPU.
+    pub ipc: f64,
+    /// Warp instructions issued.
+    pub warp_instructions: u64,
+    /// Thread instructions.
+    pub thread_instructions: u64,
+    /// TBs moved by task stealing.
+    pub stolen_tbs: u64,
+    /// L1 data caches, summed over SMs (block requests: 32 B sectors when sectored).
+    pub l1: CacheStats,
+    /// L2, summed over slices.
+    pub l2: CacheStats,
+    /// Interconnect.
+    pub noc: NocStats,
+    /// DRAM.
+    pub dram: DramStats,
+    /// Per SM.
+    pub sms: Vec<SmStats>,
+    /// The configuration the run used.
+    pub config: TimingConfig,
+}
+
+impl Stats {
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}

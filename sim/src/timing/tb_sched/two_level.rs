@@ -1,0 +1,28 @@
+//! Two-level round robin (ICC paper §2.3): one TB per cluster first (the first SM of each
+//! cluster), then the second SM of each cluster, and so on.
+
+use super::RoundRobin;
+
+/// Two-level RR over `num_sms` SMs in clusters of `sms_per_cluster`.
+pub fn two_level_rr(num_tbs: u32, num_sms: u32, sms_per_cluster: u32) -> RoundRobin {
+    let spc = sms_per_cluster.max(1);
+    let clusters = num_sms.div_ceil(spc);
+    let order = (0..spc)
+        .flat_map(|i| (0..clusters).map(move |c| c * spc + i))
+        .filter(|&sm| sm < num_sms)
+        .collect();
+    RoundRobin::with_order(num_tbs, order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::drive;
+    use super::*;
+
+    #[test]
+    fn clusters_first() {
+        // 4 SMs in 2 clusters: order SM0, SM2, SM1, SM3.
+        let seq = drive(&mut two_level_rr(4, 4, 2), 4, 1, 1);
+        assert_eq!(seq, vec![vec![0], vec![2], vec![1], vec![3]]);
+    }
+}

@@ -1,0 +1,202 @@
+//! `paver simulate FILE.ptx …`: runs a kernel launch through the cycle-level timing model
+//! (`sim::timing`) on a GPU configuration with a TB scheduling policy and writes the
+//! statistics as JSON.
+//!
+//! PAVER policies (`rb-ts`, `kway-ts`, `mst-ts`, `paver`) take their TB groups from
+//! `--schedule` (the `paver partition` output); without one, the static analysis and the
+//! partition run here first (`paver` meaning RB-TS), on the same GPU configuration. On a terminal, runs longer than a second
+//! show a progress bar (TBs done) on standard error.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use graph_partition::{GpuConfig, Schedule};
+use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, WarpPolicy};
+
+use analysis::footprint::Granularity;
+
+use crate::cmd::analyze::group_tbs;
+use crate::cmd::partition::{self, PartitionOpts};
+use crate::error::CliError;
+use crate::launch_args::{KernelLaunchArgs, Loaded};
+
+/// Arguments of `paver simulate`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    target: KernelLaunchArgs,
+    /// GPU: gtx480|titanx_pascal|titanv|h100 (aliases fermi, pascal, volta, hopper) or a .toml.
+    #[arg(long, default_value = "volta")]
+    gpu: String,
+    /// TB scheduling: lrr, bcs, two-level-rr, global-rr, greedy, distributed,
+    /// distributed-block, or a PAVER policy (rb-ts, kway-ts, mst-ts, paver) with --schedule.
+    #[arg(long, default_value = "lrr")]
+    tb_policy: String,
+    /// Schedule JSON (paver-schedule/1) for the PAVER runtime.
+    #[arg(long, value_name = "FILE.json")]
+    schedule: Option<PathBuf>,
+    /// Warp scheduling: gto or lrr.
+    #[arg(long, default_value = "gto")]
+    warp_policy: String,
+    /// Disable task stealing in the PAVER runtime.
+    #[arg(long)]
+    no_steal: bool,
+    /// Registers per thread for the occupancy limit (default: the launch file's ptxas count
+    /// for the GPU's architecture, else unconstrained).
+    #[arg(long, value_name = "N")]
+    registers: Option<u32>,
+    /// Override a configuration field: KEY=VALUE (`l1.latency_cycles=30`,
+    /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Budget of warp instructions per TB (stops runaway loops).
+    #[arg(long, value_name = "N", default_value_t = 100_000_000)]
+    max_instructions_per_tb: u64,
+    /// Write the statistics here (default: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE.json")]
+    output: Option<PathBuf>,
+    /// No summary on standard error.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Analyses the launch and groups its TBs with the PAVER policy asked for, on the GPU
+/// simulated (what `paver analyze … --policy P --gpu G --schedule S` would write).
+fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
+    let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))?;
+    let (graph, _) = analysis::locality::build(&a.footprints);
+    let policy = match args.tb_policy.to_ascii_lowercase().as_str() {
+        "paver" => "rb-ts".to_string(),
+        p => p.to_string(),
+    };
+    let opts = PartitionOpts {
+        policy,
+        gpu: args.gpu.clone(),
+        tbs_per_sm: None,
+        registers: args.registers,
+        shared_bytes: None,
+        strict_less: false,
+        sms_per_cluster: 1,
+        seed: 1,
+    };
+    let (schedule, why) = group_tbs(loaded, &graph, &opts, &args.target.file)?;
+    if !args.quiet {
+        eprintln!("{}", partition::human(&schedule, &why).trim_end());
+    }
+    Ok(schedule)
+}
+
+/// Runs `paver simulate`.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let loaded = args.target.load()?;
+    let (module, launch, bound, f) = (
+        &loaded.module,
+        &loaded.launch,
+        &loaded.bound,
+        loaded.kernel(),
+    );
+    let gpu = GpuConfig::lookup(&args.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
+    let arch_keys: &[&str] = match gpu.arch.as_str() {
+        "hopper" => &["sm_90", "sm_80", "sm_70"],
+        _ => &["sm_70", "sm_90"],
+    };
+    let mut cfg = TimingConfig::new(gpu);
+    cfg.regs_per_thread = args.registers.or_else(|| {
+        arch_keys
+            .iter()
+            .find_map(|k| launch.resources.get(*k).map(|r| r.registers))
+    });
+    for kv in &args.set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| CliError::Usage(format!("--set {kv}: expected KEY=VALUE")))?;
+        cfg.set(k.trim(), v.trim())
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+    }
+    let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts or paver",
+            args.tb_policy
+        ))
+    })?;
+    let warp = WarpPolicy::parse(&args.warp_policy).ok_or_else(|| {
+        CliError::Usage(format!(
+            "--warp-policy {}: expected gto or lrr",
+            args.warp_policy
+        ))
+    })?;
+    let mut opts = SimOptions::new(policy);
+    opts.policy_name = args.tb_policy.to_ascii_lowercase();
+    opts.warp_policy = warp;
+    opts.steal = !args.no_steal;
+    opts.max_warp_instructions_per_tb = args.max_instructions_per_tb;
+    if policy == TbPolicy::Paver {
+        let s = match &args.schedule {
+            Some(path) => Schedule::read(path).map_err(|e| CliError::Partition {
+                path: path.clone(),
+                message: e.to_string(),
+            })?,
+            None => schedule_here(&loaded, &args)?,
+        };
+        opts.schedule = Some(s);
+    } else if args.schedule.is_some() {
+        return Err(CliError::Usage(
+            "--schedule is only used by the PAVER policies (rb-ts, kway-ts, mst-ts, paver)".into(),
+        ));
+    }
+    let start = Instant::now();
+    let tty = !args.quiet && std::io::stderr().is_terminal();
+    let mut last = start;
+    let mut shown = false;
+    let mut bar = |done: u64, total: u64, cycle: u64| {
+        let t = Instant::now();
+        if !tty
+            || t.duration_since(start) < Duration::from_secs(1)
+            || (t.duration_since(last) < Duration::from_millis(100) && done < total)
+        {
+            return;
+        }
+        last = t;
+        shown = true;
+        let width = 30;
+        let filled = (done * width / total.max(1)) as usize;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r[{}{}] {done}/{total} TBs, cycle {cycle}",
+            "#".repeat(filled),
+            " ".repeat(width as usize - filled)
+        );
+        let _ = err.flush();
+    };
+    let stats = simulate_with_progress(module, f, bound, &cfg, &opts, &mut bar)?;
+    if shown {
+        eprintln!();
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let json = stats.to_json();
+    match &args.output {
+        Some(p) => std::fs::write(p, &json).map_err(|e| CliError::io(p, e))?,
+        None => print!("{json}"),
+    }
+    if !args.quiet {
+        eprintln!(
+            "{}: {} TBs, {} cycles, IPC {:.2}, {} warp instructions, L1 hits {}/{}, L2 hits {}/{}, DRAM reads {}, {} stolen; {:.2} s ({:.0} warp instructions/s)",
+            stats.kernel,
+            stats.tbs,
+            stats.cycles,
+            stats.ipc,
+            stats.warp_instructions,
+            stats.l1.hits,
+            stats.l1.accesses,
+            stats.l2.hits,
+            stats.l2.accesses,
+            stats.dram.reads,
+            stats.stolen_tbs,
+            wall,
+            stats.warp_instructions as f64 / wall.max(1e-9)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! `paver simulate` end to end: stats JSON with the issue's fields, byte-identical across
+//! runs, overrides applied and echoed, PAVER policies with or without a schedule, usage errors.
+
+use serde_json::Value;
+
+use crate::common::{paver_err, paver_ok};
+
+const PTX: &str = "kernels/mm_naive/mm_naive.compute_70.ptx";
+const LAUNCH: &str = "kernels/mm_naive/small.json";
+
+fn stats(extra: &[&str]) -> (String, Value) {
+    let mut args = vec!["simulate", PTX, "--launch", LAUNCH, "--quiet"];
+    args.extend_from_slice(extra);
+    let out = paver_ok(&args);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    (out, v)
+}
+
+#[test]
+fn simulate_writes_stats_with_the_issue_fields_deterministically() {
+    let (a, v) = stats(&[
+        "--gpu",
+        "volta",
+        "--set",
+        "core.num_sms=4",
+        "--tb-policy",
+        "lrr",
+    ]);
+    for key in [
+        "cycles",
+        "ipc",
+        "warp_instructions",
+        "stolen_tbs",
+        "l1",
+        "l2",
+        "noc",
+        "dram",
+        "sms",
+        "config",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    for key in [
+        "accesses",
+        "hits",
+        "misses",
+        "hit_reserve",
+        "reservation_fails",
+    ] {
+        assert!(v["l1"].get(key).is_some(), "l1.{key}");
+    }
+    assert_eq!(v["sms"].as_array().unwrap().len(), 4);
+    assert_eq!(v["config"]["gpu"]["core"]["num_sms"], 4);
+    assert_eq!(v["tbs"], 16);
+    let (b, _) = stats(&[
+        "--gpu",
+        "volta",
+        "--set",
+        "core.num_sms=4",
+        "--tb-policy",
+        "lrr",
+    ]);
+    assert_eq!(a, b, "same inputs, same bytes");
+}
+
+#[test]
+fn simulate_runs_a_schedule_with_and_without_stealing() {
+    let dir = std::env::temp_dir().join(format!("paver-it-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sched = dir.join("s.json");
+    std::fs::write(
+        &sched,
+        r#"{"format":"paver-schedule/1","kernel":"mm_naive","grid":[4,4,1],"block":[16,16,1],
+"policy":"kway-ts","num_sms":2,"tbs_per_sm":2,
+"groups":[[0,1,2,3,4,5,6,7,8,9,10,11],[12,13,14,15]]}"#,
+    )
+    .unwrap();
+    let s = sched.to_str().unwrap();
+    let common = [
+        "--set",
+        "core.num_sms=2",
+        "--set",
+        "tbs_per_sm=2",
+        "--tb-policy",
+        "kway-ts",
+        "--schedule",
+        s,
+    ];
+    let (_, steal) = stats(&common);
+    let mut no = common.to_vec();
+    no.push("--no-steal");
+    let (_, nosteal) = stats(&no);
+    assert!(steal["stolen_tbs"].as_u64().unwrap() > 0);
+    assert_eq!(nosteal["stolen_tbs"], 0);
+    assert!(steal["cycles"].as_u64().unwrap() < nosteal["cycles"].as_u64().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without `--schedule`, a PAVER policy analyses and partitions first: the run equals one fed
+/// the schedule `paver analyze --policy rb-ts` writes for the same GPU.
+#[test]
+fn simulate_partitions_by_itself_when_no_schedule_is_given() {
+    let dir = std::env::temp_dir().join(format!("paver-it-sim-auto-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sched = dir.join("s.json");
+    paver_ok(&[
+        "analyze",
+        PTX,
+        "--launch",
+        LAUNCH,
+        "--quiet",
+        "--policy",
+        "rb-ts",
+        "--gpu",
+        "volta",
+        "--schedule",
+        sched.to_str().unwrap(),
+    ]);
+    let (auto, v) = stats(&["--gpu", "volta", "--tb-policy", "rb-ts"]);
+    let (given, _) = stats(&[
+        "--gpu",
+        "volta",
+        "--tb-policy",
+        "rb-ts",
+        "--schedule",
+        sched.to_str().unwrap(),
+    ]);
+    assert_eq!(auto, given);
+    assert_eq!(
+        v["warp_instructions"].as_u64().unwrap(),
+        50_688,
+        "as `paver run` counts for this launch"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn simulate_usage_errors() {
+    let e = paver_err(&["simulate", PTX, "--launch", LAUNCH, "--tb-policy", "nope"]);
+    assert!(e.contains("--tb-policy"), "{e}");
+    let e = paver_err(&["simulate", PTX, "--launch", LAUNCH, "--set", "l1.nope=1"]);
+    assert!(e.contains("nope"), "{e}");
+}
