@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use launch::{BoundValue, Launch, ParamSig, SigType};
-use ptx_parser::{Opcode, ScalarType, StateSpace};
+use launch::{BoundValue, Launch};
+use ptx_parser::{Opcode, StateSpace};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,21 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kernel = module.kernel(&name).ok_or("no such kernel in the PTX")?;
 
     // The launch binder only needs each parameter's name and type.
-    let sigs: Vec<ParamSig> = kernel
-        .params
-        .iter()
-        .map(|p| ParamSig {
-            name: p.name.clone(),
-            ty: match p.ty {
-                ScalarType::F32 => SigType::Float { bits: 32 },
-                ScalarType::F64 => SigType::Float { bits: 64 },
-                t => SigType::Int {
-                    bits: t.size() * 8,
-                    signed: matches!(t, ScalarType::S32 | ScalarType::S64),
-                },
-            },
-        })
-        .collect();
+    let sigs = launch::param_sigs(kernel);
     let dir = Path::new(launch_file).parent().unwrap_or(Path::new("."));
     let bound = launch.bind(&name, &sigs, dir)?;
 

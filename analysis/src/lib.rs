@@ -29,37 +29,10 @@ pub mod reuse;
 #[cfg(feature = "z3")]
 pub mod smt;
 
-use launch::{BoundLaunch, ParamSig, SigType};
-use ptx_parser::{Function, ScalarType};
+use launch::BoundLaunch;
+use ptx_parser::Function;
 
-/// The kernel's parameter list as the launch binder sees it (same as the CLI's).
-pub fn param_sigs(f: &Function) -> Vec<ParamSig> {
-    f.params
-        .iter()
-        .map(|p| {
-            let bits = p.ty.size() * 8;
-            let ty = match (p.array, p.ty) {
-                (Some(n), t) => SigType::Bytes {
-                    bytes: u64::from(n) * u64::from(t.size()),
-                },
-                (None, ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64) => {
-                    SigType::Int { bits, signed: true }
-                }
-                (None, ScalarType::F16 | ScalarType::F32 | ScalarType::F64 | ScalarType::Bf16) => {
-                    SigType::Float { bits }
-                }
-                _ => SigType::Int {
-                    bits,
-                    signed: false,
-                },
-            };
-            ParamSig {
-                name: p.name.clone(),
-                ty,
-            }
-        })
-        .collect()
-}
+pub use launch::param_sigs;
 
 /// One kernel analysed for one launch: the symbolic model, the footprints and the loads
 /// whose evaluation failed.

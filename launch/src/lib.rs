@@ -14,6 +14,7 @@ pub mod elem;
 pub mod flags;
 pub mod format;
 pub mod init;
+pub mod ptx;
 
 pub use bind::{BoundLaunch, BoundParam, BoundValue, ParamSig, SigType};
 pub use elem::ElemType;
@@ -22,6 +23,7 @@ pub use format::{
     BufferSpec, Dim3, Launch, ParamArg, ParamKey, ParamSpec, Resources, Scalar, FORMAT,
 };
 pub use init::{CsrSpec, Init, SplitMix64};
+pub use ptx::param_sigs;
 
 /// Everything that can be wrong with a launch description.
 #[derive(Debug, thiserror::Error)]

@@ -30,34 +30,4 @@ pub use interp::{
     Program, RunOptions, RunResult, RunStats, Space,
 };
 
-use ptx_parser::{Function, ScalarType};
-
-/// A kernel's parameter list as the launch binder sees it (the same mapping as the CLI's).
-pub fn param_sigs(f: &Function) -> Vec<launch::ParamSig> {
-    f.params
-        .iter()
-        .map(|p| {
-            let ty = match p.array {
-                Some(n) => launch::SigType::Bytes {
-                    bytes: u64::from(n) * u64::from(p.ty.size()),
-                },
-                None => {
-                    use ScalarType::*;
-                    let bits = p.ty.size() * 8;
-                    match p.ty {
-                        S8 | S16 | S32 | S64 => launch::SigType::Int { bits, signed: true },
-                        F16 | F32 | F64 | Bf16 => launch::SigType::Float { bits },
-                        _ => launch::SigType::Int {
-                            bits,
-                            signed: false,
-                        },
-                    }
-                }
-            };
-            launch::ParamSig {
-                name: p.name.clone(),
-                ty,
-            }
-        })
-        .collect()
-}
+pub use launch::param_sigs;

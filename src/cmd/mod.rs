@@ -11,7 +11,7 @@ pub mod simulate;
 
 use std::path::Path;
 
-use ptx_parser::{Function, Module, ScalarType};
+use ptx_parser::{Function, Module};
 
 use crate::error::CliError;
 
@@ -59,34 +59,4 @@ pub fn select_kernel<'m>(
     }
 }
 
-/// The kernel's parameter list as the launch binder sees it.
-pub fn param_sigs(f: &Function) -> Vec<::launch::ParamSig> {
-    f.params
-        .iter()
-        .map(|p| {
-            let ty = match p.array {
-                Some(n) => ::launch::SigType::Bytes {
-                    bytes: u64::from(n) * u64::from(p.ty.size()),
-                },
-                None => sig_type(p.ty),
-            };
-            ::launch::ParamSig {
-                name: p.name.clone(),
-                ty,
-            }
-        })
-        .collect()
-}
-
-fn sig_type(t: ScalarType) -> ::launch::SigType {
-    use ScalarType::*;
-    let bits = t.size() * 8;
-    match t {
-        S8 | S16 | S32 | S64 => ::launch::SigType::Int { bits, signed: true },
-        F16 | F32 | F64 | Bf16 => ::launch::SigType::Float { bits },
-        _ => ::launch::SigType::Int {
-            bits,
-            signed: false,
-        },
-    }
-}
+pub use ::launch::param_sigs;
