@@ -260,15 +260,7 @@ fn run_tb<M: GlobalMemory, O: MemObserver>(
         red: (0, true, false),
         dynamic_shared: geom.dynamic,
     };
-    let nthreads = geom.block.iter().map(|&v| u64::from(v)).product::<u64>();
-    let nwarps = nthreads.div_ceil(32) as u32;
-    let mut warps: Vec<Warp> = (0..nwarps)
-        .map(|w| {
-            let n = (nthreads - u64::from(w) * 32).min(32) as u32;
-            let present = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-            Warp::new(&ctx, w, present)
-        })
-        .collect();
+    let mut warps = Warp::all_of(&ctx);
     let mut state = vec![Control::Continue; warps.len()];
     loop {
         for (w, st) in warps.iter_mut().zip(state.iter_mut()) {
@@ -306,7 +298,7 @@ fn run_tb<M: GlobalMemory, O: MemObserver>(
     Ok(TbOut {
         warp_insts: ctx.warp_insts,
         thread_insts: ctx.thread_insts,
-        warps: u64::from(nwarps),
+        warps: warps.len() as u64,
         counts: ctx.counts,
     })
 }

@@ -106,6 +106,18 @@ fn for_bits(mask: u32, mut f: impl FnMut(usize)) {
 
 impl Warp {
     /// Warp `id` of the TB in `tb`, with the threads of `present` lanes.
+    /// All warps of the TB `tb` describes, the last one with only the threads that exist.
+    pub(crate) fn all_of(tb: &TbCtx<'_>) -> Vec<Warp> {
+        let nthreads = tb.ntid.iter().map(|&v| u64::from(v)).product::<u64>();
+        (0..nthreads.div_ceil(32) as u32)
+            .map(|w| {
+                let n = (nthreads - u64::from(w) * 32).min(32) as u32;
+                let present = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+                Warp::new(tb, w, present)
+            })
+            .collect()
+    }
+
     pub(crate) fn new(tb: &TbCtx<'_>, id: u32, present: u32) -> Warp {
         let prog = tb.prog;
         let mut regs = vec![0u64; prog.num_slots * 32];

@@ -335,15 +335,8 @@ impl<'p> Tracer<'p> {
             red: (0, true, false),
             dynamic_shared: self.dynamic,
         };
-        let nthreads = self.block.iter().map(|&v| u64::from(v)).product::<u64>();
-        let nwarps = nthreads.div_ceil(32) as u32;
-        let mut warps: Vec<Warp> = (0..nwarps)
-            .map(|w| {
-                let n = (nthreads - u64::from(w) * 32).min(32) as u32;
-                let present = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                Warp::new(&ctx, w, present)
-            })
-            .collect();
+        let mut warps = Warp::all_of(&ctx);
+        let nwarps = warps.len() as u32;
         let mut out: Vec<WarpTrace> = (0..nwarps).map(|_| WarpTrace::default()).collect();
         let mut guess = vec![0u32; nwarps as usize];
         let mut shadow = vec![0u64; prog.insts.len()];
@@ -417,7 +410,7 @@ impl<'p> Tracer<'p> {
         }
         Ok(TbTrace {
             warps: out,
-            threads: nthreads as u32,
+            threads: self.block.iter().product::<u32>(),
         })
     }
 
