@@ -48,6 +48,11 @@ pub struct Args {
     /// Print nothing on stdout.
     #[arg(long)]
     quiet: bool,
+    /// Also derive the Locality Descriptors (`locality_descriptors` in the JSON and the
+    /// summary). Off by default: deciding their existence questions takes seconds on large
+    /// launches, far more than the rest of the analysis.
+    #[arg(long)]
+    descriptors: bool,
     /// Draw the TB adjacency matrix as a PNG (PAVER Fig. 5), at most 1024 pixels a side.
     #[arg(long, value_name = "FILE.png")]
     heatmap: Option<PathBuf>,
@@ -108,7 +113,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let (graph, stats) = analysis::locality::build(&a.footprints);
     let estimate = ptx_estimate(module, f, bound);
     let reuse = analysis::reuse::compute(&a, bound, gran, &graph);
-    let descriptors = analysis::descriptor::compute(f, &a, bound);
+    let descriptors = args
+        .descriptors
+        .then(|| analysis::descriptor::compute(f, &a, bound));
     if let Some(out) = &args.output {
         let mut doc = analysis::report::document_with(
             f,
@@ -118,8 +125,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
             &graph,
             &stats,
             &reuse,
-            &descriptors,
+            descriptors.as_deref().unwrap_or(&[]),
         );
+        if descriptors.is_none() {
+            if let Some(obj) = doc.as_object_mut() {
+                obj.remove("locality_descriptors");
+            }
+        }
         doc["mode"] = json!(if args.dynamic { "dynamic" } else { "static" });
         doc["resources"] = json!(launch.resources);
         doc["ptx_resources"] = json!({"registers": estimate.0, "shared_bytes": estimate.1});
@@ -136,7 +148,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if !args.quiet {
         print!("{}", analysis::report::summary(f, bound, &a, &stats));
         print!("{}", analysis::report::reuse_summary(&reuse));
-        print!("{}", analysis::report::descriptor_summary(&descriptors));
+        if let Some(ds) = &descriptors {
+            print!("{}", analysis::report::descriptor_summary(ds));
+        }
         if args.dynamic {
             println!("footprints: dynamic (from the interpreter's accesses)");
         }

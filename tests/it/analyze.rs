@@ -173,3 +173,27 @@ fn heatmap_is_a_png_of_the_adjacency_matrix() {
     assert_eq!(u32::from_be_bytes(bytes[20..24].try_into().unwrap()), 16);
     let _ = std::fs::remove_file(&png);
 }
+
+/// What `paver analyze -o` writes follows the published schema, with and without the
+/// optional Locality Descriptors.
+#[test]
+fn analysis_json_follows_its_schema() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("analysis/schema/paver-analysis-1.schema.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let ptx = "kernels/hotspot/hotspot.compute_70.ptx";
+    let launch = "kernels/hotspot/small.json";
+    for extra in [&[][..], &["--descriptors"][..]] {
+        let doc = analyze(ptx, launch, extra);
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{extra:?}: {}", errors.join("; "));
+        assert_eq!(doc.get("locality_descriptors").is_some(), !extra.is_empty());
+        assert!(doc["reuse"].is_object());
+    }
+}
