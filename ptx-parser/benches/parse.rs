@@ -2,22 +2,11 @@
 //! replicating the largest real kernel under fresh names.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "ptx") {
-            out.push(p);
-        }
-    }
-}
+#[path = "../tests/common/walk.rs"]
+mod walk;
+use walk::collect_ptx as collect;
 
 fn corpus() -> Vec<String> {
     let mut files = Vec::new();

@@ -3,20 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "ptx") {
-            out.push(p);
-        }
-    }
-}
+#[path = "common/walk.rs"]
+mod walk;
+use walk::collect_ptx as collect;
 
 /// The corpus files; fails when there are none (an empty corpus would make this test vacuous).
 pub fn corpus() -> Vec<PathBuf> {
