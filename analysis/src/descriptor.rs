@@ -109,7 +109,7 @@ pub(crate) fn elem_bytes(launch: &BoundLaunch, p: u32) -> Option<u64> {
 
 /// Parameters each resolved load reads (evaluated for thread 0 of TB 0 or from the
 /// address's constant base).
-pub(crate) fn load_params(a: &Analysis) -> Vec<Option<u32>> {
+pub fn load_params(a: &Analysis) -> Vec<Option<u32>> {
     fn base(e: &Expr) -> Option<i128> {
         match e {
             Expr::Const(c) if *c >= 1 << 36 => Some(*c),
@@ -371,6 +371,10 @@ fn compute_from(
     let exist: Vec<(Existence, DecidedBy)> = (0..n)
         .map(|p| match symbolic.get(p).copied().flatten() {
             Some(e) => (e, DecidedBy::Z3),
+            // Scalars get no descriptor: never enumerate the launch for them.
+            None if elem_bytes(launch, p as u32).is_none() => {
+                (Existence::default(), DecidedBy::Undecided)
+            }
             None => match enumerated
                 .get_or_insert_with(|| existence_by_enumeration(a, launch))
                 .as_ref()

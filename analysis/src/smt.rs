@@ -2,20 +2,23 @@
 //! `z3`): "can two different TBs read the same element of parameter `p`?" and "can one
 //! thread read an element of `p` twice?".
 //!
-//! The model's expressions are encoded over 128-bit bit-vectors, which is exactly their
-//! `i128` semantics (the `Ext` nodes become extract + sign/zero extension, so 32-bit wrap
-//! is modelled, never assumed away). Each side of a question has its own `%tid`, `%ctaid`
-//! and loop counters, bounded by the launch; a load at iterations `k` runs when every
-//! enclosing loop's `k_l < Trip_l` and its guard holds; `Trip_l` is a fresh variable with
-//! `exit(Trip_l - 1)` and `forall j < Trip_l - 1: !exit(j)`. Two accesses collide when their
-//! element ranges in the parameter's buffer overlap. A question the solver cannot answer
-//! (timeout, `unknown`, an expression outside the encoding) returns `None` for that
+//! The model's expressions are encoded as z3 integers (linear arithmetic for the usual
+//! index expressions, whose launch parameters are constants): they are `i128` arithmetic
+//! that stays far from overflow, and the 32-bit wraps the PTX performs are `Ext` nodes,
+//! encoded exactly with `mod`, so wrap is modelled, never assumed away. Bitwise operations
+//! other than low-bit masks go through 128-bit vectors. Each side of a question has its own
+//! `%tid`, `%ctaid` and loop counters, bounded by the launch; a load at iterations `k` runs
+//! when every enclosing loop's `k_l < Trip_l` and its guard holds; `Trip_l` is a constant
+//! when the exits depend on the launch only, else a fresh variable with `exit(Trip_l - 1)`
+//! and `forall j < Trip_l - 1: !exit(j)`. Two accesses collide when their element ranges in
+//! the parameter's buffer overlap. A question the solver cannot answer within its resource
+//! budget (`unknown`, or an expression outside the encoding) returns `None` for that
 //! parameter, and the caller falls back to enumeration.
 
 use std::collections::HashMap;
 
 use launch::BoundLaunch;
-use z3::ast::{Ast, Bool, BV};
+use z3::ast::{Ast, Bool, Int, BV};
 use z3::{Config, Context, SatResult, Solver};
 
 use crate::descriptor::Existence;
@@ -23,18 +26,20 @@ use crate::expr::{Expr, IntOp, Rel, Var};
 use crate::loops::LoopId;
 use crate::Analysis;
 
+/// Width of the bit-vectors used for the bitwise operations that have no integer form.
 const W: u32 = 128;
-/// Milliseconds the solver may spend on one query.
-pub const TIMEOUT_MS: u32 = 500;
-/// Milliseconds all the queries of one analysis may take; parameters left undecided then
-/// go to enumeration.
-pub const DEADLINE_MS: u128 = 3000;
+/// z3 resource units one query may spend (a deterministic budget, unlike a time-out: the
+/// same launch gets the same answers on any machine under any load).
+pub const RLIMIT: u32 = 200_000;
+/// Largest number of load pairs asked about per parameter and question; beyond, the
+/// parameter goes to enumeration.
+pub const MAX_PAIRS: usize = 64;
 
 struct Side<'c> {
     id: u32,
-    tid: [BV<'c>; 3],
-    ctaid: [BV<'c>; 3],
-    iters: HashMap<u32, BV<'c>>,
+    tid: [Int<'c>; 3],
+    ctaid: [Int<'c>; 3],
+    iters: HashMap<u32, Int<'c>>,
 }
 
 struct Enc<'c, 'a> {
@@ -42,25 +47,66 @@ struct Enc<'c, 'a> {
     a: &'a Analysis,
     /// Constraints defining the trip-count variables created while encoding.
     defs: Vec<Bool<'c>>,
-    trips: HashMap<(u32, u32), BV<'c>>,
+    trips: HashMap<(u32, u32), Int<'c>>,
+    /// Loop bounds relaxed to avoid quantifiers (see [`Enc::runs_at`]).
+    relaxed: bool,
+    /// Value ranges of the launch's variables, to drop the wraps that cannot happen.
+    ranges: &'a Ranges,
     fresh: u32,
 }
 
 impl<'c> Enc<'c, '_> {
-    fn k(&self, v: i128) -> BV<'c> {
-        let hi = BV::from_i64(self.ctx, (v >> 64) as i64, 64);
-        let lo = BV::from_u64(self.ctx, v as u64, 64);
-        hi.concat(&lo)
+    fn k(&self, v: i128) -> Int<'c> {
+        match i64::try_from(v) {
+            Ok(x) => Int::from_i64(self.ctx, x),
+            // Only fails on a malformed numeral, which an i128 never is.
+            Err(_) => Int::from_str(self.ctx, &v.to_string()).unwrap_or_else(|| self.k(0)),
+        }
     }
-    fn var(&mut self, name: &str) -> BV<'c> {
+    fn var(&mut self, name: &str) -> Int<'c> {
         self.fresh += 1;
-        BV::new_const(self.ctx, format!("{name}!{}", self.fresh), W)
+        Int::new_const(self.ctx, format!("{name}!{}", self.fresh))
     }
-    fn truth(&self, b: &Bool<'c>) -> BV<'c> {
+    fn truth(&self, b: &Bool<'c>) -> Int<'c> {
         b.ite(&self.k(1), &self.k(0))
     }
-    fn nz(&self, v: &BV<'c>) -> Bool<'c> {
+    fn nz(&self, v: &Int<'c>) -> Bool<'c> {
         v._eq(&self.k(0)).not()
+    }
+    fn add(&self, x: &Int<'c>, y: &Int<'c>) -> Int<'c> {
+        Int::add(self.ctx, &[x, y])
+    }
+    fn sub(&self, x: &Int<'c>, y: &Int<'c>) -> Int<'c> {
+        Int::sub(self.ctx, &[x, y])
+    }
+    fn mul(&self, x: &Int<'c>, y: &Int<'c>) -> Int<'c> {
+        Int::mul(self.ctx, &[x, y])
+    }
+    /// `x` reduced to its low `bits` bits, read as signed or unsigned (PTX `cvt`, the
+    /// 32-bit wrap of `add.s32`): z3's `mod` is Euclidean, so it is never negative.
+    fn wrap(&self, x: &Int<'c>, bits: u32, signed: bool) -> Int<'c> {
+        let m = self.k(1i128 << bits);
+        if signed {
+            let h = self.k(1i128 << (bits - 1));
+            self.sub(&self.add(x, &h).modulo(&m), &h)
+        } else {
+            x.modulo(&m)
+        }
+    }
+    /// Division truncating towards zero (PTX `div`, Rust's `/`); z3's `div` floors for a
+    /// positive divisor.
+    fn tdiv(&self, x: &Int<'c>, y: &Int<'c>) -> Int<'c> {
+        let zero = self.k(0);
+        let (ax, ay) = (
+            x.ge(&zero).ite(x, &x.unary_minus()),
+            y.ge(&zero).ite(y, &y.unary_minus()),
+        );
+        let q = ax.div(&ay);
+        x.ge(&zero)._eq(&y.ge(&zero)).ite(&q, &q.unary_minus())
+    }
+    /// A bitwise operation through 128-bit vectors (exact for `i128` values).
+    fn bitwise(&self, x: &Int<'c>, y: &Int<'c>, f: impl Fn(&BV<'c>, &BV<'c>) -> BV<'c>) -> Int<'c> {
+        Int::from_bv(&f(&BV::from_int(x, W), &BV::from_int(y, W)), true)
     }
 
     fn side(&mut self, id: u32, launch: &BoundLaunch) -> (Side<'c>, Vec<Bool<'c>>) {
@@ -70,10 +116,10 @@ impl<'c> Enc<'c, '_> {
         let ctaid = [0, 1, 2].map(|d| self.var(&format!("ctaid{d}")));
         let mut c = Vec::new();
         for d in 0..3 {
-            c.push(tid[d].bvsge(&self.k(0)));
-            c.push(tid[d].bvslt(&self.k(i128::from(b[d]))));
-            c.push(ctaid[d].bvsge(&self.k(0)));
-            c.push(ctaid[d].bvslt(&self.k(i128::from(g[d]))));
+            c.push(tid[d].ge(&self.k(0)));
+            c.push(tid[d].lt(&self.k(i128::from(b[d]))));
+            c.push(ctaid[d].ge(&self.k(0)));
+            c.push(ctaid[d].lt(&self.k(i128::from(g[d]))));
         }
         let s = Side {
             id,
@@ -85,7 +131,7 @@ impl<'c> Enc<'c, '_> {
     }
 
     /// `exit(k)` of loop `l` on `side` with the loop's counter bound to `k`.
-    fn exit_at(&mut self, l: LoopId, side: &mut Side<'c>, k: &BV<'c>) -> Option<Bool<'c>> {
+    fn exit_at(&mut self, l: LoopId, side: &mut Side<'c>, k: &Int<'c>) -> Option<Bool<'c>> {
         let info = self.a.model.loops.get(l.index())?;
         let mut any = Vec::new();
         let saved = side.iters.insert(l.0, k.clone());
@@ -97,7 +143,7 @@ impl<'c> Enc<'c, '_> {
                 ok = false;
                 break;
             }
-            match self.bv(e, side) {
+            match self.int(e, side) {
                 Some(v) => any.push(self.nz(&v)),
                 None => {
                     ok = false;
@@ -116,43 +162,88 @@ impl<'c> Enc<'c, '_> {
         Some(Bool::or(self.ctx, &refs))
     }
 
-    fn trip(&mut self, l: LoopId, side: &mut Side<'c>) -> Option<BV<'c>> {
+    /// The trip count of loop `l` when it depends on nothing but the launch.
+    fn constant_trip(&self, l: LoopId) -> Option<i128> {
+        let info = self.a.model.loops.get(l.index())?;
+        let mut free = true;
+        for e in &info.exits {
+            e.visit_leaves(&mut |x| match x {
+                Expr::Var(Var::Iter(q)) if *q == l => {}
+                _ => free = false,
+            });
+        }
+        if !free {
+            return None;
+        }
+        let cx = crate::expr::Ctx::new(self.a.model.loops.len());
+        crate::expr::TripSource::trip(&self.a.model, l, &cx).ok()
+    }
+
+    /// "Loop `l` runs iteration `k` on `side`", i.e. `k < Trip_l` for `k >= 0`. In relaxed
+    /// mode a non-constant trip count becomes `k = 0 or !exit(k - 1)`, which every iteration
+    /// that runs satisfies (so an unsat answer stands) but which needs no quantifier; a
+    /// witness found that way is checked concretely before it is believed (see
+    /// [`question`]).
+    fn runs_at(&mut self, l: LoopId, side: &mut Side<'c>, k: &Int<'c>) -> Option<Bool<'c>> {
+        if let Some(t) = self.constant_trip(l) {
+            return Some(k.lt(&self.k(t)));
+        }
+        if let Some(t) = self.ranges.max_trip.get(&l.0) {
+            // Every thread's trip count is at most `t` (measured): a sound extra bound
+            // that lets the wrap checks below see the counter's range.
+            let below = k.lt(&self.k(*t));
+            let rest = self.runs_at_unbounded(l, side, k)?;
+            return Some(Bool::and(self.ctx, &[&below, &rest]));
+        }
+        self.runs_at_unbounded(l, side, k)
+    }
+
+    fn runs_at_unbounded(
+        &mut self,
+        l: LoopId,
+        side: &mut Side<'c>,
+        k: &Int<'c>,
+    ) -> Option<Bool<'c>> {
+        if self.relaxed {
+            let prev = self.sub(k, &self.k(1));
+            let exited = self.exit_at(l, side, &prev)?;
+            return Some(Bool::or(self.ctx, &[&k._eq(&self.k(0)), &exited.not()]));
+        }
+        let t = self.trip(l, side)?;
+        Some(k.lt(&t))
+    }
+
+    fn trip(&mut self, l: LoopId, side: &mut Side<'c>) -> Option<Int<'c>> {
         if let Some(t) = self.trips.get(&(side.id, l.0)) {
             return Some(t.clone());
         }
-        // A trip count that depends on nothing but the launch is a constant.
-        if let Some(info) = self.a.model.loops.get(l.index()) {
-            let mut free = true;
-            for e in &info.exits {
-                e.visit_leaves(&mut |x| match x {
-                    Expr::Var(Var::Iter(q)) if *q == l => {}
-                    _ => free = false,
-                });
-            }
-            if free {
-                let cx = crate::expr::Ctx::new(self.a.model.loops.len());
-                let t = crate::expr::TripSource::trip(&self.a.model, l, &cx).ok()?;
-                let t = self.k(t);
-                self.trips.insert((side.id, l.0), t.clone());
-                return Some(t);
-            }
+        if let Some(t) = self.constant_trip(l) {
+            let t = self.k(t);
+            self.trips.insert((side.id, l.0), t.clone());
+            return Some(t);
         }
         let t = self.var(&format!("trip{}", l.0));
-        let last = t.bvsub(&self.k(1));
+        let last = self.sub(&t, &self.k(1));
         let at_last = self.exit_at(l, side, &last)?;
         let j = self.var("j");
         let before = self.exit_at(l, side, &j)?;
-        let body =
-            Bool::and(self.ctx, &[&j.bvsge(&self.k(0)), &j.bvslt(&last)]).implies(&before.not());
+        let body = Bool::and(self.ctx, &[&j.ge(&self.k(0)), &j.lt(&last)]).implies(&before.not());
         let all = z3::ast::forall_const(self.ctx, &[&j], &[], &body);
-        self.defs.push(t.bvsge(&self.k(1)));
+        self.defs.push(t.ge(&self.k(1)));
+        if let Some(m) = self.ranges.max_trip.get(&l.0) {
+            self.defs.push(t.le(&self.k(*m)));
+        }
         self.defs.push(at_last);
         self.defs.push(all);
         self.trips.insert((side.id, l.0), t.clone());
         Some(t)
     }
 
-    fn bv(&mut self, e: &Expr, side: &mut Side<'c>) -> Option<BV<'c>> {
+    /// `e` as a z3 integer term. The model's expressions are `i128` arithmetic that never
+    /// comes near overflow (launch-bounded indices times launch constants), so unbounded
+    /// integers give the same values; the 32-bit wraps the PTX performs are explicit `Ext`
+    /// nodes and are encoded exactly with `mod`.
+    fn int(&mut self, e: &Expr, side: &mut Side<'c>) -> Option<Int<'c>> {
         Some(match e {
             Expr::Const(c) => self.k(*c),
             Expr::Var(Var::Tid(d)) => side.tid[usize::from(*d).min(2)].clone(),
@@ -160,73 +251,105 @@ impl<'c> Enc<'c, '_> {
             Expr::Var(Var::Iter(l)) => side.iters.get(&l.0)?.clone(),
             Expr::Var(Var::Phi(_)) | Expr::Unknown(_) => return None,
             Expr::Trip(l) => self.trip(*l, side)?,
-            Expr::Add(a, b) => self.bv(a, side)?.bvadd(&self.bv(b, side)?),
-            Expr::Sub(a, b) => self.bv(a, side)?.bvsub(&self.bv(b, side)?),
-            Expr::Mul(a, b) => self.bv(a, side)?.bvmul(&self.bv(b, side)?),
+            Expr::Add(a, b) => {
+                let (x, y) = (self.int(a, side)?, self.int(b, side)?);
+                self.add(&x, &y)
+            }
+            Expr::Sub(a, b) => {
+                let (x, y) = (self.int(a, side)?, self.int(b, side)?);
+                self.sub(&x, &y)
+            }
+            Expr::Mul(a, b) => {
+                let (x, y) = (self.int(a, side)?, self.int(b, side)?);
+                self.mul(&x, &y)
+            }
             Expr::Ext { bits, signed, e } => {
                 let b = u32::from(*bits).clamp(1, W);
-                let x = self.bv(e, side)?;
-                if b == W {
+                let x = self.int(e, side)?;
+                let fits = self.ranges.of(e).is_some_and(|(lo, hi)| {
+                    let (min, max) = if *signed {
+                        (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
+                    } else {
+                        (0, (1i128 << b) - 1)
+                    };
+                    min <= lo && hi <= max
+                });
+                if b >= 127 || fits {
+                    // No value in range wraps: the extension is the identity, and the term
+                    // stays linear.
                     x
-                } else if *signed {
-                    x.extract(b - 1, 0).sign_ext(W - b)
                 } else {
-                    x.extract(b - 1, 0).zero_ext(W - b)
+                    self.wrap(&x, b, *signed)
                 }
             }
             Expr::Op(o, a, b) => {
-                let (x, y) = (self.bv(a, side)?, self.bv(b, side)?);
+                let konst_b = b.as_const();
+                let (x, y) = (self.int(a, side)?, self.int(b, side)?);
                 match o {
-                    IntOp::Div => x.bvsdiv(&y),
-                    IntOp::Rem => x.bvsrem(&y),
-                    IntOp::Shl(bits) => {
-                        let inr = Bool::and(
-                            self.ctx,
-                            &[&y.bvsge(&self.k(0)), &y.bvslt(&self.k(i128::from(*bits)))],
-                        );
-                        inr.ite(&x.bvshl(&y), &self.k(0))
-                    }
-                    IntOp::Shr => {
-                        let lo = y.bvslt(&self.k(0));
-                        let hi = y.bvsgt(&self.k(127));
-                        let amt = lo.ite(&self.k(0), &hi.ite(&self.k(127), &y));
-                        x.bvashr(&amt)
-                    }
-                    IntOp::BitAnd => x.bvand(&y),
-                    IntOp::BitOr => x.bvor(&y),
-                    IntOp::BitXor => x.bvxor(&y),
-                    IntOp::Min => x.bvslt(&y).ite(&x, &y),
-                    IntOp::Max => x.bvsgt(&y).ite(&x, &y),
-                    IntOp::MulHi(bits) => x.bvmul(&y).bvashr(&self.k(i128::from(*bits))),
+                    // Only by a non-zero constant: a variable divisor could be zero on a
+                    // path the concrete evaluation never takes (`Select` is lazy), and a
+                    // constraint `y != 0` would wrongly exclude the other paths' witnesses.
+                    IntOp::Div | IntOp::Rem => match konst_b {
+                        Some(d) if d != 0 => {
+                            let q = self.tdiv(&x, &y);
+                            if *o == IntOp::Div {
+                                q
+                            } else {
+                                self.sub(&x, &self.mul(&y, &q))
+                            }
+                        }
+                        _ => return None,
+                    },
+                    IntOp::Shl(bits) => match konst_b {
+                        Some(s) if s >= 0 && s < i128::from(*bits) => {
+                            self.mul(&x, &self.k(1i128 << s))
+                        }
+                        Some(_) => self.k(0),
+                        None => return None,
+                    },
+                    IntOp::Shr => match konst_b {
+                        // Arithmetic shift = floor division by a power of two.
+                        Some(s) => x.div(&self.k(1i128 << s.clamp(0, 126))),
+                        None => return None,
+                    },
+                    IntOp::BitAnd => match konst_b {
+                        Some(m) if m > 0 && (m + 1).count_ones() == 1 => x.modulo(&self.k(m + 1)),
+                        _ => self.bitwise(&x, &y, |p, q| p.bvand(q)),
+                    },
+                    IntOp::BitOr => self.bitwise(&x, &y, |p, q| p.bvor(q)),
+                    IntOp::BitXor => self.bitwise(&x, &y, |p, q| p.bvxor(q)),
+                    IntOp::Min => x.lt(&y).ite(&x, &y),
+                    IntOp::Max => x.gt(&y).ite(&x, &y),
+                    IntOp::MulHi(bits) => self.mul(&x, &y).div(&self.k(1i128 << bits)),
                 }
             }
             Expr::Cmp(r, a, b) => {
-                let (x, y) = (self.bv(a, side)?, self.bv(b, side)?);
+                let (x, y) = (self.int(a, side)?, self.int(b, side)?);
                 let c = match r {
                     Rel::Eq => x._eq(&y),
                     Rel::Ne => x._eq(&y).not(),
-                    Rel::Lt => x.bvslt(&y),
-                    Rel::Le => x.bvsle(&y),
-                    Rel::Gt => x.bvsgt(&y),
-                    Rel::Ge => x.bvsge(&y),
+                    Rel::Lt => x.lt(&y),
+                    Rel::Le => x.le(&y),
+                    Rel::Gt => x.gt(&y),
+                    Rel::Ge => x.ge(&y),
                 };
                 self.truth(&c)
             }
             Expr::Not(a) => {
-                let x = self.bv(a, side)?;
+                let x = self.int(a, side)?;
                 self.truth(&x._eq(&self.k(0)))
             }
             Expr::And(a, b) => {
-                let (x, y) = (self.bv(a, side)?, self.bv(b, side)?);
+                let (x, y) = (self.int(a, side)?, self.int(b, side)?);
                 self.truth(&Bool::and(self.ctx, &[&self.nz(&x), &self.nz(&y)]))
             }
             Expr::Or(a, b) => {
-                let (x, y) = (self.bv(a, side)?, self.bv(b, side)?);
+                let (x, y) = (self.int(a, side)?, self.int(b, side)?);
                 self.truth(&Bool::or(self.ctx, &[&self.nz(&x), &self.nz(&y)]))
             }
             Expr::Select(c, a, b) => {
-                let cv = self.bv(c, side)?;
-                let (x, y) = (self.bv(a, side)?, self.bv(b, side)?);
+                let cv = self.int(c, side)?;
+                let (x, y) = (self.int(a, side)?, self.int(b, side)?);
                 self.nz(&cv).ite(&x, &y)
             }
         })
@@ -240,57 +363,213 @@ impl<'c> Enc<'c, '_> {
         side: &mut Side<'c>,
         p: u32,
         eb: u64,
-    ) -> Option<(Vec<Bool<'c>>, BV<'c>, BV<'c>)> {
+    ) -> Option<(Vec<Bool<'c>>, Int<'c>, Int<'c>)> {
         let site = &self.a.model.loads[i];
         let mut c = Vec::new();
         for l in &site.loops {
             let k = self.var(&format!("k{}", l.0));
             side.iters.insert(l.0, k.clone());
-            let t = self.trip(*l, side)?;
-            c.push(k.bvsge(&self.k(0)));
-            c.push(k.bvslt(&t));
+            c.push(k.ge(&self.k(0)));
+            let runs = self.runs_at(*l, side, &k)?;
+            c.push(runs);
         }
         for g in &site.cond {
-            let v = self.bv(g, side)?;
+            let v = self.int(g, side)?;
             c.push(self.nz(&v));
         }
-        let a = self.bv(&site.addr, side)?;
+        let a = self.int(&site.addr, side)?;
         let base = self.k((i128::from(p) + 1) << 36);
-        c.push(a.bvsge(&base));
-        c.push(a.bvslt(&self.k((i128::from(p) + 2) << 36)));
-        let off = a.bvsub(&base);
+        c.push(a.ge(&base));
+        c.push(a.lt(&self.k((i128::from(p) + 2) << 36)));
+        // The offset is not negative here, so floor division is the element index.
+        let off = self.sub(&a, &base);
         let ebv = self.k(i128::from(eb));
-        let first = off.bvsdiv(&ebv);
-        let last = off.bvadd(&self.k(i128::from(site.width) - 1)).bvsdiv(&ebv);
+        let first = off.div(&ebv);
+        let last = self
+            .add(&off, &self.k(i128::from(site.width) - 1))
+            .div(&ebv);
         Some((c, first, last))
     }
 }
 
-fn solve(ctx: &Context, cs: &[Bool]) -> Option<bool> {
-    let s = Solver::new(ctx);
-    let mut params = z3::Params::new(ctx);
-    params.set_u32("timeout", TIMEOUT_MS);
-    s.set_params(&params);
-    for c in cs {
-        s.assert(c);
+/// Largest number of threads whose trip counts are evaluated to bound a loop's counter.
+pub const MAX_TRIP_THREADS: u64 = 1 << 22;
+
+/// Ranges of the variables of a launch: `%tid`, `%ctaid` from the launch, loop counters
+/// from the largest trip count over all threads (constant trip counts, or ones that depend
+/// on the thread only, evaluated for every thread of launches up to [`MAX_TRIP_THREADS`]).
+struct Ranges {
+    block: [i128; 3],
+    grid: [i128; 3],
+    max_trip: HashMap<u32, i128>,
+}
+
+impl Ranges {
+    fn new(a: &Analysis, launch: &BoundLaunch) -> Ranges {
+        use crate::expr::{Ctx, TripSource};
+        let block = [launch.block.x, launch.block.y, launch.block.z].map(i128::from);
+        let grid = [launch.grid.x, launch.grid.y, launch.grid.z].map(i128::from);
+        let threads = launch.num_tbs().saturating_mul(launch.block.count());
+        let mut max_trip = HashMap::new();
+        for (li, info) in a.model.loops.iter().enumerate() {
+            let l = LoopId(li as u32);
+            let mut own = true;
+            for e in &info.exits {
+                e.visit_leaves(&mut |x| match x {
+                    Expr::Var(Var::Iter(q)) if *q == l => {}
+                    Expr::Const(_) | Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_)) => {}
+                    _ => own = false,
+                });
+            }
+            if !own || info.exits.is_empty() {
+                continue;
+            }
+            let thread_free = info.exits.iter().all(|e| {
+                let mut free = true;
+                e.visit_leaves(&mut |x| {
+                    free &= !matches!(x, Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_)))
+                });
+                free
+            });
+            let mut cx = Ctx::new(a.model.loops.len());
+            let mut max: Option<i128> = None;
+            if thread_free {
+                max = a.model.trip(l, &cx).ok();
+            } else if threads <= MAX_TRIP_THREADS {
+                'all: for tb in 0..launch.num_tbs() {
+                    let at = [
+                        tb % launch.grid.x,
+                        (tb / launch.grid.x) % launch.grid.y,
+                        tb / (launch.grid.x * launch.grid.y),
+                    ];
+                    cx.ctaid = at.map(i128::from);
+                    for t in 0..launch.block.count() {
+                        cx.tid = [
+                            t % launch.block.x,
+                            (t / launch.block.x) % launch.block.y,
+                            t / (launch.block.x * launch.block.y),
+                        ]
+                        .map(i128::from);
+                        match a.model.trip(l, &cx) {
+                            Ok(n) => max = Some(max.map_or(n, |m: i128| m.max(n))),
+                            Err(_) => {
+                                max = None;
+                                break 'all;
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(m) = max {
+                max_trip.insert(l.0, m);
+            }
+        }
+        Ranges {
+            block,
+            grid,
+            max_trip,
+        }
     }
-    match s.check() {
-        SatResult::Sat => Some(true),
-        SatResult::Unsat => Some(false),
-        SatResult::Unknown => None,
+
+    /// The range `[lo, hi]` of `e` over the launch, when the interval arithmetic knows it.
+    fn of(&self, e: &Expr) -> Option<(i128, i128)> {
+        let two = |a: &Expr, b: &Expr| Some((self.of(a)?, self.of(b)?));
+        Some(match e {
+            Expr::Const(c) => (*c, *c),
+            Expr::Var(Var::Tid(d)) => (0, self.block[usize::from(*d).min(2)] - 1),
+            Expr::Var(Var::Ctaid(d)) => (0, self.grid[usize::from(*d).min(2)] - 1),
+            Expr::Var(Var::Iter(l)) => (0, self.max_trip.get(&l.0)? - 1),
+            Expr::Add(a, b) => {
+                let ((p, q), (r, s)) = two(a, b)?;
+                (p.checked_add(r)?, q.checked_add(s)?)
+            }
+            Expr::Sub(a, b) => {
+                let ((p, q), (r, s)) = two(a, b)?;
+                (p.checked_sub(s)?, q.checked_sub(r)?)
+            }
+            Expr::Mul(a, b) => {
+                let ((p, q), (r, s)) = two(a, b)?;
+                let c = [
+                    p.checked_mul(r)?,
+                    p.checked_mul(s)?,
+                    q.checked_mul(r)?,
+                    q.checked_mul(s)?,
+                ];
+                (*c.iter().min()?, *c.iter().max()?)
+            }
+            Expr::Ext { bits, signed, e } => {
+                let b = u32::from(*bits).clamp(1, 126);
+                let (min, max) = if *signed {
+                    (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
+                } else {
+                    (0, (1i128 << b) - 1)
+                };
+                match self.of(e) {
+                    Some((lo, hi)) if min <= lo && hi <= max => (lo, hi),
+                    _ => (min, max),
+                }
+            }
+            Expr::Op(IntOp::Min, a, b) => {
+                let ((p, q), (r, s)) = two(a, b)?;
+                (p.min(r), q.min(s))
+            }
+            Expr::Op(IntOp::Max, a, b) => {
+                let ((p, q), (r, s)) = two(a, b)?;
+                (p.max(r), q.max(s))
+            }
+            Expr::Cmp(..) | Expr::Not(_) | Expr::And(..) | Expr::Or(..) => (0, 1),
+            Expr::Select(_, a, b) => {
+                let ((p, q), (r, s)) = two(a, b)?;
+                (p.min(r), q.max(s))
+            }
+            _ => return None,
+        })
     }
 }
 
+/// What the solver said about one encoding of a question.
+enum Answer {
+    Unsat,
+    /// Satisfiable; with the witness's concrete check when the encoding was relaxed.
+    Sat {
+        verified: bool,
+    },
+}
+
 /// One existence question over loads `i` and `j` of parameter `p`: `same_thread` asks for
-/// one thread (two different executions), otherwise for two different TBs.
-fn question(
-    a: &Analysis,
-    launch: &BoundLaunch,
+/// one thread (two different executions), otherwise for two different TBs. Asked first with
+/// relaxed loop bounds; a witness that does not survive the concrete check sends the
+/// question to the exact (quantified) encoding.
+/// The parameter a question is about, with what encoding it needs.
+struct Subject<'a> {
+    a: &'a Analysis,
+    ranges: &'a Ranges,
+    launch: &'a BoundLaunch,
+    /// Parameter index.
     p: u32,
+    /// Its element size in bytes.
     eb: u64,
-    (i, j): (usize, usize),
-    same_thread: bool,
-) -> Option<bool> {
+}
+
+fn question(q: &Subject, ij: (usize, usize), same_thread: bool) -> Option<bool> {
+    match ask(q, ij, same_thread, true)? {
+        Answer::Unsat => Some(false),
+        Answer::Sat { verified: true } => Some(true),
+        Answer::Sat { verified: false } => match ask(q, ij, same_thread, false)? {
+            Answer::Unsat => Some(false),
+            Answer::Sat { .. } => Some(true),
+        },
+    }
+}
+
+fn ask(q: &Subject, (i, j): (usize, usize), same_thread: bool, relaxed: bool) -> Option<Answer> {
+    let Subject {
+        a,
+        ranges,
+        launch,
+        p,
+        eb,
+    } = *q;
     let cfg = Config::new();
     let ctx = Context::new(&cfg);
     let mut enc = Enc {
@@ -298,6 +577,8 @@ fn question(
         a,
         defs: Vec::new(),
         trips: HashMap::new(),
+        relaxed,
+        ranges,
         fresh: 0,
     };
     let (mut s1, mut cs) = enc.side(0, launch);
@@ -312,14 +593,14 @@ fn question(
     let (cb, fb, lb) = enc.access(j, &mut s2, p, eb)?;
     cs.extend(ca);
     cs.extend(cb);
-    cs.push(fa.bvsle(&lb));
-    cs.push(fb.bvsle(&la));
+    cs.push(fa.le(&lb));
+    cs.push(fb.le(&la));
     if same_thread {
         if i == j {
             // Two different executions of one load: some counter differs.
             let site = &a.model.loads[i];
             if site.loops.is_empty() {
-                return Some(false);
+                return Some(Answer::Unsat);
             }
             let diff: Vec<Bool> = site
                 .loops
@@ -335,34 +616,136 @@ fn question(
         cs.push(Bool::and(&ctx, &refs).not());
     }
     cs.append(&mut enc.defs);
-    solve(&ctx, &cs)
+    let solver = Solver::new(&ctx);
+    let mut params = z3::Params::new(&ctx);
+    params.set_u32("rlimit", RLIMIT);
+    solver.set_params(&params);
+    for c in &cs {
+        solver.assert(c);
+    }
+    match solver.check() {
+        SatResult::Unsat => Some(Answer::Unsat),
+        SatResult::Unknown => None,
+        SatResult::Sat if !relaxed => Some(Answer::Sat { verified: true }),
+        SatResult::Sat => {
+            let verified = solver.get_model().is_some_and(|m| {
+                let w1 = witness(&m, &s1);
+                let w2 = witness(&m, &s2);
+                match (w1, w2) {
+                    (Some(x), Some(y)) => collide(a, eb, (i, &x), (j, &y), same_thread),
+                    _ => false,
+                }
+            });
+            Some(Answer::Sat { verified })
+        }
+    }
+}
+
+/// One side of a witness: the thread and the iteration of every loop of its load.
+fn witness(m: &z3::Model, side: &Side) -> Option<crate::expr::Ctx> {
+    let val = |x: &Int| m.eval(x, true).and_then(|v| v.as_i64()).map(i128::from);
+    let mut cx = crate::expr::Ctx::new(0);
+    for d in 0..3 {
+        cx.tid[d] = val(&side.tid[d])?;
+        cx.ctaid[d] = val(&side.ctaid[d])?;
+    }
+    let mut iters: Vec<(u32, i128)> = Vec::new();
+    for (l, k) in &side.iters {
+        iters.push((*l, val(k)?));
+    }
+    let n = iters.iter().map(|x| x.0 as usize + 1).max().unwrap_or(0);
+    cx.iters = vec![None; n];
+    for (l, k) in iters {
+        cx.iters[l as usize] = Some(k);
+    }
+    Some(cx)
+}
+
+/// Whether the concrete witness is real: both loads run at their iterations (trip counts
+/// and guards evaluated exactly), read overlapping elements of the parameter's buffer, and
+/// are two different executions (different TBs, or one thread's different iterations).
+fn collide(
+    a: &Analysis,
+    eb: u64,
+    (i, x): (usize, &crate::expr::Ctx),
+    (j, y): (usize, &crate::expr::Ctx),
+    same_thread: bool,
+) -> bool {
+    use crate::expr::{eval, TripSource};
+    let range = |load: usize, cx: &crate::expr::Ctx| -> Option<(i128, i128)> {
+        let site = a.model.loads.get(load)?;
+        let mut cx = cx.clone();
+        cx.iters.resize(a.model.loops.len(), None);
+        cx.trips = vec![None; a.model.loops.len()];
+        for l in &site.loops {
+            let k = cx.iters.get(l.index()).copied().flatten()?;
+            // The iteration runs when it is below the thread's trip count.
+            cx.iters[l.index()] = None;
+            let t = a.model.trip(*l, &cx).ok()?;
+            if k < 0 || k >= t {
+                return None;
+            }
+            cx.iters[l.index()] = Some(k);
+        }
+        for g in &site.cond {
+            if eval(g, &cx, &a.model).ok()? == 0 {
+                return None;
+            }
+        }
+        let addr = eval(&site.addr, &cx, &a.model).ok()?;
+        Some((
+            addr / i128::from(eb),
+            (addr + i128::from(site.width) - 1) / i128::from(eb),
+        ))
+    };
+    let (Some(r1), Some(r2)) = (range(i, x), range(j, y)) else {
+        return false;
+    };
+    let overlap = r1.0 <= r2.1 && r2.0 <= r1.1;
+    let distinct = if same_thread {
+        x.tid == y.tid && x.ctaid == y.ctaid && (i != j || x.iters != y.iters)
+    } else {
+        x.ctaid != y.ctaid
+    };
+    overlap && distinct
 }
 
 /// Per parameter (in parallel), the existence answers decided by z3 (`None` where a query
-/// had no answer or [`DEADLINE_MS`] had passed before the parameter started).
+/// had no answer within [`RLIMIT`], or the parameter has more than [`MAX_PAIRS`] load pairs).
+/// Deterministic: budgets are z3 resource units, not time.
 pub fn existence(a: &Analysis, launch: &BoundLaunch) -> Vec<Option<Existence>> {
     let params = crate::descriptor::load_params(a);
-    let start = std::time::Instant::now();
+    let ranges = Ranges::new(a, launch);
     use rayon::prelude::*;
     (0..launch.params.len() as u32)
         .into_par_iter()
         .map(|p| {
-            if start.elapsed().as_millis() > DEADLINE_MS {
-                return None;
-            }
             let eb = crate::descriptor::elem_bytes(launch, p)?;
             let loads: Vec<usize> = (0..a.model.loads.len())
                 .filter(|&i| a.unresolved[i].is_none() && params[i] == Some(p))
                 .collect();
+            let pairs: Vec<(usize, usize)> = loads
+                .iter()
+                .enumerate()
+                .flat_map(|(x, &i)| loads[x..].iter().map(move |&j| (i, j)))
+                .collect();
+            if pairs.len() > MAX_PAIRS {
+                return None;
+            }
+            let subject = Subject {
+                a,
+                ranges: &ranges,
+                launch,
+                p,
+                eb,
+            };
             let mut e = Existence::default();
-            for (x, &i) in loads.iter().enumerate() {
-                for &j in &loads[x..] {
-                    if !e.inter_tb {
-                        e.inter_tb = question(a, launch, p, eb, (i, j), false)?;
-                    }
-                    if !e.intra_thread {
-                        e.intra_thread = question(a, launch, p, eb, (i, j), true)?;
-                    }
+            for &ij in &pairs {
+                if !e.inter_tb {
+                    e.inter_tb = question(&subject, ij, false)?;
+                }
+                if !e.intra_thread {
+                    e.intra_thread = question(&subject, ij, true)?;
                 }
             }
             Some(e)

@@ -48,10 +48,14 @@ pub struct Args {
     /// Print nothing on stdout.
     #[arg(long)]
     quiet: bool,
-    /// Also derive the Locality Descriptors (`locality_descriptors` in the JSON and the
-    /// summary). Off by default: deciding their existence questions takes seconds on large
-    /// launches, far more than the rest of the analysis.
-    #[arg(long)]
+    /// Skip the Locality Descriptors (`locality_descriptors` in the JSON and the summary):
+    /// deciding their existence questions with z3 takes tens to hundreds of milliseconds per
+    /// pointer parameter.
+    #[arg(long, conflicts_with = "descriptors")]
+    no_descriptors: bool,
+    /// Derive the Locality Descriptors (the default; kept for scripts written when they
+    /// were opt-in).
+    #[arg(long, hide = true)]
     descriptors: bool,
     /// Draw the TB adjacency matrix as a PNG (PAVER Fig. 5), at most 1024 pixels a side.
     #[arg(long, value_name = "FILE.png")]
@@ -113,9 +117,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let (graph, stats) = analysis::locality::build(&a.footprints);
     let estimate = ptx_estimate(module, f, bound);
     let reuse = analysis::reuse::compute(&a, bound, gran, &graph);
-    let descriptors = args
-        .descriptors
-        .then(|| analysis::descriptor::compute(f, &a, bound));
+    let descriptors = (!args.no_descriptors).then(|| analysis::descriptor::compute(f, &a, bound));
     if let Some(out) = &args.output {
         let mut doc = analysis::report::document_with(
             f,

@@ -186,14 +186,17 @@ fn analysis_json_follows_its_schema() {
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let ptx = "kernels/hotspot/hotspot.compute_70.ptx";
     let launch = "kernels/hotspot/small.json";
-    for extra in [&[][..], &["--descriptors"][..]] {
+    for extra in [&["--no-descriptors"][..], &[][..], &["--descriptors"][..]] {
         let doc = analyze(ptx, launch, extra);
         let errors: Vec<String> = validator
             .iter_errors(&doc)
             .map(|e| format!("{e} at {}", e.instance_path()))
             .collect();
         assert!(errors.is_empty(), "{extra:?}: {}", errors.join("; "));
-        assert_eq!(doc.get("locality_descriptors").is_some(), !extra.is_empty());
+        assert_eq!(
+            doc.get("locality_descriptors").is_some(),
+            extra != ["--no-descriptors"]
+        );
         assert!(doc["reuse"].is_object());
     }
 }
