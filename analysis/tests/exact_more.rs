@@ -3,14 +3,8 @@
 
 mod common;
 
-use std::collections::BTreeSet;
-
 use common::*;
 use launch::BoundLaunch;
-
-fn sets(b: &BoundLaunch) -> RefSets {
-    vec![BTreeSet::new(); b.num_tbs() as usize]
-}
 
 fn dims(b: &BoundLaunch) -> ([i64; 3], [i64; 3]) {
     (
@@ -23,16 +17,14 @@ fn dims(b: &BoundLaunch) -> ([i64; 3], [i64; 3]) {
 fn hotspot() {
     check("hotspot", "small.json", 4, |b, u| {
         let (cols, rows) = (scalar(b, 3), scalar(b, 4));
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             let gx = c[0] * 14 + t[0] - 1;
             let gy = c[1] * 14 + t[1] - 1;
             let cx = gx.max(0).min(cols - 1);
             let cy = gy.max(0).min(rows - 1);
-            touch(&mut s[tb], b, 1, cy * cols + cx, 4, 4, u);
-            touch(&mut s[tb], b, 0, cy * cols + cx, 4, 4, u);
-        }
-        s
+            touch(1, cy * cols + cx, 4, 4);
+            touch(0, cy * cols + cx, 4, 4);
+        })
     });
 }
 
@@ -40,23 +32,21 @@ fn hotspot() {
 fn sad() {
     check("sad", "small.json", 2, |b, u| {
         let (w, h) = (scalar(b, 3), scalar(b, 4));
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             let tt = t[1] * 16 + t[0];
             let (x0, y0) = (c[0] * 4, c[1] * 4);
             if tt < 16 {
-                touch(&mut s[tb], b, 0, (y0 + tt / 4) * w + x0 + tt % 4, 2, 2, u);
+                touch(0, (y0 + tt / 4) * w + x0 + tt % 4, 2, 2);
             }
             let (dx, dy) = (t[0] - 8, t[1] - 8);
             for r in 0..4 {
                 let ry = (y0 + r + dy).max(0).min(h - 1);
                 for cc in 0..4 {
                     let rx = (x0 + cc + dx).max(0).min(w - 1);
-                    touch(&mut s[tb], b, 1, ry * w + rx, 2, 2, u);
+                    touch(1, ry * w + rx, 2, 2);
                 }
             }
-        }
-        s
+        })
     });
 }
 
@@ -64,21 +54,19 @@ fn sad() {
 fn mm_tiled() {
     check("mm_tiled", "small.json", 4, |b, u| {
         let n = scalar(b, 3);
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             let row = c[1] * 16 + t[1];
             let col = c[0] * 16 + t[0];
             for k in 0..(n + 15) / 16 {
                 let (a_col, b_row) = (k * 16 + t[0], k * 16 + t[1]);
                 if row < n && a_col < n {
-                    touch(&mut s[tb], b, 0, row * n + a_col, 4, 4, u);
+                    touch(0, row * n + a_col, 4, 4);
                 }
                 if b_row < n && col < n {
-                    touch(&mut s[tb], b, 1, b_row * n + col, 4, 4, u);
+                    touch(1, b_row * n + col, 4, 4);
                 }
             }
-        }
-        s
+        })
     });
 }
 
@@ -86,18 +74,16 @@ fn mm_tiled() {
 fn pathfinder() {
     check("pathfinder", "small.json", 4, |b, u| {
         let (cols, start, iters) = (scalar(b, 3), scalar(b, 4), scalar(b, 5));
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             let x = c[0] * (256 - 2 * iters) + t[0] - iters;
             let xc = x.max(0).min(cols - 1);
-            touch(&mut s[tb], b, 1, xc, 4, 4, u);
+            touch(1, xc, 4, 4);
             for i in 0..iters {
                 if t[0] > i && t[0] <= 254 - i {
-                    touch(&mut s[tb], b, 0, (start + i) * cols + xc, 4, 4, u);
+                    touch(0, (start + i) * cols + xc, 4, 4);
                 }
             }
-        }
-        s
+        })
     });
 }
 
@@ -105,8 +91,7 @@ fn pathfinder() {
 fn lud_step() {
     check("lud_step", "small.json", 4, |b, u| {
         let (md, off) = (scalar(b, 1), scalar(b, 2));
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             let grow = off + (c[1] + 1) * 16;
             let gcol = off + (c[0] + 1) * 16;
             for idx in [
@@ -114,10 +99,9 @@ fn lud_step() {
                 (grow + t[1]) * md + off + t[0],
                 (grow + t[1]) * md + gcol + t[0],
             ] {
-                touch(&mut s[tb], b, 0, idx, 4, 4, u);
+                touch(0, idx, 4, 4);
             }
-        }
-        s
+        })
     });
 }
 
@@ -126,8 +110,7 @@ fn fdtd3d() {
     check("fdtd3d", "small.json", 4, |b, u| {
         let (dx, dy, dz) = (scalar(b, 3), scalar(b, 4), scalar(b, 5));
         let (sx, sy) = (dx + 4, dy + 4);
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             let gx = c[0] * 32 + t[0];
             let gy = c[1] * 8 + t[1];
             for z in 0..dz {
@@ -143,14 +126,13 @@ fn fdtd3d() {
                     idx.extend([ci - r * sx * sy, ci + r * sx * sy]);
                 }
                 for i in idx {
-                    touch(&mut s[tb], b, 1, i, 4, 4, u);
+                    touch(1, i, 4, 4);
                 }
                 for r in 0..3 {
-                    touch(&mut s[tb], b, 2, r, 4, 4, u);
+                    touch(2, r, 4, 4);
                 }
             }
-        }
-        s
+        })
     });
 }
 
@@ -158,16 +140,14 @@ fn fdtd3d() {
 fn backprop() {
     check("backprop", "small.json", 4, |b, u| {
         let hid = scalar(b, 4);
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             let row = c[1] * 16 + t[1];
             let col = c[0] * 16 + t[0];
             if t[0] == 0 {
-                touch(&mut s[tb], b, 0, row, 4, 4, u);
+                touch(0, row, 4, 4);
             }
-            touch(&mut s[tb], b, 1, row * hid + col, 4, 4, u);
-        }
-        s
+            touch(1, row * hid + col, 4, 4);
+        })
     });
 }
 
@@ -180,16 +160,14 @@ fn storegpu_chunk_hash() {
         |b, u| {
             let (nc, cw) = (scalar(b, 2), scalar(b, 3));
             let (bd, _) = dims(b);
-            let mut s = sets(b);
-            for (tb, c, t) in threads(b) {
+            mirror(b, u, |c, t, touch| {
                 let ch = c[0] * bd[0] + t[0];
                 if ch < nc {
                     for w in 0..cw {
-                        touch(&mut s[tb], b, 0, ch * cw + w, 4, 4, u);
+                        touch(0, ch * cw + w, 4, 4);
                     }
                 }
-            }
-            s
+            })
         },
     );
 }
@@ -203,16 +181,14 @@ fn storegpu_sliding_hash() {
         |b, u| {
             let (nw, win) = (scalar(b, 2), scalar(b, 3));
             let (bd, _) = dims(b);
-            let mut s = sets(b);
-            for (tb, c, t) in threads(b) {
+            mirror(b, u, |c, t, touch| {
                 let i = c[0] * bd[0] + t[0];
                 if i < nw {
                     for k in 0..win {
-                        touch(&mut s[tb], b, 0, i + k, 1, 1, u);
+                        touch(0, i + k, 1, 1);
                     }
                 }
-            }
-            s
+            })
         },
     );
 }
@@ -228,13 +204,11 @@ fn histogram() {
     for file in ["small.histogram_global.json", "small.histogram_shared.json"] {
         check("histogram", file, 1, |b, u| {
             let n = scalar(b, 2);
-            let mut s = sets(b);
-            for (tb, c, t) in threads(b) {
+            mirror(b, u, |c, t, touch| {
                 for i in grid_stride(b, c, t, n) {
-                    touch(&mut s[tb], b, 0, i, 1, 1, u);
+                    touch(0, i, 1, 1);
                 }
-            }
-            s
+            })
         });
     }
 }
@@ -243,15 +217,13 @@ fn histogram() {
 fn blackscholes() {
     check("blackscholes", "small.json", 4, |b, u| {
         let n = scalar(b, 7);
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             for i in grid_stride(b, c, t, n) {
                 for p in [2, 3, 4] {
-                    touch(&mut s[tb], b, p, i, 4, 4, u);
+                    touch(p, i, 4, 4);
                 }
             }
-        }
-        s
+        })
     });
 }
 
@@ -260,15 +232,13 @@ fn scalar_prod() {
     check("scalar_prod", "small.json", 4, |b, u| {
         let (vn, en) = (scalar(b, 3), scalar(b, 4));
         let (_, gd) = dims(b);
-        let mut s = sets(b);
-        for (tb, c, t) in threads(b) {
+        mirror(b, u, |c, t, touch| {
             for v in (c[0]..vn).step_by(gd[0] as usize) {
                 for e in (t[0]..en).step_by(256) {
-                    touch(&mut s[tb], b, 1, v * en + e, 4, 4, u);
-                    touch(&mut s[tb], b, 2, v * en + e, 4, 4, u);
+                    touch(1, v * en + e, 4, 4);
+                    touch(2, v * en + e, 4, 4);
                 }
             }
-        }
-        s
+        })
     });
 }

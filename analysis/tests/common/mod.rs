@@ -172,3 +172,20 @@ pub fn check(
         }
     }
 }
+
+/// A reference enumeration: runs `body` for every thread of the launch with its `%ctaid`
+/// and `%tid`; `touch(param, element, esize, width)` adds an access of that thread to its
+/// TB's set. Returns the per-TB unit sets at `unit` bytes a unit.
+pub fn mirror(
+    b: &BoundLaunch,
+    unit: u64,
+    body: impl Fn([i64; 3], [i64; 3], &mut dyn FnMut(usize, i64, u64, u64)),
+) -> RefSets {
+    let mut s = vec![BTreeSet::new(); b.num_tbs() as usize];
+    for (tb, c, t) in threads(b) {
+        body(c, t, &mut |p, idx, esize, width| {
+            touch(&mut s[tb], b, p, idx, esize, width, unit)
+        });
+    }
+    s
+}
