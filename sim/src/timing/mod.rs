@@ -283,6 +283,14 @@ pub fn simulate_with_progress(
         }
         now = next;
     }
+    // Writes still on their way count in the L2 / DRAM statistics (the kernel made them);
+    // `cycles` stays the time its last TB finished.
+    let mut t = now;
+    while let Some(next) = memsys.next_time() {
+        t = t.max(next);
+        replies.clear();
+        memsys.cycle(t, &mut replies);
+    }
     let mut l1 = cache::CacheStats::default();
     let mut total = SmStats::default();
     for s in &sms {
