@@ -5,6 +5,37 @@
 /// (`size` bytes from each lane's address; an access may straddle two blocks), ascending.
 pub fn coalesce(mask: u32, addrs: &[u64; 32], size: u32, block: u64, out: &mut Vec<u64>) {
     let start = out.len();
+    // Block sizes are powers of two in every configuration; masking beats dividing.
+    let align = |a: u64| {
+        if block.is_power_of_two() {
+            a & !(block - 1)
+        } else {
+            a - a % block
+        }
+    };
+    let extent = u64::from(size.max(1)) - 1;
+    if mask == u32::MAX && block.is_power_of_two() {
+        // Every lane active (the common case): align all 32 at once (vectorises), then
+        // keep the changes, unless some lane straddles two blocks.
+        let m = !(block - 1);
+        let first: [u64; 32] = std::array::from_fn(|l| addrs[l] & m);
+        let straddles = (0..32).fold(false, |s, l| s | ((addrs[l] + extent) & m != first[l]));
+        if !straddles {
+            let mut sorted = true;
+            out.push(first[0]);
+            for l in 1..32 {
+                let (p, b) = (first[l - 1], first[l]);
+                if p != b {
+                    sorted &= p < b;
+                    out.push(b);
+                }
+            }
+            if !sorted {
+                sort_dedup(out, start);
+            }
+            return;
+        }
+    }
     // Lanes usually walk blocks in order (unit stride, broadcasts): skip repeats of the
     // last block and sort only when a lane went backwards.
     let mut sorted = true;
@@ -13,12 +44,8 @@ pub fn coalesce(mask: u32, addrs: &[u64; 32], size: u32, block: u64, out: &mut V
         let l = m.trailing_zeros() as usize;
         m &= m - 1;
         let a = addrs[l];
-        let first = a - a % block;
-        let last = {
-            let e = a + u64::from(size.max(1)) - 1;
-            e - e % block
-        };
-        let mut b = first;
+        let mut b = align(a);
+        let last = align(a + extent);
         loop {
             if out.len() == start {
                 out.push(b);
@@ -35,9 +62,13 @@ pub fn coalesce(mask: u32, addrs: &[u64; 32], size: u32, block: u64, out: &mut V
             b += block;
         }
     }
-    if sorted {
-        return;
+    if !sorted {
+        sort_dedup(out, start);
     }
+}
+
+/// Sorts `out[start..]` and removes its duplicates.
+fn sort_dedup(out: &mut Vec<u64>, start: usize) {
     out[start..].sort_unstable();
     let mut w = start;
     for r in start..out.len() {

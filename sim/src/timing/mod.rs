@@ -225,6 +225,7 @@ pub fn simulate_with_progress(
     let mut assigned = Vec::new();
     let mut finished = Vec::new();
     let mut free = vec![0u32; n as usize];
+    let mut busy = Vec::with_capacity(n as usize);
     while done < u64::from(num_tbs) {
         if now > opts.max_cycles {
             return Err(SimError::Setup(format!(
@@ -252,11 +253,21 @@ pub fn simulate_with_progress(
         }
         let mut active = launched;
         let mut wake = memsys.next_time().unwrap_or(u64::MAX);
-        for s in sms.iter_mut() {
+        busy.clear();
+        for (i, s) in sms.iter_mut().enumerate() {
+            // An SM without TBs has nothing to do (and nothing in flight towards it), but a
+            // TB it launched may have finished at once.
+            if !s.is_busy() {
+                s.take_finished(&mut finished);
+                continue;
+            }
             let (a, w) = s.cycle(now, &kernel, &mut memsys);
             active |= a;
             wake = wake.min(w);
             s.take_finished(&mut finished);
+            if s.is_busy() {
+                busy.push(i);
+            }
         }
         done += finished.len() as u64;
         let freed = !finished.is_empty();
@@ -276,10 +287,8 @@ pub fn simulate_with_progress(
         } else {
             wake.max(now + 1)
         };
-        for s in sms.iter_mut() {
-            if s.is_busy() {
-                s.stats_mut().busy_cycles += next - now;
-            }
+        for &i in &busy {
+            sms[i].stats_mut().busy_cycles += next - now;
         }
         now = next;
     }
