@@ -226,6 +226,7 @@ pub fn simulate_with_progress(
     let mut finished = Vec::new();
     let mut free = vec![0u32; n as usize];
     let mut busy = Vec::with_capacity(n as usize);
+    let mut ask = true;
     while done < u64::from(num_tbs) {
         if now > opts.max_cycles {
             return Err(SimError::Setup(format!(
@@ -239,7 +240,9 @@ pub fn simulate_with_progress(
             sms[r.sm as usize].on_reply(r, now);
         }
         let mut launched = false;
-        if sched.pending() > 0 {
+        // A scheduler's answer depends on its state and the free contexts only, and both
+        // change only when TBs launch or finish: otherwise the last (empty) answer holds.
+        if sched.pending() > 0 && ask {
             for (f, s) in free.iter_mut().zip(&sms) {
                 *f = s.free_contexts(warps_per_tb);
             }
@@ -250,6 +253,7 @@ pub fn simulate_with_progress(
                 sms[s as usize].launch(tb, t, now);
                 launched = true;
             }
+            ask = launched;
         }
         let mut active = launched;
         let mut wake = memsys.next_time().unwrap_or(u64::MAX);
@@ -271,6 +275,7 @@ pub fn simulate_with_progress(
         }
         done += finished.len() as u64;
         let freed = !finished.is_empty();
+        ask |= freed;
         if freed {
             progress(done, u64::from(num_tbs), now);
         }
