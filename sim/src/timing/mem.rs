@@ -53,6 +53,11 @@ pub struct MemSystem {
     block: u32,
     header: u32,
     events: EventQueue<Event>,
+    /// Per slice: reads refused for lack of an MSHR (or merge slot), oldest first. They are
+    /// retried right after the next event that changes that slice (a fill, a write or an
+    /// atomic), the earliest moment they can succeed, instead of every cycle.
+    parked: Vec<Vec<(u32, u64)>>,
+    retry: Vec<(u32, u64)>,
 }
 
 impl MemSystem {
@@ -98,6 +103,8 @@ impl MemSystem {
             block,
             header: cfg.mem.header_bytes,
             events: EventQueue::default(),
+            parked: vec![Vec::new(); slices as usize],
+            retry: Vec::new(),
         }
     }
 
@@ -128,7 +135,37 @@ impl MemSystem {
 
     /// Whether nothing is in flight.
     pub fn is_idle(&self) -> bool {
-        self.events.is_empty()
+        self.events.is_empty() && self.parked.iter().all(Vec::is_empty)
+    }
+
+    /// A read from `sm` reaching slice `slice` at `now`.
+    fn read(&mut self, slice: u32, sm: u32, block: u64, now: u64) {
+        let s = slice as usize;
+        match self.l2[s].read(block, (sm, ReqKind::Read)) {
+            Outcome::Hit => self.reply(slice, sm, block, ReqKind::Read, now + self.l2_latency),
+            Outcome::HitReserve => {}
+            Outcome::Miss => {
+                let ch = self.channel_of(slice);
+                let t = self.dram[ch].access(self.block, false, now + self.l2_latency);
+                self.events.push(t, Event::DramFill { slice, block });
+            }
+            Outcome::ReservationFail => self.parked[s].push((sm, block)),
+        }
+    }
+
+    /// Slice `slice` changed at `now`: its parked reads try again, in arrival order.
+    fn unpark(&mut self, slice: u32, now: u64) {
+        let s = slice as usize;
+        if self.parked[s].is_empty() {
+            return;
+        }
+        let mut retry = std::mem::take(&mut self.retry);
+        std::mem::swap(&mut retry, &mut self.parked[s]);
+        for &(sm, block) in &retry {
+            self.read(slice, sm, block, now);
+        }
+        retry.clear();
+        self.retry = retry;
     }
 
     fn reply(&mut self, slice: u32, sm: u32, block: u64, kind: ReqKind, at: u64) {
@@ -157,27 +194,15 @@ impl MemSystem {
                         ReqKind::Write => {
                             let (_, victim) = self.l2[s].write(block);
                             self.writeback(slice, victim, now);
+                            self.unpark(slice, now);
                         }
                         ReqKind::Atomic => {
                             let (_, victim) = self.l2[s].write(block);
                             self.writeback(slice, victim, now);
                             self.reply(slice, sm, block, kind, now + self.l2_latency);
+                            self.unpark(slice, now);
                         }
-                        ReqKind::Read => match self.l2[s].read(block, (sm, kind)) {
-                            Outcome::Hit => {
-                                self.reply(slice, sm, block, kind, now + self.l2_latency)
-                            }
-                            Outcome::HitReserve => {}
-                            Outcome::Miss => {
-                                let ch = self.channel_of(slice);
-                                let t =
-                                    self.dram[ch].access(self.block, false, now + self.l2_latency);
-                                self.events.push(t, Event::DramFill { slice, block });
-                            }
-                            Outcome::ReservationFail => {
-                                self.events.push(now + 1, Event::Arrive { sm, block, kind })
-                            }
-                        },
+                        ReqKind::Read => self.read(slice, sm, block, now),
                     }
                 }
                 Event::DramFill { slice, block } => {
@@ -186,6 +211,7 @@ impl MemSystem {
                     for (sm, kind) in waiters {
                         self.reply(slice, sm, block, kind, now);
                     }
+                    self.unpark(slice, now);
                 }
             }
         }

@@ -225,6 +225,8 @@ pub fn simulate_with_progress(
     let mut assigned = Vec::new();
     let mut finished = Vec::new();
     let mut free = vec![0u32; n as usize];
+    let mut busy = Vec::with_capacity(n as usize);
+    let mut ask = true;
     while done < u64::from(num_tbs) {
         if now > opts.max_cycles {
             return Err(SimError::Setup(format!(
@@ -238,7 +240,9 @@ pub fn simulate_with_progress(
             sms[r.sm as usize].on_reply(r, now);
         }
         let mut launched = false;
-        if sched.pending() > 0 {
+        // A scheduler's answer depends on its state and the free contexts only, and both
+        // change only when TBs launch or finish: otherwise the last (empty) answer holds.
+        if sched.pending() > 0 && ask {
             for (f, s) in free.iter_mut().zip(&sms) {
                 *f = s.free_contexts(warps_per_tb);
             }
@@ -249,17 +253,29 @@ pub fn simulate_with_progress(
                 sms[s as usize].launch(tb, t, now);
                 launched = true;
             }
+            ask = launched;
         }
         let mut active = launched;
         let mut wake = memsys.next_time().unwrap_or(u64::MAX);
-        for s in sms.iter_mut() {
+        busy.clear();
+        for (i, s) in sms.iter_mut().enumerate() {
+            // An SM without TBs has nothing to do (and nothing in flight towards it), but a
+            // TB it launched may have finished at once.
+            if !s.is_busy() {
+                s.take_finished(&mut finished);
+                continue;
+            }
             let (a, w) = s.cycle(now, &kernel, &mut memsys);
             active |= a;
             wake = wake.min(w);
             s.take_finished(&mut finished);
+            if s.is_busy() {
+                busy.push(i);
+            }
         }
         done += finished.len() as u64;
         let freed = !finished.is_empty();
+        ask |= freed;
         if freed {
             progress(done, u64::from(num_tbs), now);
         }
@@ -276,12 +292,18 @@ pub fn simulate_with_progress(
         } else {
             wake.max(now + 1)
         };
-        for s in sms.iter_mut() {
-            if s.is_busy() {
-                s.stats_mut().busy_cycles += next - now;
-            }
+        for &i in &busy {
+            sms[i].stats_mut().busy_cycles += next - now;
         }
         now = next;
+    }
+    // Writes still on their way count in the L2 / DRAM statistics (the kernel made them);
+    // `cycles` stays the time its last TB finished.
+    let mut t = now;
+    while let Some(next) = memsys.next_time() {
+        t = t.max(next);
+        replies.clear();
+        memsys.cycle(t, &mut replies);
     }
     let mut l1 = cache::CacheStats::default();
     let mut total = SmStats::default();

@@ -8,14 +8,14 @@
 //! issue; loads mark them pending until every block of the access has hit (`l1` latency)
 //! or come back from the memory side.
 
-use super::cache::{Cache, CacheStats, Geometry, Outcome};
+use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome};
 use super::config::{PipelineConfig, TimingConfig};
 use super::mem::{MemSystem, Reply, ReqKind};
 use super::stats::SmStats;
 use super::trace::{Class, Kernel, MemOp, TbTrace, NO_MEM};
 use super::warp_sched::{WarpPolicy, WarpScheduler};
 use crate::interp::{AccessKind, Space};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 const PENDING: u64 = u64::MAX;
@@ -78,7 +78,7 @@ pub struct Sm {
     age: Vec<u64>,
     ctxs: Vec<Option<TbSlot>>,
     lsu: VecDeque<LsuEntry>,
-    atomics: HashMap<u64, VecDeque<(u32, u32)>>,
+    atomics: BlockMap<VecDeque<(u32, u32)>>,
     dispatched: u64,
     stats: SmStats,
     ready: Vec<u32>,
@@ -89,6 +89,12 @@ pub struct Sm {
     sleep_until: u64,
     /// Warp slots in use per warp scheduler, ascending.
     used: Vec<Vec<u32>>,
+    /// The LSU's head access was refused an L1 MSHR: nothing the LSU does can change until
+    /// a reply fills the L1, so it waits for one instead of retrying every cycle.
+    lsu_blocked: bool,
+    /// Free TB contexts and free warp slots.
+    free_ctxs: u32,
+    free_slots: u32,
 }
 
 impl Sm {
@@ -125,7 +131,7 @@ impl Sm {
             age: vec![0; nw],
             ctxs: (0..contexts.max(1)).map(|_| None).collect(),
             lsu: VecDeque::new(),
-            atomics: HashMap::new(),
+            atomics: BlockMap::default(),
             dispatched: 0,
             stats: SmStats::default(),
             ready: Vec::new(),
@@ -133,19 +139,20 @@ impl Sm {
             num_regs,
             sleep_until: 0,
             used: vec![Vec::new(); g.core.warp_schedulers_per_sm.max(1) as usize],
+            lsu_blocked: false,
+            free_ctxs: contexts.max(1),
+            free_slots: nw as u32,
         }
     }
 
     /// Free TB contexts, given that a TB needs `warps_per_tb` warp slots.
     pub fn free_contexts(&self, warps_per_tb: u32) -> u32 {
-        let ctx = self.ctxs.iter().filter(|c| c.is_none()).count() as u32;
-        let slots = self.warps.iter().filter(|w| !w.used).count() as u32;
-        ctx.min(slots / warps_per_tb.max(1))
+        self.free_ctxs.min(self.free_slots / warps_per_tb.max(1))
     }
 
     /// Whether any TB is resident.
     pub fn is_busy(&self) -> bool {
-        self.ctxs.iter().any(Option::is_some)
+        self.free_ctxs < self.ctxs.len() as u32
     }
 
     /// Counters (busy cycles are added by the engine).
@@ -199,6 +206,8 @@ impl Sm {
             self.dispatched += 1;
             slots.push(s as u32);
         }
+        self.free_ctxs -= 1;
+        self.free_slots -= slots.len() as u32;
         let n = self.used.len();
         for &s in &slots {
             self.used[s as usize % n].push(s);
@@ -222,6 +231,7 @@ impl Sm {
     /// A reply from the memory side arrived at `now`.
     pub fn on_reply(&mut self, r: &Reply, now: u64) {
         self.sleep_until = 0;
+        self.lsu_blocked = false;
         let waiters: Vec<(u32, u32)> = match r.kind {
             ReqKind::Read => self.l1.fill(r.block).0,
             ReqKind::Atomic => self
@@ -280,6 +290,8 @@ impl Sm {
                 for &s in &slots {
                     self.warps[s as usize].used = false;
                 }
+                self.free_ctxs += 1;
+                self.free_slots += slots.len() as u32;
                 for u in &mut self.used {
                     u.retain(|s| !slots.contains(s));
                 }
@@ -312,11 +324,13 @@ impl Sm {
     /// Advances one cycle at `now`. Returns whether anything happened or is queued (the
     /// next cycle matters) and the earliest future time a blocked warp becomes ready.
     pub fn cycle(&mut self, now: u64, kernel: &Kernel, mem: &mut MemSystem) -> (bool, u64) {
-        let lsu_active = !self.lsu.is_empty();
+        let lsu_active = !self.lsu.is_empty() && !self.lsu_blocked;
         if !lsu_active && now < self.sleep_until {
             return (false, self.sleep_until);
         }
-        self.lsu_cycle(now, mem);
+        if lsu_active {
+            self.lsu_cycle(now, mem);
+        }
         let mut issued = false;
         let mut wake = u64::MAX;
         let n = self.scheds.len();
@@ -348,7 +362,10 @@ impl Sm {
                 if self.warps[s].next_is_mem
                     && self.lsu.len() >= self.pipe.lsu_queue.max(1) as usize
                 {
-                    wake = wake.min(now + 1);
+                    // The queue drains next cycle, or after a reply if the LSU is blocked.
+                    if !self.lsu_blocked {
+                        wake = wake.min(now + 1);
+                    }
                 } else {
                     self.ready.push(s as u32);
                 }
@@ -361,7 +378,7 @@ impl Sm {
             self.issue(w, now, kernel);
             issued = true;
         }
-        let active = issued || lsu_active || !self.lsu.is_empty();
+        let active = issued || lsu_active || (!self.lsu.is_empty() && !self.lsu_blocked);
         if !active {
             self.sleep_until = wake;
         }
@@ -520,7 +537,10 @@ impl Sm {
                                 ld.remaining += 1;
                                 mem.send(self.id, block, self.block_bytes, ReqKind::Read, at);
                             }
-                            Outcome::ReservationFail => return,
+                            Outcome::ReservationFail => {
+                                self.lsu_blocked = true;
+                                return;
+                            }
                         }
                     }
                     AccessKind::Store => {
