@@ -26,13 +26,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let s = make_schedule(&g, &*policy.policy(), &Params::new(80, 8), &launch)?;
     let st = s.stats.as_ref().ok_or("no stats")?;
     println!(
-        "{shape} {} TBs, {} edges: build {build_ms:.0} ms, {} {:.0} ms, {} groups (max {}), concurrent weight {} vs LRR {} of {}",
+        "{shape} {} TBs, {} edges: build {build_ms:.0} ms, {} {:.0} ms, {} groups (max {}), \
+         weight inside groups {} vs LRR {}, concurrent weight {} vs LRR {}, of {}",
         g.num_tbs(),
         g.num_edges(),
         s.policy,
         st.partition_ms,
         st.num_groups,
         st.max_group_size,
+        st.quality.intra_group_weight,
+        st.lrr.intra_group_weight,
         st.quality.concurrent_weight,
         st.lrr.concurrent_weight,
         st.quality.total_weight

@@ -1,14 +1,23 @@
-//! Bridge to METIS (the `metis` crate, vendored METIS 5): induced subgraphs in METIS's CSR,
-//! 2-way and k-way partitioning with a fixed seed, and the fallbacks METIS needs.
+//! Bridge to METIS (the `metis` crate, vendored METIS 5): subgraphs in METIS's CSR, 2-way
+//! and k-way partitioning with a fixed seed, and the fallbacks METIS needs.
 //!
 //! * Weights are `u64` here and `i32` in METIS. When the total weight could overflow METIS's
 //!   32-bit sums, every weight is divided by a common factor (rounding up, so no edge
 //!   vanishes); the partition objective is unchanged up to rounding.
+//! * Recursive bisection works on [`SubGraph`]s: a part's TBs with their induced subgraph.
+//!   [`Partitioner::split`] builds each half's subgraph from its parent's (the rows of the
+//!   parent filtered to the half), never from the full graph, so a level of the bisection
+//!   tree costs the edges left inside its parts, not all edges of the graph. The result is
+//!   the same CSR, bit for bit, as inducing the half from the full graph (a test checks it):
+//!   vertices in ascending TB order, each row in ascending neighbour order.
 //! * A (sub)graph without edges, or a METIS answer with an empty side, is split into
 //!   contiguous balanced ranges of its (sorted) vertex list instead.
-//! * METIS is deterministic for a given seed; every call here passes the caller's seed.
-//!   Its random generator (GKlib) is process-global and not thread-safe, so concurrent
-//!   calls would interleave their random streams: every METIS call holds [`METIS_LOCK`].
+//! * METIS is deterministic for a given seed; every call here passes the caller's seed, and
+//!   METIS re-seeds its generator at the start of every call, so a call's answer depends on
+//!   its input only. The generator's state is a process-global (vendored GKlib
+//!   `random.c`: `static uint64_t mt[NN]; static int mti`, not `__thread` like GKlib's
+//!   other globals), so two concurrent calls would race on it: every METIS call holds
+//!   [`METIS_LOCK`].
 
 use crate::error::{Error, Result};
 use crate::graph::Graph;
@@ -16,22 +25,49 @@ use metis::option::Seed;
 use metis::option::UFactor;
 use metis::Idx;
 
-/// The induced subgraph of a vertex set in METIS's CSR arrays.
-struct SubCsr {
+/// A part of the graph: its TBs in ascending order and, unless built without edges, their
+/// induced subgraph in METIS's CSR over local ids `0..tbs.len()` (row `k` is `tbs[k]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SubGraph {
+    tbs: Vec<u32>,
+    /// Empty when the subgraph was built without edges (a leaf, never bisected).
     xadj: Vec<Idx>,
     adjncy: Vec<Idx>,
     adjwgt: Vec<Idx>,
 }
 
-/// Scratch space shared by repeated partitioning calls on one graph.
-pub(crate) struct Partitioner<'g> {
-    g: &'g Graph,
-    local: Vec<u32>,
-    scale: u64,
-    seed: i32,
+impl SubGraph {
+    /// The part's TBs, ascending.
+    #[cfg(test)]
+    fn tbs(&self) -> &[u32] {
+        &self.tbs
+    }
+
+    /// The part's TBs, ascending, dropping the edges.
+    pub(crate) fn into_tbs(self) -> Vec<u32> {
+        self.tbs
+    }
+
+    /// Number of TBs.
+    pub(crate) fn len(&self) -> usize {
+        self.tbs.len()
+    }
+
+    fn has_csr(&self) -> bool {
+        self.xadj.len() == self.tbs.len() + 1
+    }
 }
 
-const NONE: u32 = u32::MAX;
+/// Runs METIS on subgraphs of one graph with one seed and one weight scale.
+pub(crate) struct Partitioner<'g> {
+    g: &'g Graph,
+    scale: u64,
+    seed: i32,
+    /// METIS part labels, reused between calls.
+    labels: Vec<Idx>,
+    /// Parent-local id -> child-local id, reused between calls.
+    renumber: Vec<Idx>,
+}
 
 /// Serialises METIS calls (its random state is global).
 static METIS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -56,85 +92,122 @@ impl<'g> Partitioner<'g> {
         };
         Partitioner {
             g,
-            local: vec![NONE; g.num_tbs() as usize],
             scale,
             seed,
+            labels: Vec::new(),
+            renumber: Vec::new(),
         }
     }
 
-    fn induced(&mut self, vertices: &[u32]) -> SubCsr {
-        for (k, &v) in vertices.iter().enumerate() {
-            self.local[v as usize] = k as u32;
+    fn metis_weight(&self, w: u64) -> Idx {
+        w.div_ceil(self.scale).clamp(1, Idx::MAX as u64) as Idx
+    }
+
+    /// The whole graph as a [`SubGraph`] (TB ids are local ids).
+    pub(crate) fn whole(&self) -> SubGraph {
+        let (offsets, neighbours, weights) = self.g.csr();
+        SubGraph {
+            tbs: (0..self.g.num_tbs()).collect(),
+            xadj: offsets.iter().map(|&o| o as Idx).collect(),
+            adjncy: neighbours.iter().map(|&u| u as Idx).collect(),
+            adjwgt: weights.iter().map(|&w| self.metis_weight(w)).collect(),
         }
-        let mut xadj = Vec::with_capacity(vertices.len() + 1);
+    }
+
+    /// Splits `part` into two balanced halves minimising the cut weight (METIS 2-way
+    /// recursive partitioning) and returns them as (left, right): the left half holds the
+    /// part's smallest TB (METIS's 0/1 labels carry no meaning). Each half keeps ascending
+    /// TB order; a half gets its subgraph's edges only if `needs_edges(its size)`, since
+    /// only a half that will be split again needs them. A part of fewer than two TBs comes
+    /// back whole as the left half.
+    pub(crate) fn split(
+        &mut self,
+        part: SubGraph,
+        needs_edges: impl Fn(usize) -> bool,
+    ) -> Result<(SubGraph, SubGraph)> {
+        let n = part.len();
+        if n < 2 {
+            return Ok((part, SubGraph::from_tbs(Vec::new())));
+        }
+        debug_assert!(part.has_csr(), "bisecting a part built without edges");
+        self.labels.clear();
+        self.labels.resize(n, 0);
+        let mut contiguous = part.adjncy.is_empty();
+        if !contiguous {
+            let _guard = metis_guard();
+            let result = metis::Graph::new(1, 2, &part.xadj, &part.adjncy)
+                .map_err(metis::Error::from)
+                .map(|m| m.set_adjwgt(&part.adjwgt).set_option(Seed(self.seed)))
+                .and_then(|m| m.part_recursive(&mut self.labels));
+            if let Err(e) = result {
+                return Err(Error::Metis {
+                    num_tbs: n,
+                    parts: 2,
+                    message: e.to_string(),
+                });
+            }
+            let ones = self.labels.iter().filter(|&&l| l != 0).count();
+            contiguous = ones == 0 || ones == n;
+        }
+        if contiguous {
+            let half = n.div_ceil(2);
+            for (k, l) in self.labels.iter_mut().enumerate() {
+                *l = Idx::from(k >= half);
+            }
+        }
+        let left_label = self.labels[0];
+        let left = self.half(&part, left_label, &needs_edges);
+        let right = self.half(&part, 1 - left_label, &needs_edges);
+        Ok((left, right))
+    }
+
+    /// The vertices of `part` labelled `label`, with their induced subgraph if
+    /// `needs_edges(size)`.
+    fn half(
+        &mut self,
+        part: &SubGraph,
+        label: Idx,
+        needs_edges: &impl Fn(usize) -> bool,
+    ) -> SubGraph {
+        let n = part.len();
+        self.renumber.clear();
+        self.renumber.resize(n, -1);
+        let mut tbs = Vec::new();
+        for k in 0..n {
+            if self.labels[k] == label {
+                self.renumber[k] = tbs.len() as Idx;
+                tbs.push(part.tbs[k]);
+            }
+        }
+        if !needs_edges(tbs.len()) {
+            return SubGraph::from_tbs(tbs);
+        }
+        let mut xadj = Vec::with_capacity(tbs.len() + 1);
         let mut adjncy = Vec::new();
         let mut adjwgt = Vec::new();
         xadj.push(0);
-        for &v in vertices {
-            for (u, w) in self.g.neighbours(v) {
-                let lu = self.local[u as usize];
-                if lu != NONE {
-                    adjncy.push(lu as Idx);
-                    let scaled = w.div_ceil(self.scale).clamp(1, Idx::MAX as u64);
-                    adjwgt.push(scaled as Idx);
+        for k in 0..n {
+            if self.labels[k] != label {
+                continue;
+            }
+            let row = part.xadj[k] as usize..part.xadj[k + 1] as usize;
+            for (&u, &w) in part.adjncy[row.clone()].iter().zip(&part.adjwgt[row]) {
+                let lu = self.renumber[u as usize];
+                if lu >= 0 {
+                    adjncy.push(lu);
+                    adjwgt.push(w);
                 }
             }
             xadj.push(adjncy.len() as Idx);
         }
-        for &v in vertices {
-            self.local[v as usize] = NONE;
-        }
-        SubCsr {
+        adjncy.shrink_to_fit();
+        adjwgt.shrink_to_fit();
+        SubGraph {
+            tbs,
             xadj,
             adjncy,
             adjwgt,
         }
-    }
-
-    /// Splits `vertices` (sorted) into two balanced halves minimising the cut weight.
-    /// Each half keeps ascending TB order. METIS's part labels are arbitrary, so the half
-    /// holding the smallest TB id is returned first (the left child).
-    pub(crate) fn bisect(&mut self, vertices: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
-        let n = vertices.len();
-        if n < 2 {
-            return Ok((vertices.to_vec(), Vec::new()));
-        }
-        let csr = self.induced(vertices);
-        let fallback = || {
-            let half = n.div_ceil(2);
-            (vertices[..half].to_vec(), vertices[half..].to_vec())
-        };
-        if csr.adjncy.is_empty() {
-            return Ok(fallback());
-        }
-        let mut part = vec![0 as Idx; n];
-        let _guard = metis_guard();
-        let result = metis::Graph::new(1, 2, &csr.xadj, &csr.adjncy)
-            .map_err(metis::Error::from)
-            .map(|m| m.set_adjwgt(&csr.adjwgt).set_option(Seed(self.seed)))
-            .and_then(|m| m.part_recursive(&mut part));
-        if let Err(e) = result {
-            return Err(Error::Metis {
-                num_tbs: n,
-                parts: 2,
-                message: e.to_string(),
-            });
-        }
-        let (mut left, mut right) = (Vec::new(), Vec::new());
-        for (k, &v) in vertices.iter().enumerate() {
-            if part[k] == 0 {
-                left.push(v);
-            } else {
-                right.push(v);
-            }
-        }
-        if left.is_empty() || right.is_empty() {
-            return Ok(fallback());
-        }
-        if right[0] < left[0] {
-            std::mem::swap(&mut left, &mut right);
-        }
-        Ok((left, right))
     }
 
     /// Partitions the whole graph into `k` parts with METIS k-way (imbalance tolerance
@@ -147,8 +220,7 @@ impl<'g> Partitioner<'g> {
         if k as usize >= n {
             return Ok((0..n as u32).collect());
         }
-        let all: Vec<u32> = (0..n as u32).collect();
-        let csr = self.induced(&all);
+        let csr = self.whole();
         if csr.adjncy.is_empty() {
             return Ok(contiguous_labels(n, k));
         }
@@ -170,6 +242,17 @@ impl<'g> Partitioner<'g> {
             });
         }
         Ok(part.iter().map(|&p| p as u32).collect())
+    }
+}
+
+impl SubGraph {
+    fn from_tbs(tbs: Vec<u32>) -> SubGraph {
+        SubGraph {
+            tbs,
+            xadj: Vec::new(),
+            adjncy: Vec::new(),
+            adjwgt: Vec::new(),
+        }
     }
 }
 
@@ -203,6 +286,28 @@ pub(crate) fn contiguous_ranges(n: usize, k: usize) -> Vec<std::ops::Range<usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The obvious reference: the subgraph induced by `tbs` (ascending), read from the full
+    /// graph.
+    fn induced(p: &Partitioner<'_>, tbs: &[u32]) -> SubGraph {
+        let mut local = vec![-1; p.g.num_tbs() as usize];
+        for (k, &v) in tbs.iter().enumerate() {
+            local[v as usize] = k as Idx;
+        }
+        let mut sub = SubGraph::from_tbs(tbs.to_vec());
+        sub.xadj.push(0);
+        for &v in tbs {
+            for (u, w) in p.g.neighbours(v) {
+                if local[u as usize] >= 0 {
+                    sub.adjncy.push(local[u as usize]);
+                    sub.adjwgt.push(p.metis_weight(w));
+                }
+            }
+            sub.xadj.push(sub.adjncy.len() as Idx);
+        }
+        sub
+    }
 
     #[test]
     fn ranges_are_balanced() {
@@ -212,24 +317,50 @@ mod tests {
     }
 
     #[test]
-    fn bisect_cuts_the_light_edge() {
+    fn split_cuts_the_light_edge() {
         // Two heavy pairs {0,2} and {1,3} joined by light edges: the cut must separate them.
         let g = Graph::from_edges(4, &[(0, 2, 100), (1, 3, 100), (0, 1, 1), (2, 3, 1)]).unwrap();
         let mut p = Partitioner::new(&g, 1);
-        let (a, b) = p.bisect(&[0, 1, 2, 3]).unwrap();
-        let mut sides = [a, b];
-        sides.sort();
-        assert_eq!(sides, [vec![0, 2], vec![1, 3]]);
+        let (a, b) = p.split(p.whole(), |_| true).unwrap();
+        assert_eq!((a.tbs(), b.tbs()), (&[0, 2][..], &[1, 3][..]));
+        assert_eq!(a, induced(&p, &[0, 2]));
+        assert_eq!(b, induced(&p, &[1, 3]));
     }
 
     #[test]
     fn edgeless_graph_falls_back_to_contiguous() {
         let g = Graph::empty(5);
         let mut p = Partitioner::new(&g, 1);
-        assert_eq!(
-            p.bisect(&[0, 1, 2, 3, 4]).unwrap(),
-            (vec![0, 1, 2], vec![3, 4])
-        );
+        let (a, b) = p.split(p.whole(), |_| false).unwrap();
+        assert_eq!((a.into_tbs(), b.into_tbs()), (vec![0, 1, 2], vec![3, 4]));
         assert_eq!(p.kway(2, 30).unwrap(), vec![0, 0, 0, 1, 1]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Every half built from its parent equals the half induced from the full graph,
+        /// down the whole bisection tree (so METIS sees the same input either way), with
+        /// weights large enough to need scaling.
+        #[test]
+        fn halves_from_parent_equal_halves_from_full_graph(
+            n in 0u32..60,
+            edges in proptest::collection::vec((0u32..60, 0u32..60, 1u64..(1 << 40)), 0..200),
+        ) {
+            let edges: Vec<_> = edges.into_iter().filter(|e| e.0 < n && e.1 < n).collect();
+            let g = Graph::from_edges(n, &edges).unwrap();
+            let mut p = Partitioner::new(&g, 1);
+            let mut stack = vec![p.whole()];
+            while let Some(part) = stack.pop() {
+                prop_assert_eq!(&part, &induced(&p, part.tbs()));
+                if part.len() < 2 {
+                    continue;
+                }
+                let (a, b) = p.split(part, |_| true).unwrap();
+                prop_assert!(!a.tbs().is_empty() && !b.tbs().is_empty());
+                prop_assert!(a.tbs()[0] < b.tbs()[0]);
+                stack.extend([a, b]);
+            }
+        }
     }
 }

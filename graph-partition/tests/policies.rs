@@ -290,3 +290,34 @@ fn ld_rejects_grid_mismatch() {
         .unwrap_err();
     assert!(e.to_string().contains("32 TBs"), "{e}");
 }
+
+#[test]
+fn metis_policies_give_the_same_groups_from_concurrent_threads() {
+    // METIS's random generator is process-global; the lock around METIS calls must keep
+    // concurrent partitionings (here 4 threads at once) identical to a serial one.
+    let graphs = [
+        graph_partition::synthetic::gemm(12),
+        graph_partition::synthetic::stencil(24),
+    ];
+    let p = Params::new(8, 4);
+    let policies: [&(dyn Policy + Sync); 2] = [&RbTs, &KwayTs];
+    let serial: Vec<_> = graphs
+        .iter()
+        .flat_map(|g| policies.map(|pol| pol.groups(g, &p).unwrap()))
+        .collect();
+    std::thread::scope(|s| {
+        let runs: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    graphs
+                        .iter()
+                        .flat_map(|g| policies.map(|pol| pol.groups(g, &p).unwrap()))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for run in runs {
+            assert_eq!(run.join().unwrap(), serial);
+        }
+    });
+}

@@ -8,5 +8,6 @@ mod analyze;
 mod cli;
 mod common;
 mod launch_files;
+mod partition;
 mod run;
 mod simulate;

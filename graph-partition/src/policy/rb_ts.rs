@@ -13,7 +13,7 @@
 use super::{Groups, Params, Policy};
 use crate::error::Result;
 use crate::graph::Graph;
-use crate::metis_part::Partitioner;
+use crate::metis_part::{Partitioner, SubGraph};
 use std::collections::VecDeque;
 
 /// Recursive bisection until a part fits on one SM.
@@ -33,24 +33,23 @@ impl Policy for RbTs {
         let x = p.tbs_per_sm as usize;
         let is_leaf = |size: usize| size <= 1 || if p.strict_less { size < x } else { size <= x };
         let mut part = Partitioner::new(g, p.seed);
-        // (tree path: false = left, true = right; vertices)
+        // (tree path: false = left, true = right; part)
         let mut leaves: Vec<(Vec<bool>, Vec<u32>)> = Vec::new();
-        let mut queue: VecDeque<(Vec<bool>, Vec<u32>)> = VecDeque::new();
-        queue.push_back((Vec::new(), (0..n).collect()));
+        let mut queue: VecDeque<(Vec<bool>, SubGraph)> = VecDeque::new();
+        let root = part.whole();
+        if root.len() <= 1 {
+            leaves.push((Vec::new(), root.into_tbs()));
+        } else {
+            queue.push_back((Vec::new(), root));
+        }
         while let Some((path, vertices)) = queue.pop_front() {
-            if vertices.len() <= 1 {
-                leaves.push((path, vertices));
-                continue;
-            }
-            let (left, right) = part.bisect(&vertices)?;
+            let (left, right) = part.split(vertices, |size| !is_leaf(size))?;
+            // Both halves of a part of two or more TBs are non-empty.
             for (side, half) in [(false, left), (true, right)] {
-                if half.is_empty() {
-                    continue;
-                }
                 let mut child = path.clone();
                 child.push(side);
                 if is_leaf(half.len()) {
-                    leaves.push((child, half));
+                    leaves.push((child, half.into_tbs()));
                 } else {
                     queue.push_back((child, half));
                 }
