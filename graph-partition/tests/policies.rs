@@ -182,14 +182,23 @@ fn rb_ts_leaves_left_to_right_not_breadth_first() {
 }
 
 #[test]
-fn rb_ts_edgeless_graph_splits_contiguously() {
-    // No edges: every bisection is the contiguous split (first half one longer).
-    // 10 -> [0..5) [5..10); 5 -> [0,1,2] [3,4] and [5,6,7] [8,9] (all <= 3).
-    let groups = RbTs.groups(&Graph::empty(10), &Params::new(2, 3)).unwrap();
-    assert_eq!(
-        groups,
-        vec![vec![0, 1, 2], vec![3, 4], vec![5, 6, 7], vec![8, 9]]
-    );
+fn locality_policies_keep_lrr_order_on_an_edgeless_graph() {
+    // No edge, no locality to group by: MST-TS, Kway-TS and RB-TS hand out LRR's groups
+    // instead of an arbitrary partition (which would be contiguous ranges per SM).
+    let g = Graph::empty(10);
+    let lrr = Lrr.groups(&g, &Params::new(2, 3)).unwrap();
+    assert_eq!(lrr, (0..10).map(|tb| vec![tb]).collect::<Vec<_>>());
+    for policy in [&MstTs as &dyn Policy, &KwayTs, &RbTs] {
+        assert_eq!(
+            policy.groups(&g, &Params::new(2, 3)).unwrap(),
+            lrr,
+            "{}",
+            policy.name()
+        );
+    }
+    // One edge is enough to group by: RB-TS bisects again.
+    let g = Graph::from_edges(10, &[(0, 9, 1)]).unwrap();
+    assert_ne!(RbTs.groups(&g, &Params::new(2, 3)).unwrap(), lrr);
 }
 
 #[test]

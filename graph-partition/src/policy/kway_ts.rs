@@ -33,6 +33,9 @@ impl Policy for KwayTs {
     }
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
         p.validate()?;
+        if let Some(groups) = super::without_locality(g) {
+            return Ok(groups);
+        }
         let n = g.num_tbs();
         let k = p.num_sms.min(n.max(1));
         let mut labels = Partitioner::new(g, p.seed).kway(k, p.kway_ufactor)?;

@@ -19,6 +19,9 @@ impl Policy for MstTs {
     }
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
         p.validate()?;
+        if let Some(groups) = super::without_locality(g) {
+            return Ok(groups);
+        }
         let order = prim_order(g).order;
         Ok(group_mst_order(&order, p.num_sms, p.tbs_per_sm))
     }

@@ -26,6 +26,9 @@ impl Policy for RbTs {
     }
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
         p.validate()?;
+        if let Some(groups) = super::without_locality(g) {
+            return Ok(groups);
+        }
         let n = g.num_tbs();
         if n == 0 {
             return Ok(Vec::new());
