@@ -114,8 +114,10 @@ fn read_le(b: &[u8], off: usize, size: u32) -> Option<u64> {
 
 /// The lanes of `mask` from one region, through a `size`-byte view of its bytes
 /// (`as_chunks`): each lane is one bounds-checked element read (`get`, which is the bounds
-/// check), and alignment is checked once for all lanes by OR-ing the offsets. `None` when a
-/// lane is outside the region or misaligned (the caller then goes lane by lane).
+/// check), or, for a full warp, one slice or one element per half-warp when its addresses
+/// are contiguous or all equal (the coalesced and broadcast patterns); alignment is checked
+/// once by OR-ing the offsets. `None` when a lane is outside the region or misaligned (the
+/// caller then goes lane by lane).
 #[inline]
 fn gather(
     b: &[u8],
@@ -132,10 +134,37 @@ fn gather(
             let (w, _) = b.as_chunks::<$n>();
             let mut acc = 0u64;
             if mask == u32::MAX {
-                for (o, &a) in out.iter_mut().zip(addrs) {
-                    let x = a.wrapping_add(delta);
-                    acc |= x;
-                    *o = u64::from(<$t>::from_le_bytes(*w.get((x / $n) as usize)?));
+                // Per half-warp: one contiguous run (a slice copy) or one address (a
+                // broadcast) are recognised with a vector pass; other patterns read lane by
+                // lane.
+                let (halves, _) = addrs.as_chunks::<16>();
+                let (outs, _) = out.as_chunks_mut::<16>();
+                for (a, o) in halves.iter().zip(outs.iter_mut()) {
+                    let a0 = a[0];
+                    let (mut run, mut same) = (0u64, 0u64);
+                    for l in 0..16 {
+                        run |= a[l] ^ a0.wrapping_add(l as u64 * $n);
+                        same |= a[l] ^ a0;
+                    }
+                    let x0 = a0.wrapping_add(delta);
+                    if (run == 0 || same == 0) && x0 % $n == 0 {
+                        let i0 = (x0 / $n) as usize;
+                        if run == 0 {
+                            let s: &[[u8; $n]; 16] =
+                                w.get(i0..i0.checked_add(16)?)?.try_into().ok()?;
+                            for l in 0..16 {
+                                o[l] = u64::from(<$t>::from_le_bytes(s[l]));
+                            }
+                        } else {
+                            o.fill(u64::from(<$t>::from_le_bytes(*w.get(i0)?)));
+                        }
+                        continue;
+                    }
+                    for (o, &a) in o.iter_mut().zip(a) {
+                        let x = a.wrapping_add(delta);
+                        acc |= x;
+                        *o = u64::from(<$t>::from_le_bytes(*w.get((x / $n) as usize)?));
+                    }
                 }
             } else {
                 let mut m = mask;

@@ -94,6 +94,112 @@ pub struct Warp {
     addrs: [u64; 32],
     /// The last executed instruction and the lanes that executed it.
     last: (u32, u32),
+    /// Lane values of operands that are not registers (immediates, negated predicates, the
+    /// destination itself), so no temporary is cleared per instruction.
+    scratch: [[u64; 32]; 3],
+}
+
+/// A register file split around a destination slot `d`: the slots before it, its 32 lanes
+/// (writable), and the slots after it. Sources other than `d` are borrowed from `lo` / `hi`
+/// while the destination is written, so a lane loop reads and writes register storage
+/// directly, without copies.
+struct Split<'r> {
+    lo: &'r [u64],
+    dst: &'r mut [u64; 32],
+    hi: &'r [u64],
+    d: usize,
+}
+
+impl<'r> Split<'r> {
+    #[inline(always)]
+    fn new(regs: &'r mut [u64], d: u32) -> Option<Split<'r>> {
+        let d = d as usize;
+        let (lo, rest) = regs.split_at_mut_checked(d.checked_mul(32)?)?;
+        let (dst, hi) = rest.split_first_chunk_mut::<32>()?;
+        Some(Split { lo, dst, hi, d })
+    }
+
+    /// The lanes of slot `r`, which is not `d`.
+    #[inline(always)]
+    fn other(lo: &'r [u64], hi: &'r [u64], d: usize, r: usize) -> Option<&'r [u64; 32]> {
+        let s = if r < d {
+            lo.get(r * 32..r * 32 + 32)?
+        } else {
+            let o = (r - d - 1) * 32;
+            hi.get(o..o + 32)?
+        };
+        s.try_into().ok()
+    }
+
+    /// The lanes of source `s`: borrowed from the register file when it is a register other
+    /// than the destination, else computed into `tmp`.
+    #[inline(always)]
+    fn src<'t>(
+        lo: &'t [u64],
+        hi: &'t [u64],
+        dst: &[u64; 32],
+        d: usize,
+        s: Src,
+        clock: u64,
+        tmp: &'t mut [u64; 32],
+    ) -> &'t [u64; 32] {
+        match s {
+            Src::Reg(r) if r as usize != d => {
+                if let Some(x) = Split::other(lo, hi, d, r as usize) {
+                    return x;
+                }
+                *tmp = [0; 32];
+            }
+            Src::Reg(_) => *tmp = *dst,
+            Src::NotPred(r) => {
+                let v = if r as usize == d {
+                    Some(dst)
+                } else {
+                    Split::other(lo, hi, d, r as usize)
+                };
+                match v {
+                    Some(v) => {
+                        for (o, x) in tmp.iter_mut().zip(v) {
+                            *o = (x & 1) ^ 1;
+                        }
+                    }
+                    None => *tmp = [0; 32],
+                }
+            }
+            Src::Imm(v) => *tmp = [v; 32],
+            Src::Clock => *tmp = [clock; 32],
+        }
+        tmp
+    }
+}
+
+/// The lanes of source `s` (no destination involved): borrowed from `regs` for a register,
+/// else computed into `tmp`.
+#[inline(always)]
+fn src_ref<'t>(regs: &'t [u64], s: Src, clock: u64, tmp: &'t mut [u64; 32]) -> &'t [u64; 32] {
+    match s {
+        Src::Reg(r) => {
+            let b = r as usize * 32;
+            if let Some(x) = regs.get(b..b + 32).and_then(|x| x.try_into().ok()) {
+                return x;
+            }
+            *tmp = [0; 32];
+        }
+        Src::NotPred(r) => {
+            let b = r as usize * 32;
+            match regs.get(b..b + 32) {
+                Some(v) => {
+                    for (o, x) in tmp.iter_mut().zip(v) {
+                        *o = (x & 1) ^ 1;
+                    }
+                }
+                None => *tmp = [0; 32],
+            }
+        }
+        Src::Imm(v) => *tmp = [v; 32],
+        Src::Clock => *tmp = [clock; 32],
+    }
+    tmp
 }
 
 #[inline(always)]
@@ -172,6 +278,7 @@ impl Warp {
             pending_red: None,
             addrs: [0; 32],
             last: (0, 0),
+            scratch: [[0; 32]; 3],
         }
     }
 
@@ -262,41 +369,14 @@ impl Warp {
         }
     }
 
-    /// Copies the 32 lane values of `s` into `out` (every element written: no temporaries
-    /// to clear, and the copy of a register is a few vector moves).
-    #[inline(always)]
-    fn read(&self, s: Src, out: &mut [u64; 32]) {
-        match s {
-            Src::Reg(r) => {
-                let b = r as usize * 32;
-                out.copy_from_slice(&self.regs[b..b + 32]);
-            }
-            Src::NotPred(r) => {
-                let b = r as usize * 32;
-                for (o, v) in out.iter_mut().zip(&self.regs[b..b + 32]) {
-                    *o = (v & 1) ^ 1;
-                }
-            }
-            Src::Imm(v) => *out = [v; 32],
-            Src::Clock => *out = [self.clock; 32],
-        }
-    }
-
-    /// The 32 lanes of destination register `d`.
-    #[inline(always)]
-    fn dst(&mut self, d: u32) -> Option<&mut [u64; 32]> {
-        let b = d as usize * 32;
-        self.regs.get_mut(b..b + 32)?.try_into().ok()
-    }
-
     #[inline(always)]
     fn map1(&mut self, mask: u32, d: u32, a: Src, f: impl Fn(u64) -> u64) {
-        if d == NO_REG {
+        let clock = self.clock;
+        let [ta, _, _] = &mut self.scratch;
+        let Some(Split { lo, dst, hi, d }) = Split::new(&mut self.regs, d) else {
             return;
-        }
-        let mut x = [0u64; 32];
-        self.read(a, &mut x);
-        let Some(dst) = self.dst(d) else { return };
+        };
+        let x = Split::src(lo, hi, dst, d, a, clock, ta);
         if mask == FULL {
             for l in 0..32 {
                 dst[l] = f(x[l]);
@@ -308,13 +388,13 @@ impl Warp {
 
     #[inline(always)]
     fn map2(&mut self, mask: u32, d: u32, a: Src, b: Src, f: impl Fn(u64, u64) -> u64) {
-        if d == NO_REG {
+        let clock = self.clock;
+        let [ta, tb, _] = &mut self.scratch;
+        let Some(Split { lo, dst, hi, d }) = Split::new(&mut self.regs, d) else {
             return;
-        }
-        let (mut x, mut y) = ([0u64; 32], [0u64; 32]);
-        self.read(a, &mut x);
-        self.read(b, &mut y);
-        let Some(dst) = self.dst(d) else { return };
+        };
+        let x = Split::src(lo, hi, dst, d, a, clock, ta);
+        let y = Split::src(lo, hi, dst, d, b, clock, tb);
         if mask == FULL {
             for l in 0..32 {
                 dst[l] = f(x[l], y[l]);
@@ -334,14 +414,14 @@ impl Warp {
         c: Src,
         f: impl Fn(u64, u64, u64) -> u64,
     ) {
-        if d == NO_REG {
+        let clock = self.clock;
+        let [ta, tb, tc] = &mut self.scratch;
+        let Some(Split { lo, dst, hi, d }) = Split::new(&mut self.regs, d) else {
             return;
-        }
-        let (mut x, mut y, mut z) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-        self.read(a, &mut x);
-        self.read(b, &mut y);
-        self.read(c, &mut z);
-        let Some(dst) = self.dst(d) else { return };
+        };
+        let x = Split::src(lo, hi, dst, d, a, clock, ta);
+        let y = Split::src(lo, hi, dst, d, b, clock, tb);
+        let z = Split::src(lo, hi, dst, d, c, clock, tc);
         if mask == FULL {
             for l in 0..32 {
                 dst[l] = f(x[l], y[l], z[l]);
@@ -355,11 +435,11 @@ impl Warp {
     /// both sides to unsigned keys (sign bit flipped for signed types) and run one loop per
     /// comparison, outside the lane loop; floats use [`compare`] per lane.
     #[inline(always)]
-    fn compare_mask(&self, cmp: ptx_parser::CmpOp, ty: Ty, a: Src, b: Src) -> u32 {
+    fn compare_mask(&mut self, cmp: ptx_parser::CmpOp, ty: Ty, a: Src, b: Src) -> u32 {
         use ptx_parser::CmpOp as C;
-        let (mut x, mut y) = ([0u64; 32], [0u64; 32]);
-        self.read(a, &mut x);
-        self.read(b, &mut y);
+        let [ta, tb, _] = &mut self.scratch;
+        let x = src_ref(&self.regs, a, self.clock, ta);
+        let y = src_ref(&self.regs, b, self.clock, tb);
         if ty.kind == Kind::F {
             let mut m = 0u32;
             for l in 0..32 {
@@ -373,25 +453,28 @@ impl Warp {
         } else {
             0
         };
-        for l in 0..32 {
-            x[l] = (x[l] & zm) ^ flip;
-            y[l] = (y[l] & zm) ^ flip;
-        }
+        /// The lanes where `f` holds between the keys of `x` and `y`.
         #[inline(always)]
-        fn lanes(x: &[u64; 32], y: &[u64; 32], f: impl Fn(u64, u64) -> bool) -> u32 {
+        fn lanes(
+            x: &[u64; 32],
+            y: &[u64; 32],
+            zm: u64,
+            flip: u64,
+            f: impl Fn(u64, u64) -> bool,
+        ) -> u32 {
             let mut m = 0u32;
             for l in 0..32 {
-                m |= u32::from(f(x[l], y[l])) << l;
+                m |= u32::from(f((x[l] & zm) ^ flip, (y[l] & zm) ^ flip)) << l;
             }
             m
         }
         match cmp {
-            C::Eq | C::Equ => lanes(&x, &y, |p, q| p == q),
-            C::Ne | C::Neu => lanes(&x, &y, |p, q| p != q),
-            C::Lt | C::Lo | C::Ltu => lanes(&x, &y, |p, q| p < q),
-            C::Le | C::Ls | C::Leu => lanes(&x, &y, |p, q| p <= q),
-            C::Gt | C::Hi | C::Gtu => lanes(&x, &y, |p, q| p > q),
-            C::Ge | C::Hs | C::Geu => lanes(&x, &y, |p, q| p >= q),
+            C::Eq | C::Equ => lanes(x, y, zm, flip, |p, q| p == q),
+            C::Ne | C::Neu => lanes(x, y, zm, flip, |p, q| p != q),
+            C::Lt | C::Lo | C::Ltu => lanes(x, y, zm, flip, |p, q| p < q),
+            C::Le | C::Ls | C::Leu => lanes(x, y, zm, flip, |p, q| p <= q),
+            C::Gt | C::Hi | C::Gtu => lanes(x, y, zm, flip, |p, q| p > q),
+            C::Ge | C::Hs | C::Geu => lanes(x, y, zm, flip, |p, q| p >= q),
             C::Num => FULL,
             C::Nan => 0,
         }
@@ -772,7 +855,16 @@ impl Warp {
                 n,
                 ds,
                 addr,
-            } => self.load(tb, mem, obs, pc, exec, space, ty, n, ds, addr)?,
+            } => {
+                let direct = space == Space::Global
+                    && exec == FULL
+                    && n == 1
+                    && !obs.wants_global()
+                    && self.load_direct(mem, ty, ds[0], addr);
+                if !direct {
+                    self.load(tb, mem, obs, pc, exec, space, ty, n, ds, addr)?;
+                }
+            }
             Op::St {
                 space,
                 ty,

@@ -186,15 +186,15 @@ impl Warp {
     /// OR-reduction, and the values land in the destination register. `false` (nothing
     /// written) when it does not apply or a lane faults or is misaligned: the caller then
     /// takes the general path, which reports the fault.
-    #[inline(always)]
-    fn load_direct<M: GlobalMemory>(
+    #[inline]
+    pub(super) fn load_direct<M: GlobalMemory>(
         &mut self,
         mem: &mut M,
         ty: Ty,
-        esize: u32,
         d: u32,
         addr: Addr,
     ) -> bool {
+        let esize = u32::from(ty.bits.max(8) / 8);
         let (a, d) = (addr.reg as usize, d as usize);
         if a == NO_REG as usize || d == NO_REG as usize || a == d {
             return false;
@@ -250,14 +250,6 @@ impl Warp {
         }
         let esize = u32::from(ty.bits.max(8) / 8);
         let total = esize * u32::from(n);
-        if space == Space::Global
-            && exec == FULL
-            && n == 1
-            && !obs.wants_global()
-            && self.load_direct(mem, ty, esize, ds[0], addr)
-        {
-            return Ok(());
-        }
         self.addresses(exec, addr);
         if space == Space::Global && exec == FULL && n == 1 {
             // The common case (a scalar global load by a full warp), without the per-space
