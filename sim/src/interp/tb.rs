@@ -169,8 +169,8 @@ impl<'p> TbExec<'p> {
         let (Some(warp), Some(st)) = (self.warps.get_mut(w), self.state.get_mut(w)) else {
             return Ok(());
         };
-        while *st == Control::Continue {
-            *st = warp.step(&mut self.ctx, mem, obs)?;
+        if *st == Control::Continue {
+            *st = warp.run(&mut self.ctx, mem, obs)?;
         }
         Ok(())
     }

@@ -487,6 +487,33 @@ impl Warp {
         mem: &mut M,
         obs: &mut O,
     ) -> Result<Control, SimError> {
+        self.exec_one(tb, mem, obs)
+    }
+
+    /// Executes instructions until the warp waits at a barrier or exits (the same as
+    /// calling [`Warp::step`] until it returns something other than
+    /// [`Control::Continue`], without a call per instruction).
+    pub fn run<M: GlobalMemory, O: MemObserver>(
+        &mut self,
+        tb: &mut TbCtx<'_>,
+        mem: &mut M,
+        obs: &mut O,
+    ) -> Result<Control, SimError> {
+        loop {
+            match self.exec_one(tb, mem, obs)? {
+                Control::Continue => {}
+                c => return Ok(c),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn exec_one<M: GlobalMemory, O: MemObserver>(
+        &mut self,
+        tb: &mut TbCtx<'_>,
+        mem: &mut M,
+        obs: &mut O,
+    ) -> Result<Control, SimError> {
         let Some((pc, active)) = self.stack.current(self.exited) else {
             return Ok(Control::Exited);
         };
