@@ -24,5 +24,5 @@ pub use memory::{GlobalMemory, Globals, MemFault, Region};
 pub use observer::{AccessKind, FootprintCollector, MemAccess, MemObserver, NoObserver};
 pub use ops::Space;
 pub use runner::{run, MemoryModel, RunOptions, RunResult, RunStats};
-pub use tb::{Geometry, Step, TbExec};
+pub use tb::{param_block, Geometry, Step, TbExec};
 pub use warp::{Control, TbCtx, Warp};

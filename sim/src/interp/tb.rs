@@ -64,6 +64,12 @@ impl Geometry {
     }
 }
 
+/// The kernel parameter block of `bound` for `prog` (what [`TbExec::new`] takes as
+/// `params`): each parameter's value at its offset, buffers as their base addresses.
+pub fn param_block(prog: &Program, bound: &BoundLaunch) -> Vec<u8> {
+    super::memory::param_block(&prog.layout, bound)
+}
+
 /// One executed warp instruction, as [`TbExec::step_warp`] reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Step {

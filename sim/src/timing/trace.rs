@@ -12,9 +12,9 @@
 //! copy of global memory, so kernels whose TBs do not race see the same values as `sim::run`.
 
 use super::coalesce::{bank_conflicts, coalesce};
-use crate::interp::memory::param_block;
 use crate::interp::{
-    AccessKind, Geometry, Globals, MemAccess, MemObserver, Program, Space, Step, TbExec,
+    param_block, AccessKind, Control, Geometry, Globals, MemAccess, MemObserver, Program, Space,
+    Step, TbExec,
 };
 use crate::SimError;
 use launch::BoundLaunch;
@@ -275,7 +275,7 @@ impl<'p> Tracer<'p> {
         let geom = Geometry::of(prog, bound)?;
         Ok(Tracer {
             prog,
-            params: param_block(&prog.layout, bound),
+            params: param_block(prog, bound),
             globals,
             geom,
             block_bytes,
@@ -306,7 +306,7 @@ impl<'p> Tracer<'p> {
                     rec.blocks.clear();
                     match exec.step_warp(w, &mut self.globals, &mut rec)? {
                         Some(step) => record(t, &rec, step),
-                        None if exec.state(w) == crate::interp::Control::Continue => {}
+                        None if exec.state(w) == Control::Continue => {}
                         None => break,
                     }
                 }
