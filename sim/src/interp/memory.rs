@@ -118,6 +118,9 @@ fn read_le(b: &[u8], off: usize, size: u32) -> Option<u64> {
 /// are contiguous or all equal (the coalesced and broadcast patterns); alignment is checked
 /// once by OR-ing the offsets. `None` when a lane is outside the region or misaligned (the
 /// caller then goes lane by lane).
+// The macro is instantiated for 1-byte elements too, where the alignment tests are trivially
+// true.
+#[allow(clippy::modulo_one, clippy::bad_bit_mask)]
 #[inline]
 fn gather(
     b: &[u8],
