@@ -24,6 +24,17 @@ pub(crate) fn zx(v: u64, bits: u8) -> u64 {
     }
 }
 
+/// The mask of the low `bits` bits (`zx(v, bits) == v & zmask(bits)`), computed once per
+/// warp instruction instead of per lane.
+#[inline(always)]
+pub(crate) fn zmask(bits: u8) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
 /// `v`'s low `bits` sign-extended.
 #[inline(always)]
 pub(crate) fn sx(v: u64, bits: u8) -> i64 {

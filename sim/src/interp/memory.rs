@@ -112,42 +112,75 @@ fn read_le(b: &[u8], off: usize, size: u32) -> Option<u64> {
     })
 }
 
-/// All 32 lanes from one region: offsets checked in one branch-free pass, then one loop per
-/// element size (contiguous lanes, the common coalesced case, read as one slice).
+/// The lanes of `mask` from one region, through a `size`-byte view of its bytes
+/// (`as_chunks`): each lane is one bounds-checked element read (`get`, which is the bounds
+/// check), or, for a full warp, one slice or one element per half-warp when its addresses
+/// are contiguous or all equal (the coalesced and broadcast patterns); alignment is checked
+/// once by OR-ing the offsets. `None` when a lane is outside the region or misaligned (the
+/// caller then goes lane by lane).
+// The macro is instantiated for 1-byte elements too, where the alignment tests are trivially
+// true.
+#[allow(clippy::modulo_one, clippy::bad_bit_mask)]
 #[inline]
-fn load_full(
+fn gather(
     b: &[u8],
     base: u64,
-    limit: u64,
+    mask: u32,
     addrs: &[u64; 32],
     off: u64,
     size: u32,
     out: &mut [u64; 32],
 ) -> Option<()> {
-    let mut offs = [0usize; 32];
-    let mut bad = false;
-    let mut contiguous = true;
-    let first = addrs[0].wrapping_add(off).wrapping_sub(base);
-    for l in 0..32 {
-        let o = addrs[l].wrapping_add(off).wrapping_sub(base);
-        bad |= o > limit;
-        contiguous &= o == first.wrapping_add(l as u64 * u64::from(size));
-        offs[l] = o as usize;
-    }
-    if bad {
-        return None;
-    }
+    let delta = off.wrapping_sub(base);
     macro_rules! lanes {
         ($t:ty, $n:expr) => {{
-            if contiguous {
-                let s = b.get(offs[0]..offs[0] + 32 * $n)?;
-                for (o, c) in out.iter_mut().zip(s.chunks_exact($n)) {
-                    *o = u64::from(<$t>::from_le_bytes(c.try_into().ok()?));
+            let (w, _) = b.as_chunks::<$n>();
+            let mut acc = 0u64;
+            if mask == u32::MAX {
+                // Per half-warp: one contiguous run (a slice copy) or one address (a
+                // broadcast) are recognised with a vector pass; other patterns read lane by
+                // lane.
+                let (halves, _) = addrs.as_chunks::<16>();
+                let (outs, _) = out.as_chunks_mut::<16>();
+                for (a, o) in halves.iter().zip(outs.iter_mut()) {
+                    let a0 = a[0];
+                    let (mut run, mut same) = (0u64, 0u64);
+                    for l in 0..16 {
+                        run |= a[l] ^ a0.wrapping_add(l as u64 * $n);
+                        same |= a[l] ^ a0;
+                    }
+                    let x0 = a0.wrapping_add(delta);
+                    if (run == 0 || same == 0) && x0 % $n == 0 {
+                        let i0 = (x0 / $n) as usize;
+                        if run == 0 {
+                            let s: &[[u8; $n]; 16] =
+                                w.get(i0..i0.checked_add(16)?)?.try_into().ok()?;
+                            for l in 0..16 {
+                                o[l] = u64::from(<$t>::from_le_bytes(s[l]));
+                            }
+                        } else {
+                            o.fill(u64::from(<$t>::from_le_bytes(*w.get(i0)?)));
+                        }
+                        continue;
+                    }
+                    for (o, &a) in o.iter_mut().zip(a) {
+                        let x = a.wrapping_add(delta);
+                        acc |= x;
+                        *o = u64::from(<$t>::from_le_bytes(*w.get((x / $n) as usize)?));
+                    }
                 }
             } else {
-                for (o, &k) in out.iter_mut().zip(&offs) {
-                    *o = u64::from(<$t>::from_le_bytes(b.get(k..k + $n)?.try_into().ok()?));
+                let mut m = mask;
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let x = addrs[l].wrapping_add(delta);
+                    acc |= x;
+                    out[l] = u64::from(<$t>::from_le_bytes(*w.get((x / $n) as usize)?));
                 }
+            }
+            if acc & ($n - 1) != 0 {
+                return None;
             }
         }};
     }
@@ -243,22 +276,7 @@ impl Globals {
         let first = addrs[mask.trailing_zeros() as usize].wrapping_add(off);
         let (r, _) = split(first);
         let b = self.bytes(r)?;
-        let base = Layout::region_base(r);
-        let limit = (b.len() as u64).checked_sub(u64::from(size))?;
-        if mask == u32::MAX {
-            return load_full(b, base, limit, addrs, off, size, out);
-        }
-        let mut m = mask;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let o = addrs[l].wrapping_add(off).wrapping_sub(base);
-            if o > limit {
-                return None;
-            }
-            out[l] = read_le(b, o as usize, size)?;
-        }
-        Some(())
+        gather(b, Layout::region_base(r), mask, addrs, off, size, out)
     }
 }
 

@@ -2,9 +2,9 @@
 //!
 //! Data flow: [`Program::new`] decodes a kernel of the IR once ([`decode`], with memory
 //! [`layout`] and SIMT reconvergence points from [`simt`]); [`run`] builds global memory
-//! from a bound launch ([`memory`]) and executes TB after TB ([`runner`]); each TB's
-//! [`Warp`]s [`Warp::step`] one warp instruction at a time ([`warp`], per-lane semantics in
-//! [`exec`]); memory accesses go through [`GlobalMemory`] and are reported to a
+//! from a bound launch ([`memory`]) and executes TB after TB ([`runner`]); a TB in execution
+//! is a [`TbExec`] ([`tb`]), whose [`Warp`]s [`Warp::step`] one warp instruction at a time
+//! ([`warp`], per-lane semantics in [`exec`]); memory accesses go through [`GlobalMemory`] and are reported to a
 //! [`MemObserver`] ([`observer`]).
 
 pub mod decode;
@@ -15,6 +15,7 @@ pub mod observer;
 pub(crate) mod ops;
 pub mod runner;
 pub mod simt;
+pub mod tb;
 pub mod warp;
 
 pub use decode::Program;
@@ -23,4 +24,5 @@ pub use memory::{GlobalMemory, Globals, MemFault, Region};
 pub use observer::{AccessKind, FootprintCollector, MemAccess, MemObserver, NoObserver};
 pub use ops::Space;
 pub use runner::{run, MemoryModel, RunOptions, RunResult, RunStats};
+pub use tb::{param_block, Geometry, Step, TbExec};
 pub use warp::{Control, TbCtx, Warp};

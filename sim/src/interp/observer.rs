@@ -46,6 +46,11 @@ pub trait MemObserver: Send + Sync + Sized {
     fn wants_shared(&self) -> bool {
         false
     }
+    /// Whether global accesses are wanted (default: yes). An observer that says no lets a
+    /// full-warp global load skip materialising its per-lane addresses.
+    fn wants_global(&self) -> bool {
+        true
+    }
     /// Called once per warp memory instruction, in execution order per warp.
     fn access(&mut self, a: &MemAccess<'_>);
     /// An empty observer for one TB.
@@ -59,6 +64,10 @@ pub trait MemObserver: Send + Sync + Sized {
 pub struct NoObserver;
 
 impl MemObserver for NoObserver {
+    #[inline(always)]
+    fn wants_global(&self) -> bool {
+        false
+    }
     #[inline(always)]
     fn access(&mut self, _: &MemAccess<'_>) {}
     fn split(&self, _: u64) -> Self {

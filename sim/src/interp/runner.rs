@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::decode::Program;
 use super::memory::{param_block, GlobalMemory, Globals, Overlay, SnapshotView};
 use super::observer::MemObserver;
-use super::warp::{Control, TbCtx, Warp};
+use super::tb::{Geometry, TbExec};
 use crate::SimError;
 
 /// How to run a launch.
@@ -91,24 +91,11 @@ impl RunResult {
     }
 }
 
-/// Launch geometry.
-#[derive(Clone, Copy, Debug)]
-struct Geom {
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_bytes: usize,
-    dynamic: u64,
-}
-
 struct TbOut {
     warp_insts: u64,
     thread_insts: u64,
     warps: u64,
     counts: Vec<u64>,
-}
-
-fn dim(v: u64, what: &str) -> Result<u32, SimError> {
-    u32::try_from(v).map_err(|_| SimError::Setup(format!("{what} {v} too large")))
 }
 
 /// Runs `prog` over the launch `bound`, calling `obs` for memory accesses.
@@ -120,26 +107,7 @@ pub fn run<O: MemObserver>(
 ) -> Result<RunResult, SimError> {
     let globals = Globals::from_launch(prog, bound)?;
     let params = param_block(&prog.layout, bound);
-    let l = &prog.layout;
-    let geom = Geom {
-        grid: [
-            dim(bound.grid.x, "grid.x")?,
-            dim(bound.grid.y, "grid.y")?,
-            dim(bound.grid.z, "grid.z")?,
-        ],
-        block: [
-            dim(bound.block.x, "block.x")?,
-            dim(bound.block.y, "block.y")?,
-            dim(bound.block.z, "block.z")?,
-        ],
-        shared_bytes: (l
-            .shared_static
-            .max(l.shared_dynamic_at + bound.dynamic_shared_bytes)) as usize,
-        dynamic: bound.dynamic_shared_bytes,
-    };
-    if geom.block.contains(&0) || geom.grid.contains(&0) {
-        return Err(SimError::Setup("empty grid or block".into()));
-    }
+    let geom = Geometry::of(prog, bound)?;
     let ntbs = bound.grid.count();
     let mut stats = RunStats {
         tbs: ntbs,
@@ -232,73 +200,18 @@ pub fn run<O: MemObserver>(
 fn run_tb<M: GlobalMemory, O: MemObserver>(
     prog: &Program,
     params: &[u8],
-    geom: &Geom,
+    geom: &Geometry,
     tb: u64,
     mem: &mut M,
     budget: u64,
     obs: &mut O,
 ) -> Result<TbOut, SimError> {
-    let [gx, gy, _] = geom.grid;
-    let (gx, gy) = (u64::from(gx), u64::from(gy));
-    let ctaid = [
-        (tb % gx) as u32,
-        ((tb / gx) % gy) as u32,
-        (tb / (gx * gy)) as u32,
-    ];
-    let mut ctx = TbCtx {
-        prog,
-        params,
-        shared: vec![0u8; geom.shared_bytes],
-        ctaid,
-        nctaid: geom.grid,
-        ntid: geom.block,
-        linear: tb,
-        counts: vec![0; prog.insts.len()],
-        warp_insts: 0,
-        thread_insts: 0,
-        budget,
-        red: (0, true, false),
-        dynamic_shared: geom.dynamic,
-    };
-    let mut warps = Warp::all_of(&ctx);
-    let mut state = vec![Control::Continue; warps.len()];
-    loop {
-        for (w, st) in warps.iter_mut().zip(state.iter_mut()) {
-            while *st == Control::Continue {
-                *st = match w.step(&mut ctx, mem, obs)? {
-                    Control::Continue => continue,
-                    c => c,
-                };
-            }
-        }
-        if state.iter().all(|s| *s == Control::Exited) {
-            break;
-        }
-        // Every live warp waits at the barrier: release it.
-        let (popc, all, any) = ctx.red;
-        for (w, st) in warps.iter_mut().zip(state.iter_mut()) {
-            if *st == Control::Barrier {
-                if let Some((k, d, mask)) = w.pending_red.take() {
-                    let v = match k {
-                        super::ops::BarRed::Popc => popc,
-                        super::ops::BarRed::And => u64::from(all),
-                        super::ops::BarRed::Or => u64::from(any),
-                    };
-                    for lane in 0..32 {
-                        if mask >> lane & 1 != 0 {
-                            w.set_reg(d, lane, v);
-                        }
-                    }
-                }
-                *st = Control::Continue;
-            }
-        }
-        ctx.red = (0, true, false);
-    }
+    let mut exec = TbExec::new(prog, params, geom, tb, budget);
+    exec.run(mem, obs)?;
     Ok(TbOut {
-        warp_insts: ctx.warp_insts,
-        thread_insts: ctx.thread_insts,
-        warps: warps.len() as u64,
-        counts: ctx.counts,
+        warp_insts: exec.warp_instructions(),
+        thread_insts: exec.thread_instructions(),
+        warps: exec.num_warps() as u64,
+        counts: exec.into_counts(),
     })
 }

@@ -92,6 +92,114 @@ pub struct Warp {
     /// `bar.red` waiting for the barrier: (reduction, destination, lanes).
     pub(crate) pending_red: Option<(BarRed, u32, u32)>,
     addrs: [u64; 32],
+    /// The last executed instruction and the lanes that executed it.
+    last: (u32, u32),
+    /// Lane values of operands that are not registers (immediates, negated predicates, the
+    /// destination itself), so no temporary is cleared per instruction.
+    scratch: [[u64; 32]; 3],
+}
+
+/// A register file split around a destination slot `d`: the slots before it, its 32 lanes
+/// (writable), and the slots after it. Sources other than `d` are borrowed from `lo` / `hi`
+/// while the destination is written, so a lane loop reads and writes register storage
+/// directly, without copies.
+struct Split<'r> {
+    lo: &'r [u64],
+    dst: &'r mut [u64; 32],
+    hi: &'r [u64],
+    d: usize,
+}
+
+impl<'r> Split<'r> {
+    #[inline(always)]
+    fn new(regs: &'r mut [u64], d: u32) -> Option<Split<'r>> {
+        let d = d as usize;
+        let (lo, rest) = regs.split_at_mut_checked(d.checked_mul(32)?)?;
+        let (dst, hi) = rest.split_first_chunk_mut::<32>()?;
+        Some(Split { lo, dst, hi, d })
+    }
+
+    /// The lanes of slot `r`, which is not `d`.
+    #[inline(always)]
+    fn other(lo: &'r [u64], hi: &'r [u64], d: usize, r: usize) -> Option<&'r [u64; 32]> {
+        let s = if r < d {
+            lo.get(r * 32..r * 32 + 32)?
+        } else {
+            let o = (r - d - 1) * 32;
+            hi.get(o..o + 32)?
+        };
+        s.try_into().ok()
+    }
+
+    /// The lanes of source `s`: borrowed from the register file when it is a register other
+    /// than the destination, else computed into `tmp`.
+    #[inline(always)]
+    fn src<'t>(
+        lo: &'t [u64],
+        hi: &'t [u64],
+        dst: &[u64; 32],
+        d: usize,
+        s: Src,
+        clock: u64,
+        tmp: &'t mut [u64; 32],
+    ) -> &'t [u64; 32] {
+        match s {
+            Src::Reg(r) if r as usize != d => {
+                if let Some(x) = Split::other(lo, hi, d, r as usize) {
+                    return x;
+                }
+                *tmp = [0; 32];
+            }
+            Src::Reg(_) => *tmp = *dst,
+            Src::NotPred(r) => {
+                let v = if r as usize == d {
+                    Some(dst)
+                } else {
+                    Split::other(lo, hi, d, r as usize)
+                };
+                match v {
+                    Some(v) => {
+                        for (o, x) in tmp.iter_mut().zip(v) {
+                            *o = (x & 1) ^ 1;
+                        }
+                    }
+                    None => *tmp = [0; 32],
+                }
+            }
+            Src::Imm(v) => *tmp = [v; 32],
+            Src::Clock => *tmp = [clock; 32],
+        }
+        tmp
+    }
+}
+
+/// The lanes of source `s` (no destination involved): borrowed from `regs` for a register,
+/// else computed into `tmp`.
+#[inline(always)]
+fn src_ref<'t>(regs: &'t [u64], s: Src, clock: u64, tmp: &'t mut [u64; 32]) -> &'t [u64; 32] {
+    match s {
+        Src::Reg(r) => {
+            let b = r as usize * 32;
+            if let Some(x) = regs.get(b..b + 32).and_then(|x| x.try_into().ok()) {
+                return x;
+            }
+            *tmp = [0; 32];
+        }
+        Src::NotPred(r) => {
+            let b = r as usize * 32;
+            match regs.get(b..b + 32) {
+                Some(v) => {
+                    for (o, x) in tmp.iter_mut().zip(v) {
+                        *o = (x & 1) ^ 1;
+                    }
+                }
+                None => *tmp = [0; 32],
+            }
+        }
+        Src::Imm(v) => *tmp = [v; 32],
+        Src::Clock => *tmp = [clock; 32],
+    }
+    tmp
 }
 
 #[inline(always)]
@@ -169,7 +277,15 @@ impl Warp {
             clock: 0,
             pending_red: None,
             addrs: [0; 32],
+            last: (0, 0),
+            scratch: [[0; 32]; 3],
         }
+    }
+
+    /// The instruction index of the last instruction this warp executed, and the lanes that
+    /// executed it (active, guard true).
+    pub fn last(&self) -> (u32, u32) {
+        self.last
     }
 
     /// Lanes whose threads have not exited.
@@ -253,46 +369,39 @@ impl Warp {
         }
     }
 
-    /// The 32 lane values of `s`: a slice of the register file, or `tmp` filled.
-    #[inline(always)]
-    fn lanes<'a>(&'a self, s: Src, tmp: &'a mut [u64; 32]) -> &'a [u64] {
-        match s {
-            Src::Reg(r) => {
-                let b = r as usize * 32;
-                &self.regs[b..b + 32]
-            }
-            _ => {
-                *tmp = self.gather(s);
-                tmp
-            }
-        }
-    }
-
     #[inline(always)]
     fn map1(&mut self, mask: u32, d: u32, a: Src, f: impl Fn(u64) -> u64) {
-        let mut ta = [0u64; 32];
-        let mut out = [0u64; 32];
-        {
-            let x = self.lanes(a, &mut ta);
+        let clock = self.clock;
+        let [ta, _, _] = &mut self.scratch;
+        let Some(Split { lo, dst, hi, d }) = Split::new(&mut self.regs, d) else {
+            return;
+        };
+        let x = Split::src(lo, hi, dst, d, a, clock, ta);
+        if mask == FULL {
             for l in 0..32 {
-                out[l] = f(x[l]);
+                dst[l] = f(x[l]);
             }
+        } else {
+            for_bits(mask, |l| dst[l] = f(x[l]));
         }
-        self.write(mask, d, &out);
     }
 
     #[inline(always)]
     fn map2(&mut self, mask: u32, d: u32, a: Src, b: Src, f: impl Fn(u64, u64) -> u64) {
-        let mut out = [0u64; 32];
-        let (mut ta, mut tb) = ([0u64; 32], [0u64; 32]);
-        {
-            let x = self.lanes(a, &mut ta);
-            let y = self.lanes(b, &mut tb);
+        let clock = self.clock;
+        let [ta, tb, _] = &mut self.scratch;
+        let Some(Split { lo, dst, hi, d }) = Split::new(&mut self.regs, d) else {
+            return;
+        };
+        let x = Split::src(lo, hi, dst, d, a, clock, ta);
+        let y = Split::src(lo, hi, dst, d, b, clock, tb);
+        if mask == FULL {
             for l in 0..32 {
-                out[l] = f(x[l], y[l]);
+                dst[l] = f(x[l], y[l]);
             }
+        } else {
+            for_bits(mask, |l| dst[l] = f(x[l], y[l]));
         }
-        self.write(mask, d, &out);
     }
 
     #[inline(always)]
@@ -305,21 +414,101 @@ impl Warp {
         c: Src,
         f: impl Fn(u64, u64, u64) -> u64,
     ) {
-        let mut out = [0u64; 32];
-        let (mut ta, mut tb, mut tc) = ([0u64; 32], [0u64; 32], [0u64; 32]);
-        {
-            let x = self.lanes(a, &mut ta);
-            let y = self.lanes(b, &mut tb);
-            let z = self.lanes(c, &mut tc);
+        let clock = self.clock;
+        let [ta, tb, tc] = &mut self.scratch;
+        let Some(Split { lo, dst, hi, d }) = Split::new(&mut self.regs, d) else {
+            return;
+        };
+        let x = Split::src(lo, hi, dst, d, a, clock, ta);
+        let y = Split::src(lo, hi, dst, d, b, clock, tb);
+        let z = Split::src(lo, hi, dst, d, c, clock, tc);
+        if mask == FULL {
             for l in 0..32 {
-                out[l] = f(x[l], y[l], z[l]);
+                dst[l] = f(x[l], y[l], z[l]);
             }
+        } else {
+            for_bits(mask, |l| dst[l] = f(x[l], y[l], z[l]));
         }
-        self.write(mask, d, &out);
+    }
+
+    /// The lanes where `cmp` holds between `a` and `b` (type `ty`). Integer comparisons map
+    /// both sides to unsigned keys (sign bit flipped for signed types) and run one loop per
+    /// comparison, outside the lane loop; floats use [`compare`] per lane.
+    #[inline(always)]
+    fn compare_mask(&mut self, cmp: ptx_parser::CmpOp, ty: Ty, a: Src, b: Src) -> u32 {
+        use ptx_parser::CmpOp as C;
+        let [ta, tb, _] = &mut self.scratch;
+        let x = src_ref(&self.regs, a, self.clock, ta);
+        let y = src_ref(&self.regs, b, self.clock, tb);
+        if ty.kind == Kind::F {
+            let mut m = 0u32;
+            for l in 0..32 {
+                m |= u32::from(compare(cmp, ty, x[l], y[l])) << l;
+            }
+            return m;
+        }
+        let zm = zmask(ty.bits);
+        let flip = if ty.kind == Kind::S {
+            1u64 << (ty.bits.clamp(1, 64) - 1)
+        } else {
+            0
+        };
+        /// The lanes where `f` holds between the keys of `x` and `y`.
+        #[inline(always)]
+        fn lanes(
+            x: &[u64; 32],
+            y: &[u64; 32],
+            zm: u64,
+            flip: u64,
+            f: impl Fn(u64, u64) -> bool,
+        ) -> u32 {
+            let mut m = 0u32;
+            for l in 0..32 {
+                m |= u32::from(f((x[l] & zm) ^ flip, (y[l] & zm) ^ flip)) << l;
+            }
+            m
+        }
+        match cmp {
+            C::Eq | C::Equ => lanes(x, y, zm, flip, |p, q| p == q),
+            C::Ne | C::Neu => lanes(x, y, zm, flip, |p, q| p != q),
+            C::Lt | C::Lo | C::Ltu => lanes(x, y, zm, flip, |p, q| p < q),
+            C::Le | C::Ls | C::Leu => lanes(x, y, zm, flip, |p, q| p <= q),
+            C::Gt | C::Hi | C::Gtu => lanes(x, y, zm, flip, |p, q| p > q),
+            C::Ge | C::Hs | C::Geu => lanes(x, y, zm, flip, |p, q| p >= q),
+            C::Num => FULL,
+            C::Nan => 0,
+        }
     }
 
     /// Executes the next instruction of this warp.
     pub fn step<M: GlobalMemory, O: MemObserver>(
+        &mut self,
+        tb: &mut TbCtx<'_>,
+        mem: &mut M,
+        obs: &mut O,
+    ) -> Result<Control, SimError> {
+        self.exec_one(tb, mem, obs)
+    }
+
+    /// Executes instructions until the warp waits at a barrier or exits (the same as
+    /// calling [`Warp::step`] until it returns something other than
+    /// [`Control::Continue`], without a call per instruction).
+    pub fn run<M: GlobalMemory, O: MemObserver>(
+        &mut self,
+        tb: &mut TbCtx<'_>,
+        mem: &mut M,
+        obs: &mut O,
+    ) -> Result<Control, SimError> {
+        loop {
+            match self.exec_one(tb, mem, obs)? {
+                Control::Continue => {}
+                c => return Ok(c),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn exec_one<M: GlobalMemory, O: MemObserver>(
         &mut self,
         tb: &mut TbCtx<'_>,
         mem: &mut M,
@@ -351,6 +540,7 @@ impl Warp {
             exec &= if di.guard_neg { !g } else { g };
         }
         tb.thread_insts += u64::from(exec.count_ones());
+        self.last = (pc, exec);
         let next = pc + 1;
         match di.op {
             Op::IBin { k, bits, d, a, b } => self.ibin(tb, pc, exec, k, bits, d, a, b)?,
@@ -383,6 +573,19 @@ impl Warp {
                         u64::from(63 - v.leading_zeros())
                     }
                 }),
+            },
+            Op::F32Bin {
+                k,
+                rnd: Rnd::Rn,
+                ftz: false,
+                sat: false,
+                d,
+                a,
+                b,
+            } if matches!(k, FBin::Add | FBin::Sub | FBin::Mul) => match k {
+                FBin::Add => self.map2(exec, d, a, b, |x, y| bits32(f32_of(x) + f32_of(y))),
+                FBin::Sub => self.map2(exec, d, a, b, |x, y| bits32(f32_of(x) - f32_of(y))),
+                _ => self.map2(exec, d, a, b, |x, y| bits32(f32_of(x) * f32_of(y))),
             },
             Op::F32Bin {
                 k,
@@ -428,9 +631,10 @@ impl Warp {
                 c,
             } => {
                 let w = u32::from(bits);
+                let zm = zmask(bits);
                 match k {
                     Mad::Lo => self.map3(exec, d, a, b, c, |x, y, z| {
-                        zx(x.wrapping_mul(y).wrapping_add(z), bits)
+                        x.wrapping_mul(y).wrapping_add(z) & zm
                     }),
                     Mad::HiU => self.map3(exec, d, a, b, c, |x, y, z| {
                         zx(
@@ -473,6 +677,17 @@ impl Warp {
                     }),
                 }
             }
+            Op::F32Fma {
+                rnd,
+                ftz: fz,
+                sat,
+                d,
+                a,
+                b,
+                c,
+            } if rnd == Rnd::Rn && !fz && !sat => self.map3(exec, d, a, b, c, |x, y, z| {
+                bits32(f32_of(x).mul_add(f32_of(y), f32_of(z)))
+            }),
             Op::F32Fma {
                 rnd,
                 ftz: fz,
@@ -533,9 +748,12 @@ impl Warp {
                 b,
                 c,
             } => self.map3(exec, d, a, b, c, |x, y, z| shf(left, wrap, x, y, z)),
-            Op::Selp { bits, d, a, b, c } => self.map3(exec, d, a, b, c, |x, y, z| {
-                zx(if z & 1 != 0 { x } else { y }, bits)
-            }),
+            Op::Selp { bits, d, a, b, c } => {
+                let zm = zmask(bits);
+                self.map3(exec, d, a, b, c, |x, y, z| {
+                    (if z & 1 != 0 { x } else { y }) & zm
+                })
+            }
             Op::Slct {
                 bits,
                 float,
@@ -560,12 +778,7 @@ impl Warp {
                 a,
                 b,
             } => {
-                let x = self.gather(a);
-                let y = self.gather(b);
-                let mut m = 0u32;
-                for l in 0..32 {
-                    m |= u32::from(compare(cmp, ty, x[l], y[l])) << l;
-                }
+                let m = self.compare_mask(cmp, ty, a, b);
                 let (mp, mq) = match comb {
                     None => (m, !m),
                     Some(Combine { op, c }) => {
@@ -589,12 +802,11 @@ impl Warp {
                 a,
                 b,
             } => {
-                let x = self.gather(a);
-                let y = self.gather(b);
+                let m = self.compare_mask(cmp, ty, a, b);
                 let cm = comb.map(|c| (c.op, self.src_mask(c.c)));
                 let mut out = [0u64; 32];
                 for l in 0..32 {
-                    let mut t = compare(cmp, ty, x[l], y[l]);
+                    let mut t = m >> l & 1 != 0;
                     if let Some((op, cm)) = cm {
                         let c = cm >> l & 1 != 0;
                         t = match op {
@@ -620,7 +832,10 @@ impl Warp {
                 d,
                 a,
             } => self.map1(exec, d, a, |x| cvt(dty, sty, rnd, sat, fz, x)),
-            Op::Mov { bits, d, a } => self.map1(exec, d, a, |x| zx(x, bits)),
+            Op::Mov { bits, d, a } => {
+                let zm = zmask(bits);
+                self.map1(exec, d, a, |x| x & zm)
+            }
             Op::Pack { ebits, n, d, srcs } => {
                 let mut out = [0u64; 32];
                 for (k, s) in srcs.iter().take(n as usize).enumerate() {
@@ -667,7 +882,16 @@ impl Warp {
                 n,
                 ds,
                 addr,
-            } => self.load(tb, mem, obs, pc, exec, space, ty, n, ds, addr)?,
+            } => {
+                let direct = space == Space::Global
+                    && exec == FULL
+                    && n == 1
+                    && !obs.wants_global()
+                    && self.load_direct(mem, ty, ds[0], addr);
+                if !direct {
+                    self.load(tb, mem, obs, pc, exec, space, ty, n, ds, addr)?;
+                }
+            }
             Op::St {
                 space,
                 ty,
@@ -801,7 +1025,13 @@ impl Warp {
         }
         let b = p as usize * 32;
         let dst = &mut self.regs[b..b + 32];
-        for_bits(exec, |l| dst[l] = u64::from(m >> l & 1));
+        if exec == FULL {
+            for (l, v) in dst.iter_mut().enumerate() {
+                *v = u64::from(m >> l & 1);
+            }
+        } else {
+            for_bits(exec, |l| dst[l] = u64::from(m >> l & 1));
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -818,10 +1048,11 @@ impl Warp {
         b: Src,
     ) -> Result<(), SimError> {
         let w = u32::from(bits);
+        let zm = zmask(bits);
         match k {
-            IBin::Add => self.map2(exec, d, a, b, |x, y| zx(x.wrapping_add(y), bits)),
-            IBin::Sub => self.map2(exec, d, a, b, |x, y| zx(x.wrapping_sub(y), bits)),
-            IBin::MulLo => self.map2(exec, d, a, b, |x, y| zx(x.wrapping_mul(y), bits)),
+            IBin::Add => self.map2(exec, d, a, b, |x, y| x.wrapping_add(y) & zm),
+            IBin::Sub => self.map2(exec, d, a, b, |x, y| x.wrapping_sub(y) & zm),
+            IBin::MulLo => self.map2(exec, d, a, b, |x, y| x.wrapping_mul(y) & zm),
             IBin::MulHiU => self.map2(exec, d, a, b, |x, y| {
                 zx(
                     ((u128::from(zx(x, bits)) * u128::from(zx(y, bits))) >> w) as u64,
@@ -833,6 +1064,12 @@ impl Warp {
                     ((i128::from(sx(x, bits)) * i128::from(sx(y, bits))) >> w) as u64,
                     bits,
                 )
+            }),
+            IBin::MulWideU if bits == 32 => {
+                self.map2(exec, d, a, b, |x, y| (x & 0xFFFF_FFFF) * (y & 0xFFFF_FFFF))
+            }
+            IBin::MulWideS if bits == 32 => self.map2(exec, d, a, b, |x, y| {
+                (i64::from(x as u32 as i32) * i64::from(y as u32 as i32)) as u64
             }),
             IBin::MulWideU => self.map2(exec, d, a, b, |x, y| {
                 zx(zx(x, bits).wrapping_mul(zx(y, bits)), bits * 2)
@@ -890,9 +1127,9 @@ impl Warp {
             IBin::MaxS => self.map2(exec, d, a, b, |x, y| {
                 zx(sx(x, bits).max(sx(y, bits)) as u64, bits)
             }),
-            IBin::And => self.map2(exec, d, a, b, |x, y| zx(x & y, bits)),
-            IBin::Or => self.map2(exec, d, a, b, |x, y| zx(x | y, bits)),
-            IBin::Xor => self.map2(exec, d, a, b, |x, y| zx(x ^ y, bits)),
+            IBin::And => self.map2(exec, d, a, b, |x, y| x & y & zm),
+            IBin::Or => self.map2(exec, d, a, b, |x, y| (x | y) & zm),
+            IBin::Xor => self.map2(exec, d, a, b, |x, y| (x ^ y) & zm),
             // Shift amounts larger than the width clamp (PTX ISA 9.7.8.8).
             IBin::Shl => self.map2(exec, d, a, b, |x, y| {
                 let s = zx(y, 32);

@@ -4,18 +4,17 @@
 //! bank-conflict degree). Register dependences and instruction classes come from the IR
 //! ([`Kernel`]), keyed by the instruction's index.
 //!
-//! The interpreter reports memory instructions to a [`MemObserver`] but not the PC of the
-//! other instructions, so this module steps the TB's warps itself (as the interpreter's own
-//! runner does, through crate-internal constructors) and recovers each step's PC from the
-//! per-instruction execution counters: the expected successor (`pc + 1`, or the branch
-//! target) is checked first, the whole counter table is scanned only when neither matches
-//! (a SIMT reconvergence pop). TBs are traced in the order they are issued, on one copy of
-//! global memory, so kernels whose TBs do not race see the same values as `sim::run`.
+//! Only the interpreter's public stepping API is used: a [`TbExec`] steps one warp
+//! instruction at a time and reports its PC and executing lanes ([`Step`]); memory
+//! instructions reach a [`MemObserver`] with their per-lane addresses, in the same step. The
+//! warps are scheduled as the interpreter's own runner does (each warp until it waits or
+//! exits, then the barrier is released). TBs are traced in the order they are issued, on one
+//! copy of global memory, so kernels whose TBs do not race see the same values as `sim::run`.
 
 use super::coalesce::{bank_conflicts, coalesce};
-use crate::interp::memory::param_block;
 use crate::interp::{
-    AccessKind, Control, Globals, MemAccess, MemObserver, Program, Space, TbCtx, Warp,
+    param_block, AccessKind, Control, Geometry, Globals, MemAccess, MemObserver, Program, Space,
+    Step, TbExec,
 };
 use crate::SimError;
 use launch::BoundLaunch;
@@ -245,20 +244,12 @@ impl MemObserver for Recorder {
 /// Runs TBs functionally on demand and records their streams.
 pub struct Tracer<'p> {
     prog: &'p Program,
-    kernel: &'p Kernel,
     params: Vec<u8>,
     globals: Globals,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_bytes: usize,
-    dynamic: u64,
+    geom: Geometry,
     block_bytes: u64,
     banks: u32,
     budget: u64,
-}
-
-fn dim(v: u64, what: &str) -> Result<u32, SimError> {
-    u32::try_from(v).map_err(|_| SimError::Setup(format!("{what} {v} too large")))
 }
 
 impl<'p> Tracer<'p> {
@@ -273,33 +264,20 @@ impl<'p> Tracer<'p> {
         banks: u32,
         budget: u64,
     ) -> Result<Tracer<'p>, SimError> {
-        let globals = Globals::from_launch(prog, bound)?;
-        let l = &prog.layout;
-        let grid = [
-            dim(bound.grid.x, "grid.x")?,
-            dim(bound.grid.y, "grid.y")?,
-            dim(bound.grid.z, "grid.z")?,
-        ];
-        let block = [
-            dim(bound.block.x, "block.x")?,
-            dim(bound.block.y, "block.y")?,
-            dim(bound.block.z, "block.z")?,
-        ];
-        if grid.contains(&0) || block.contains(&0) {
-            return Err(SimError::Setup("empty grid or block".into()));
+        if kernel.insts.len() != prog.len() {
+            return Err(SimError::Setup(format!(
+                "the static instructions ({}) do not match the program ({})",
+                kernel.insts.len(),
+                prog.len()
+            )));
         }
+        let globals = Globals::from_launch(prog, bound)?;
+        let geom = Geometry::of(prog, bound)?;
         Ok(Tracer {
             prog,
-            kernel,
-            params: param_block(l, bound),
+            params: param_block(prog, bound),
             globals,
-            grid,
-            block,
-            shared_bytes: (l
-                .shared_static
-                .max(l.shared_dynamic_at + bound.dynamic_shared_bytes))
-                as usize,
-            dynamic: bound.dynamic_shared_bytes,
+            geom,
             block_bytes,
             banks,
             budget,
@@ -308,134 +286,65 @@ impl<'p> Tracer<'p> {
 
     /// Shared memory one TB uses.
     pub fn shared_bytes(&self) -> usize {
-        self.shared_bytes
+        self.geom.shared_bytes
     }
 
     /// Runs TB `tb` (linear id) and returns its streams.
     pub fn trace(&mut self, tb: u64) -> Result<TbTrace, SimError> {
-        let prog = self.prog;
-        let [gx, gy, _] = self.grid;
-        let (gx, gy) = (u64::from(gx), u64::from(gy));
-        let mut ctx = TbCtx {
-            prog,
-            params: &self.params,
-            shared: vec![0u8; self.shared_bytes],
-            ctaid: [
-                (tb % gx) as u32,
-                ((tb / gx) % gy) as u32,
-                (tb / (gx * gy)) as u32,
-            ],
-            nctaid: self.grid,
-            ntid: self.block,
-            linear: tb,
-            counts: vec![0; prog.insts.len()],
-            warp_insts: 0,
-            thread_insts: 0,
-            budget: self.budget,
-            red: (0, true, false),
-            dynamic_shared: self.dynamic,
-        };
-        let mut warps = Warp::all_of(&ctx);
-        let nwarps = warps.len() as u32;
+        let mut exec = TbExec::new(self.prog, &self.params, &self.geom, tb, self.budget);
+        let nwarps = exec.num_warps();
         let mut out: Vec<WarpTrace> = (0..nwarps).map(|_| WarpTrace::default()).collect();
-        let mut guess = vec![0u32; nwarps as usize];
-        let mut shadow = vec![0u64; prog.insts.len()];
         let mut rec = Recorder {
             block: self.block_bytes,
             banks: self.banks,
             ..Recorder::default()
         };
-        let mut state = vec![Control::Continue; warps.len()];
         loop {
-            for (wi, (w, st)) in warps.iter_mut().zip(state.iter_mut()).enumerate() {
-                while *st == Control::Continue {
-                    let (wi0, ti0) = (ctx.warp_insts, ctx.thread_insts);
+            for (w, t) in out.iter_mut().enumerate() {
+                loop {
                     rec.got.clear();
                     rec.blocks.clear();
-                    *st = w.step(&mut ctx, &mut self.globals, &mut rec)?;
-                    if ctx.warp_insts == wi0 {
-                        continue;
+                    match exec.step_warp(w, &mut self.globals, &mut rec)? {
+                        Some(step) => record(t, &rec, step),
+                        None if exec.state(w) == Control::Continue => {}
+                        None => break,
                     }
-                    let pc = self.find_pc(guess[wi], &ctx.counts, &shadow);
-                    shadow[pc as usize] += 1;
-                    let t = &mut out[wi];
-                    let mem = match rec.got.first() {
-                        Some(&op) => {
-                            let base = t.blocks.len() as u32;
-                            t.blocks.extend_from_slice(&rec.blocks);
-                            let len = if op.space == Space::Shared {
-                                rec.got.iter().map(|o| o.len).max().unwrap_or(1)
-                            } else {
-                                rec.blocks.len() as u32
-                            };
-                            t.mems.push(MemOp {
-                                start: if op.space == Space::Shared { 0 } else { base },
-                                len,
-                                ..op
-                            });
-                            (t.mems.len() - 1) as u32
-                        }
-                        None => NO_MEM,
-                    };
-                    t.insts.push(DynInst {
-                        pc,
-                        lanes: (ctx.thread_insts - ti0) as u8,
-                        mem,
-                    });
-                    guess[wi] = pc;
                 }
             }
-            if state.iter().all(|s| *s == Control::Exited) {
+            if !exec.release_barrier() {
                 break;
             }
-            let (popc, all, any) = ctx.red;
-            for (w, st) in warps.iter_mut().zip(state.iter_mut()) {
-                if *st == Control::Barrier {
-                    if let Some((k, d, mask)) = w.pending_red.take() {
-                        let v = match k {
-                            crate::interp::ops::BarRed::Popc => popc,
-                            crate::interp::ops::BarRed::And => u64::from(all),
-                            crate::interp::ops::BarRed::Or => u64::from(any),
-                        };
-                        for lane in 0..32 {
-                            if mask >> lane & 1 != 0 {
-                                w.set_reg(d, lane, v);
-                            }
-                        }
-                    }
-                    *st = Control::Continue;
-                }
-            }
-            ctx.red = (0, true, false);
         }
         Ok(TbTrace {
             warps: out,
-            threads: self.block.iter().product::<u32>(),
+            threads: self.geom.threads(),
         })
     }
+}
 
-    /// The instruction the last step executed: the only one whose counter moved.
-    fn find_pc(&self, last: u32, counts: &[u64], shadow: &[u64]) -> u32 {
-        let moved = |i: u32| {
-            counts
-                .get(i as usize)
-                .zip(shadow.get(i as usize))
-                .is_some_and(|(c, s)| c != s)
-        };
-        for cand in [last + 1, last, 0] {
-            if moved(cand) {
-                return cand;
-            }
+/// Appends the executed instruction `step` (whose memory accesses `rec` observed) to `t`.
+fn record(t: &mut WarpTrace, rec: &Recorder, step: Step) {
+    let mem = match rec.got.first() {
+        Some(&op) => {
+            let base = t.blocks.len() as u32;
+            t.blocks.extend_from_slice(&rec.blocks);
+            let len = if op.space == Space::Shared {
+                rec.got.iter().map(|o| o.len).max().unwrap_or(1)
+            } else {
+                rec.blocks.len() as u32
+            };
+            t.mems.push(MemOp {
+                start: if op.space == Space::Shared { 0 } else { base },
+                len,
+                ..op
+            });
+            (t.mems.len() - 1) as u32
         }
-        if let Some(t) = self.kernel.insts.get(last as usize).and_then(|s| s.target) {
-            if moved(t) {
-                return t;
-            }
-        }
-        counts
-            .iter()
-            .zip(shadow)
-            .position(|(c, s)| c != s)
-            .unwrap_or(0) as u32
-    }
+        None => NO_MEM,
+    };
+    t.insts.push(DynInst {
+        pc: step.pc,
+        lanes: step.exec.count_ones() as u8,
+        mem,
+    });
 }

@@ -181,6 +181,56 @@ impl Warp {
             .then_some(lane * self.local_bytes + off)
     }
 
+    /// A full-warp scalar global load whose addresses nobody observes: the address register
+    /// is passed to the memory as it is (no per-lane address copy), alignment is one
+    /// OR-reduction, and the values land in the destination register. `false` (nothing
+    /// written) when it does not apply or a lane faults or is misaligned: the caller then
+    /// takes the general path, which reports the fault.
+    #[inline]
+    pub(super) fn load_direct<M: GlobalMemory>(
+        &mut self,
+        mem: &mut M,
+        ty: Ty,
+        d: u32,
+        addr: Addr,
+    ) -> bool {
+        let esize = u32::from(ty.bits.max(8) / 8);
+        let (a, d) = (addr.reg as usize, d as usize);
+        if a == NO_REG as usize || d == NO_REG as usize || a == d {
+            return false;
+        }
+        let align = u64::from(esize) - 1;
+        let (src, dst) = if a < d {
+            let (lo, hi) = self.regs.split_at_mut(d * 32);
+            (lo.get(a * 32..a * 32 + 32), hi.get_mut(..32))
+        } else {
+            let (lo, hi) = self.regs.split_at_mut(a * 32);
+            (hi.get(..32), lo.get_mut(d * 32..d * 32 + 32))
+        };
+        let (Some(src), Some(dst)) = (src, dst) else {
+            return false;
+        };
+        let (Ok(src), Ok(dst)) = (<&[u64; 32]>::try_from(src), <&mut [u64; 32]>::try_from(dst))
+        else {
+            return false;
+        };
+        let off = addr.off;
+        if src.iter().fold(0, |acc, &x| acc | x.wrapping_add(off)) & align != 0 {
+            return false;
+        }
+        // A fault leaves `dst` partly written, but the general path then stops the run with
+        // the same fault (the address register is not the destination), so it is never seen.
+        if mem.load_lanes(FULL, src, off, esize, dst).is_err() {
+            return false;
+        }
+        if ty.kind == Kind::S {
+            for v in dst.iter_mut() {
+                *v = sx(*v, ty.bits) as u64;
+            }
+        }
+        true
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn load<M: GlobalMemory, O: MemObserver>(
         &mut self,
@@ -198,9 +248,41 @@ impl Warp {
         if exec == 0 {
             return Ok(());
         }
-        self.addresses(exec, addr);
         let esize = u32::from(ty.bits.max(8) / 8);
         let total = esize * u32::from(n);
+        self.addresses(exec, addr);
+        if space == Space::Global && exec == FULL && n == 1 {
+            // The common case (a scalar global load by a full warp), without the per-space
+            // and per-element loops below.
+            let d = ds[0];
+            self.check_align(tb, pc, FULL, total, AccessKind::Load, space)?;
+            obs.access(&MemAccess {
+                tb: tb.linear,
+                warp: self.id,
+                inst: InstId(pc),
+                kind: AccessKind::Load,
+                space,
+                size: total,
+                mask: FULL,
+                addrs: &self.addrs,
+            });
+            let bd = d as usize * 32;
+            let mut scratch = [0u64; 32];
+            let dst = match self.regs.get_mut(bd..bd + 32) {
+                Some(r) => <&mut [u64; 32]>::try_from(r).unwrap_or(&mut scratch),
+                None => &mut scratch,
+            };
+            if let Err(l) = mem.load_lanes(FULL, &self.addrs, 0, esize, dst) {
+                let a = self.addrs[l];
+                return Err(self.fault(tb, mem, pc, l, AccessKind::Load, space, a, esize));
+            }
+            if ty.kind == Kind::S {
+                for v in dst.iter_mut() {
+                    *v = sx(*v, ty.bits) as u64;
+                }
+            }
+            return Ok(());
+        }
         for (sp, mask) in self.resolve(exec, space) {
             if mask == 0 {
                 continue;
