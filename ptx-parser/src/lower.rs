@@ -431,6 +431,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if let Some(s) = self.f.scopes.first_mut() {
             s.end = InstId::new(n_insts);
         }
+        // Exact sizes: an `Inst` holds its operands inline, so over-reserving costs memory.
+        self.f.insts.reserve_exact(n_insts);
+        self.f.spans.reserve_exact(n_insts);
     }
 
     fn cur_scope(&self) -> ScopeId {
@@ -438,8 +441,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn main_pass(&mut self, body: &[Stmt<'a>]) {
-        self.f.insts.reserve(body.len());
-        self.f.spans.reserve(body.len());
         self.frames.push(Frame::default());
         self.stack.push(ScopeId(0));
         let mut next_scope = 1usize;
@@ -705,7 +706,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             None => None,
         };
         let is_branch = matches!(op, Opcode::Bra | Opcode::BrxIdx);
-        let operands = self.operands(i.operands.clone(), is_branch);
+        let operands = self.inst_operands(i.operands.clone(), is_branch);
         let col = self.lexed.col(i.line, i.start);
         self.f.insts.push(Inst {
             guard,
@@ -769,6 +770,18 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let ops = self.ops;
         let items = ops.get(r.start as usize..r.end as usize).unwrap_or(&[]);
         let mut v = Vec::with_capacity(items.len());
+        for o in items {
+            v.push(self.operand(o, is_branch));
+        }
+        v
+    }
+
+    /// [`FnLower::operands`] for the top level of an instruction (no heap allocation for up
+    /// to [`Operands::INLINE`] operands).
+    fn inst_operands(&mut self, r: crate::syntax::OpRange, is_branch: bool) -> Operands {
+        let ops = self.ops;
+        let items = ops.get(r.start as usize..r.end as usize).unwrap_or(&[]);
+        let mut v = Operands::with_capacity(items.len());
         for o in items {
             v.push(self.operand(o, is_branch));
         }
