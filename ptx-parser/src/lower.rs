@@ -570,6 +570,57 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn find_reg(&self, name: &str) -> Option<RegId> {
+        if let Some(r) = self.find_reg_fast(name) {
+            return Some(r);
+        }
+        self.find_reg_general(name)
+    }
+
+    /// The common case of [`FnLower::find_reg`] in one forward pass: a single scope with at
+    /// most [`Frame::LINEAR`] ranges, and a name made of a 1-7 byte prefix without digits
+    /// followed by 1-9 digits without a leading zero (`%rd17`). `None` means "not decided
+    /// here": the general lookup then runs from scratch, so results cannot differ.
+    #[inline]
+    fn find_reg_fast(&self, name: &str) -> Option<RegId> {
+        let [fr] = self.frames.as_slice() else {
+            return None;
+        };
+        if fr.range_list.len() > Frame::LINEAR {
+            return None;
+        }
+        let b = name.as_bytes();
+        let mut p = 0;
+        let mut key = 0u64;
+        while let Some(&c) = b.get(p) {
+            if c.is_ascii_digit() || p == 7 {
+                break;
+            }
+            key |= u64::from(c) << (8 * p);
+            p += 1;
+        }
+        let digits = b.get(p..)?;
+        if p == 0
+            || digits.is_empty()
+            || digits.len() > 9
+            || (digits.len() > 1 && digits[0] == b'0')
+        {
+            return None;
+        }
+        let mut k = 0u32;
+        for &c in digits {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            k = k * 10 + u32::from(d);
+        }
+        key |= (p as u64) << 56;
+        let r = fr.range_list.iter().find(|r| r.0 == key)?;
+        (k < r.3).then_some(RegId(r.2 + k))
+    }
+
+    /// [`FnLower::find_reg`] for any name and scope depth.
+    fn find_reg_general(&self, name: &str) -> Option<RegId> {
         // Split `%rd17` into prefix `%rd` and index 17 (no leading zeros, fits u32).
         let b = name.as_bytes();
         let mut p = b.len();
