@@ -757,14 +757,25 @@ impl<'a, 'm> FnLower<'a, 'm> {
             None => None,
         };
         let is_branch = matches!(op, Opcode::Bra | Opcode::BrxIdx);
-        let operands = self.inst_operands(i.operands.clone(), is_branch);
         let col = self.lexed.col(i.line, i.start);
+        // The instruction is pushed first and its operands lowered into it in place: an
+        // `Inst` with inline operands is large, and building it on the stack costs copies.
+        let items = self
+            .ops
+            .get(i.operands.start as usize..i.operands.end as usize)
+            .unwrap_or(&[]);
         self.f.insts.push(Inst {
             guard,
             op,
             mods,
-            operands,
+            operands: Operands::with_capacity(items.len()),
         });
+        for o in items {
+            let v = self.operand(o, is_branch);
+            if let Some(last) = self.f.insts.last_mut() {
+                last.operands.push(v);
+            }
+        }
         self.f.spans.push(Span {
             line: i.line,
             col,
@@ -821,18 +832,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let ops = self.ops;
         let items = ops.get(r.start as usize..r.end as usize).unwrap_or(&[]);
         let mut v = Vec::with_capacity(items.len());
-        for o in items {
-            v.push(self.operand(o, is_branch));
-        }
-        v
-    }
-
-    /// [`FnLower::operands`] for the top level of an instruction (no heap allocation for up
-    /// to [`Operands::INLINE`] operands).
-    fn inst_operands(&mut self, r: crate::syntax::OpRange, is_branch: bool) -> Operands {
-        let ops = self.ops;
-        let items = ops.get(r.start as usize..r.end as usize).unwrap_or(&[]);
-        let mut v = Operands::with_capacity(items.len());
         for o in items {
             v.push(self.operand(o, is_branch));
         }
