@@ -569,6 +569,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
+    #[inline]
     fn find_reg(&self, name: &str) -> Option<RegId> {
         if let Some(r) = self.find_reg_fast(name) {
             return Some(r);
@@ -619,7 +620,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         (k < r.3).then_some(RegId(r.2 + k))
     }
 
-    /// [`FnLower::find_reg`] for any name and scope depth.
+    /// [`FnLower::find_reg`] for any name and scope depth (out of line: keeps the fast path
+    /// free of this one's register saves).
+    #[inline(never)]
     fn find_reg_general(&self, name: &str) -> Option<RegId> {
         // Split `%rd17` into prefix `%rd` and index 17 (no leading zeros, fits u32).
         let b = name.as_bytes();
