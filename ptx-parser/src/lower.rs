@@ -354,27 +354,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     /// Numbers scopes, labels and labelled directives.
     fn prepass(&mut self, body: &[Stmt<'a>]) {
-        // Size the per-function tables up front (capacity only; avoids regrowth).
-        let (mut n_labels, mut n_locs, mut n_decls, mut n_regs) = (0usize, 0usize, 0usize, 0usize);
-        for s in body {
-            match s {
-                Stmt::Label(..) => n_labels += 1,
-                Stmt::Loc(_) => n_locs += 1,
-                Stmt::Decl(v) if v.space == StateSpace::Reg => {
-                    n_decls += v.decls.len();
-                    for d in &v.decls {
-                        n_regs = n_regs.saturating_add(d.range.unwrap_or(1) as usize);
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.f.labels.reserve(n_labels);
-        self.f.locs.reserve(n_locs);
-        self.f.reg_decls.reserve(n_decls);
-        if n_regs <= MAX_REGS {
-            self.f.regs.reserve(n_regs);
-        }
+        // Per-function table sizes, counted on the way (capacity only; avoids regrowth).
+        let (mut n_locs, mut n_decls, mut n_regs) = (0usize, 0usize, 0usize);
         let mut n_insts = 0usize;
         let mut stack = vec![ScopeId(0)];
         self.f.scopes.push(Scope {
@@ -386,6 +367,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
             let cur = stack.last().copied().unwrap_or(ScopeId(0));
             match s {
                 Stmt::Inst(_) => n_insts += 1,
+                Stmt::Loc(_) => n_locs += 1,
+                Stmt::Decl(v) if v.space == StateSpace::Reg => {
+                    n_decls += v.decls.len();
+                    for d in &v.decls {
+                        n_regs = n_regs.saturating_add(d.range.unwrap_or(1) as usize);
+                    }
+                }
                 Stmt::Open => {
                     let id = ScopeId::new(self.f.scopes.len());
                     self.f.scopes.push(Scope {
@@ -434,6 +422,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
         // Exact sizes: an `Inst` holds its operands inline, so over-reserving costs memory.
         self.f.insts.reserve_exact(n_insts);
         self.f.spans.reserve_exact(n_insts);
+        self.f.locs.reserve(n_locs);
+        self.f.reg_decls.reserve(n_decls);
+        if n_regs <= MAX_REGS {
+            self.f.regs.reserve(n_regs);
+        }
     }
 
     fn cur_scope(&self) -> ScopeId {
