@@ -347,9 +347,8 @@ fn skip_block(bytes: &[u8], mut i: usize, line: &mut u32, sink: &mut Sink<'_>) -
 fn run(src: &str, mut i: usize, mut line: u32, out: &mut Sink<'_>) {
     let bytes = src.as_bytes();
     let n = bytes.len();
-    // Brace depth and whether the previous token was `=` (for block skipping).
+    // Brace depth (for block skipping).
     let mut depth = 0u32;
-    let mut after_eq = false;
     while i < n {
         let b = bytes[i];
         match class(b) {
@@ -436,7 +435,11 @@ fn run(src: &str, mut i: usize, mut line: u32, out: &mut Sink<'_>) {
                     i = scan_word(bytes, i + 1, false);
                     out.push(TokKind::Directive, start, i, line);
                 }
-                b'{' if depth == 0 && !after_eq && out.blocks.is_some() => {
+                // Not after `=`: that `{` opens an initialiser, which is lexed.
+                b'{' if depth == 0
+                    && out.blocks.is_some()
+                    && !out.tokens.last().is_some_and(|t| t.is(b'=')) =>
+                {
                     let open = out.tokens.len();
                     out.push(TokKind::Punct(b'{'), i, i + 1, line);
                     let (saved_line, saved_starts) =
@@ -495,7 +498,6 @@ fn run(src: &str, mut i: usize, mut line: u32, out: &mut Sink<'_>) {
                 }
             },
         }
-        after_eq = b == b'=';
     }
 }
 

@@ -354,27 +354,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
 
     /// Numbers scopes, labels and labelled directives.
     fn prepass(&mut self, body: &[Stmt<'a>]) {
-        // Size the per-function tables up front (capacity only; avoids regrowth).
-        let (mut n_labels, mut n_locs, mut n_decls, mut n_regs) = (0usize, 0usize, 0usize, 0usize);
-        for s in body {
-            match s {
-                Stmt::Label(..) => n_labels += 1,
-                Stmt::Loc(_) => n_locs += 1,
-                Stmt::Decl(v) if v.space == StateSpace::Reg => {
-                    n_decls += v.decls.len();
-                    for d in &v.decls {
-                        n_regs = n_regs.saturating_add(d.range.unwrap_or(1) as usize);
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.f.labels.reserve(n_labels);
-        self.f.locs.reserve(n_locs);
-        self.f.reg_decls.reserve(n_decls);
-        if n_regs <= MAX_REGS {
-            self.f.regs.reserve(n_regs);
-        }
+        // Per-function table sizes, counted on the way (capacity only; avoids regrowth).
+        let (mut n_locs, mut n_decls, mut n_regs) = (0usize, 0usize, 0usize);
         let mut n_insts = 0usize;
         let mut stack = vec![ScopeId(0)];
         self.f.scopes.push(Scope {
@@ -386,6 +367,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
             let cur = stack.last().copied().unwrap_or(ScopeId(0));
             match s {
                 Stmt::Inst(_) => n_insts += 1,
+                Stmt::Loc(_) => n_locs += 1,
+                Stmt::Decl(v) if v.space == StateSpace::Reg => {
+                    n_decls += v.decls.len();
+                    for d in &v.decls {
+                        n_regs = n_regs.saturating_add(d.range.unwrap_or(1) as usize);
+                    }
+                }
                 Stmt::Open => {
                     let id = ScopeId::new(self.f.scopes.len());
                     self.f.scopes.push(Scope {
@@ -431,6 +419,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if let Some(s) = self.f.scopes.first_mut() {
             s.end = InstId::new(n_insts);
         }
+        // Exact sizes: an `Inst` holds its operands inline, so over-reserving costs memory.
+        self.f.insts.reserve_exact(n_insts);
+        self.f.spans.reserve_exact(n_insts);
+        self.f.locs.reserve(n_locs);
+        self.f.reg_decls.reserve(n_decls);
+        if n_regs <= MAX_REGS {
+            self.f.regs.reserve(n_regs);
+        }
     }
 
     fn cur_scope(&self) -> ScopeId {
@@ -438,8 +434,6 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn main_pass(&mut self, body: &[Stmt<'a>]) {
-        self.f.insts.reserve(body.len());
-        self.f.spans.reserve(body.len());
         self.frames.push(Frame::default());
         self.stack.push(ScopeId(0));
         let mut next_scope = 1usize;
@@ -568,7 +562,61 @@ impl<'a, 'm> FnLower<'a, 'm> {
         }
     }
 
+    #[inline]
     fn find_reg(&self, name: &str) -> Option<RegId> {
+        if let Some(r) = self.find_reg_fast(name) {
+            return Some(r);
+        }
+        self.find_reg_general(name)
+    }
+
+    /// The common case of [`FnLower::find_reg`] in one forward pass: a single scope with at
+    /// most [`Frame::LINEAR`] ranges, and a name made of a 1-7 byte prefix without digits
+    /// followed by 1-9 digits without a leading zero (`%rd17`). `None` means "not decided
+    /// here": the general lookup then runs from scratch, so results cannot differ.
+    #[inline]
+    fn find_reg_fast(&self, name: &str) -> Option<RegId> {
+        let [fr] = self.frames.as_slice() else {
+            return None;
+        };
+        if fr.range_list.len() > Frame::LINEAR {
+            return None;
+        }
+        let b = name.as_bytes();
+        let mut p = 0;
+        let mut key = 0u64;
+        while let Some(&c) = b.get(p) {
+            if c.is_ascii_digit() || p == 7 {
+                break;
+            }
+            key |= u64::from(c) << (8 * p);
+            p += 1;
+        }
+        let digits = b.get(p..)?;
+        if p == 0
+            || digits.is_empty()
+            || digits.len() > 9
+            || (digits.len() > 1 && digits[0] == b'0')
+        {
+            return None;
+        }
+        let mut k = 0u32;
+        for &c in digits {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            k = k * 10 + u32::from(d);
+        }
+        key |= (p as u64) << 56;
+        let r = fr.range_list.iter().find(|r| r.0 == key)?;
+        (k < r.3).then_some(RegId(r.2 + k))
+    }
+
+    /// [`FnLower::find_reg`] for any name and scope depth (out of line: keeps the fast path
+    /// free of this one's register saves).
+    #[inline(never)]
+    fn find_reg_general(&self, name: &str) -> Option<RegId> {
         // Split `%rd17` into prefix `%rd` and index 17 (no leading zeros, fits u32).
         let b = name.as_bytes();
         let mut p = b.len();
@@ -705,14 +753,25 @@ impl<'a, 'm> FnLower<'a, 'm> {
             None => None,
         };
         let is_branch = matches!(op, Opcode::Bra | Opcode::BrxIdx);
-        let operands = self.operands(i.operands.clone(), is_branch);
         let col = self.lexed.col(i.line, i.start);
+        // The instruction is pushed first and its operands lowered into it in place: an
+        // `Inst` with inline operands is large, and building it on the stack costs copies.
+        let items = self
+            .ops
+            .get(i.operands.start as usize..i.operands.end as usize)
+            .unwrap_or(&[]);
         self.f.insts.push(Inst {
             guard,
             op,
             mods,
-            operands,
+            operands: Operands::with_capacity(items.len()),
         });
+        for o in items {
+            let v = self.operand(o, is_branch);
+            if let Some(last) = self.f.insts.last_mut() {
+                last.operands.push(v);
+            }
+        }
         self.f.spans.push(Span {
             line: i.line,
             col,
