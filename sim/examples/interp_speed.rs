@@ -4,10 +4,11 @@
 //! `cargo run -p sim --release --example interp_speed -- [mm_naive|hotspot|bfs] [threads] [repeats] [n]`
 //! (`n`: mm_naive's matrix size, default 256; the others run their small launch).
 
-use std::path::Path;
+#[path = "common/case.rs"]
+mod case;
+
 use std::time::Instant;
 
-use launch::Launch;
 use sim::{NoObserver, Program, RunOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -16,31 +17,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let threads: usize = args.get(1).map_or(Ok(1), |s| s.parse())?;
     let repeats: usize = args.get(2).map_or(Ok(5), |s| s.parse())?;
     let n: u64 = args.get(3).map_or(Ok(256), |s| s.parse())?;
-    let (dir, kernel, launch_file) = match case {
-        "mm_naive" => ("mm_naive", "mm_naive", ""),
-        "hotspot" => ("hotspot", "hotspot", "small.json"),
-        "bfs" => ("bfs", "bfs_expand", "small.bfs_expand.json"),
-        other => return Err(format!("unknown case {other}").into()),
-    };
-    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kernels")
-        .join(dir);
-    let module = ptx_parser::parse_file(&d.join(format!("{dir}.compute_90.ptx")))?;
-    let f = module.kernel(kernel).ok_or("no kernel")?;
-    let l = if case == "mm_naive" {
-        let (g, len) = (n.div_ceil(16), n * n);
-        let json = format!(
-            r#"{{"format": "paver-launch/1", "grid": [{g},{g},1], "block": [16,16,1], "params": [
-  {{"index": 0, "buffer": {{"type": "f32", "len": {len}, "init": "rand(1)"}}}},
-  {{"index": 1, "buffer": {{"type": "f32", "len": {len}, "init": "rand(2)"}}}},
-  {{"index": 2, "buffer": {{"type": "f32", "len": {len}, "init": "zeros"}}}},
-  {{"index": 3, "value": {n}}}]}}"#
-        );
-        Launch::from_json(&json, Path::new("speed.json"))?
-    } else {
-        Launch::read(&d.join(launch_file))?
-    };
-    let bound = l.bind(kernel, &sim::param_sigs(f), &d)?;
+    let case::Case {
+        module,
+        kernel,
+        bound,
+    } = case::load(case, "compute_90", n)?;
     let prog = Program::new(&module, kernel)?;
     let opts = RunOptions {
         threads,

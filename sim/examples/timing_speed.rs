@@ -6,10 +6,11 @@
 //! (`n`: mm_naive's matrix size, default 256 = 256 TBs; the others run their small launch).
 //! Volta configuration (80 SMs), LRR TBs, GTO warps.
 
-use std::path::Path;
+#[path = "common/case.rs"]
+mod case;
+
 use std::time::Instant;
 
-use launch::Launch;
 use sim::timing::{simulate, SimOptions, TbPolicy, TimingConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -17,32 +18,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let case = args.first().map_or("mm_naive", String::as_str);
     let repeats: usize = args.get(1).map_or(Ok(3), |s| s.parse())?;
     let n: u64 = args.get(2).map_or(Ok(256), |s| s.parse())?;
-    let (dir, kernel, launch_file) = match case {
-        "mm_naive" => ("mm_naive", "mm_naive", ""),
-        "hotspot" => ("hotspot", "hotspot", "small.json"),
-        "stencil2d" => ("stencil2d", "stencil2d_5pt", "small.json"),
-        "bfs" => ("bfs", "bfs_expand", "small.bfs_expand.json"),
-        other => return Err(format!("unknown case {other}").into()),
-    };
-    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kernels")
-        .join(dir);
-    let module = ptx_parser::parse_file(&d.join(format!("{dir}.compute_70.ptx")))?;
+    let case::Case {
+        module,
+        kernel,
+        bound,
+    } = case::load(case, "compute_70", n)?;
     let f = module.kernel(kernel).ok_or("no kernel")?;
-    let l = if case == "mm_naive" {
-        let (g, len) = (n.div_ceil(16), n * n);
-        let json = format!(
-            r#"{{"format": "paver-launch/1", "grid": [{g},{g},1], "block": [16,16,1], "params": [
-  {{"index": 0, "buffer": {{"type": "f32", "len": {len}, "init": "rand(1)"}}}},
-  {{"index": 1, "buffer": {{"type": "f32", "len": {len}, "init": "rand(2)"}}}},
-  {{"index": 2, "buffer": {{"type": "f32", "len": {len}, "init": "zeros"}}}},
-  {{"index": 3, "value": {n}}}]}}"#
-        );
-        Launch::from_json(&json, Path::new("speed.json"))?
-    } else {
-        Launch::read(&d.join(launch_file))?
-    };
-    let bound = l.bind(kernel, &sim::param_sigs(f), &d)?;
     let cfg = TimingConfig::new(graph_partition::GpuConfig::builtin("volta")?);
     let opts = SimOptions::new(TbPolicy::Lrr);
     let mut best = f64::INFINITY;
