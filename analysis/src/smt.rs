@@ -393,7 +393,7 @@ impl<'c> Enc<'c, '_> {
 }
 
 /// Largest number of threads whose trip counts are evaluated to bound a loop's counter.
-pub const MAX_TRIP_THREADS: u64 = 1 << 22;
+pub const MAX_TRIP_THREADS: u64 = 1 << 20;
 
 /// Ranges of the variables of a launch: `%tid`, `%ctaid` from the launch, loop counters
 /// from the largest trip count over all threads (constant trip counts, or ones that depend
