@@ -632,7 +632,7 @@ fn ask(q: &Subject, (i, j): (usize, usize), same_thread: bool, relaxed: bool) ->
                 let w1 = witness(&m, &s1);
                 let w2 = witness(&m, &s2);
                 match (w1, w2) {
-                    (Some(x), Some(y)) => collide(a, eb, (i, &x), (j, &y), same_thread),
+                    (Some(x), Some(y)) => collide(q, (i, &x), (j, &y), same_thread),
                     _ => false,
                 }
             });
@@ -665,13 +665,14 @@ fn witness(m: &z3::Model, side: &Side) -> Option<crate::expr::Ctx> {
 /// and guards evaluated exactly), read overlapping elements of the parameter's buffer, and
 /// are two different executions (different TBs, or one thread's different iterations).
 fn collide(
-    a: &Analysis,
-    eb: u64,
+    q: &Subject,
     (i, x): (usize, &crate::expr::Ctx),
     (j, y): (usize, &crate::expr::Ctx),
     same_thread: bool,
 ) -> bool {
     use crate::expr::{eval, TripSource};
+    let (a, eb) = (q.a, i128::from(q.eb));
+    let base = (i128::from(q.p) + 1) << 36;
     let range = |load: usize, cx: &crate::expr::Ctx| -> Option<(i128, i128)> {
         let site = a.model.loads.get(load)?;
         let mut cx = cx.clone();
@@ -693,10 +694,11 @@ fn collide(
             }
         }
         let addr = eval(&site.addr, &cx, &a.model).ok()?;
-        Some((
-            addr / i128::from(eb),
-            (addr + i128::from(site.width) - 1) / i128::from(eb),
-        ))
+        // Inside the parameter's buffer region, as the encoding requires.
+        if addr < base || addr >= base + (1 << 36) {
+            return None;
+        }
+        Some((addr / eb, (addr + i128::from(site.width) - 1) / eb))
     };
     let (Some(r1), Some(r2)) = (range(i, x), range(j, y)) else {
         return false;
