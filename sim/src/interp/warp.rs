@@ -157,14 +157,7 @@ impl<'r> Split<'r> {
                 } else {
                     Split::other(lo, hi, d, r as usize)
                 };
-                match v {
-                    Some(v) => {
-                        for (o, x) in tmp.iter_mut().zip(v) {
-                            *o = (x & 1) ^ 1;
-                        }
-                    }
-                    None => *tmp = [0; 32],
-                }
+                negated_pred(v.map(|v| &v[..]), tmp);
             }
             Src::Imm(v) => *tmp = [v; 32],
             Src::Clock => *tmp = [clock; 32],
@@ -187,19 +180,25 @@ fn src_ref<'t>(regs: &'t [u64], s: Src, clock: u64, tmp: &'t mut [u64; 32]) -> &
         }
         Src::NotPred(r) => {
             let b = r as usize * 32;
-            match regs.get(b..b + 32) {
-                Some(v) => {
-                    for (o, x) in tmp.iter_mut().zip(v) {
-                        *o = (x & 1) ^ 1;
-                    }
-                }
-                None => *tmp = [0; 32],
-            }
+            negated_pred(regs.get(b..b + 32), tmp);
         }
         Src::Imm(v) => *tmp = [v; 32],
         Src::Clock => *tmp = [clock; 32],
     }
     tmp
+}
+
+/// `!p` per lane of the predicate register lanes `v` into `tmp` (zeros for a missing register).
+#[inline(always)]
+fn negated_pred(v: Option<&[u64]>, tmp: &mut [u64; 32]) {
+    match v {
+        Some(v) => {
+            for (o, x) in tmp.iter_mut().zip(v) {
+                *o = (x & 1) ^ 1;
+            }
+        }
+        None => *tmp = [0; 32],
+    }
 }
 
 #[inline(always)]
