@@ -544,16 +544,19 @@ impl Operands {
     pub const INLINE: usize = 4;
 
     /// No operands.
+    #[inline]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// No operands, with room for `n` (on the heap only when `n` exceeds [`Self::INLINE`]).
+    #[inline]
     pub fn with_capacity(n: usize) -> Self {
         Self(smallvec::SmallVec::with_capacity(n))
     }
 
     /// Appends an operand.
+    #[inline]
     pub fn push(&mut self, o: Operand) {
         self.0.push(o);
     }

@@ -84,11 +84,11 @@ impl Lexed {
 }
 
 /// Byte classes for the lexer's dispatch (one table lookup per byte).
-const C_OTHER: u8 = 0;
-const C_WORD: u8 = 1; // letters, `_`, `$`: may start and continue a word
-const C_DIGIT: u8 = 2;
-const C_PERCENT: u8 = 3; // starts a word but does not continue one
-const C_SPACE: u8 = 4;
+pub(crate) const C_OTHER: u8 = 0;
+pub(crate) const C_WORD: u8 = 1; // letters, `_`, `$`: may start and continue a word
+pub(crate) const C_DIGIT: u8 = 2;
+pub(crate) const C_PERCENT: u8 = 3; // starts a word but does not continue one
+pub(crate) const C_SPACE: u8 = 4;
 
 static CLASS: [u8; 256] = {
     let mut t = [C_OTHER; 256];
@@ -112,7 +112,7 @@ static CLASS: [u8; 256] = {
 };
 
 #[inline]
-fn class(b: u8) -> u8 {
+pub(crate) fn class(b: u8) -> u8 {
     CLASS[b as usize]
 }
 
@@ -128,7 +128,7 @@ static WORD_CHAR: [bool; 256] = {
 };
 
 #[inline]
-fn is_word_char(b: u8) -> bool {
+pub(crate) fn is_word_char(b: u8) -> bool {
     WORD_CHAR[b as usize]
 }
 
@@ -503,7 +503,7 @@ fn run(src: &str, mut i: usize, mut line: u32, out: &mut Sink<'_>) {
 
 /// Scans word characters from `i`; with `dotted`, also `.x` continuations and `::` joins.
 #[inline]
-fn scan_word(bytes: &[u8], mut i: usize, dotted: bool) -> usize {
+pub(crate) fn scan_word(bytes: &[u8], mut i: usize, dotted: bool) -> usize {
     loop {
         match bytes.get(i) {
             Some(&b) if is_word_char(b) => i += 1,
@@ -521,7 +521,7 @@ fn scan_word(bytes: &[u8], mut i: usize, dotted: bool) -> usize {
 
 /// Scans a numeric literal: alphanumerics, `.`, and a signed exponent in decimal floats.
 #[inline]
-fn scan_number(bytes: &[u8], mut i: usize) -> usize {
+pub(crate) fn scan_number(bytes: &[u8], mut i: usize) -> usize {
     let n = bytes.len();
     let start = i;
     let radix_prefixed = bytes.get(start) == Some(&b'0')

@@ -75,9 +75,34 @@ pub fn parse_file(path: &Path) -> Result<Module, ParseErrors> {
 
 /// Parses `src`, recording `file` in errors.
 pub fn parse_named(src: &str, file: Option<PathBuf>) -> Result<Module, ParseErrors> {
+    parse_with(src, file, Some(&mut 0))
+}
+
+/// Parses `src` with every function body lowered the two-pass way (tokens, statements,
+/// then IR), never by the direct lowering that [`parse`] tries first. The result, spans and
+/// errors included, is the same as [`parse`]'s; this is the reference that differential
+/// tests and the `direct` fuzz target compare [`parse`] against.
+pub fn parse_two_pass(src: &str) -> Result<Module, ParseErrors> {
+    parse_with(src, None, None)
+}
+
+/// How many function bodies of `src` [`parse`] lowers directly (the rest, and any with an
+/// error, take the two-pass way). For tests that the fast path is taken.
+#[doc(hidden)]
+pub fn direct_bodies(src: &str) -> usize {
+    let mut n = 0;
+    let _ = parse_with(src, None, Some(&mut n));
+    n
+}
+
+fn parse_with(
+    src: &str,
+    file: Option<PathBuf>,
+    direct: Option<&mut usize>,
+) -> Result<Module, ParseErrors> {
     let lexed = lexer::lex_lazy(src);
     let (ast, syn_errors) = syntax::parse_tokens(src, &lexed);
-    let (module, body_lex_errors, low_errors) = lower::lower_lazy(&ast, src, &lexed);
+    let (module, body_lex_errors, low_errors) = lower::lower_lazy_with(&ast, src, &lexed, direct);
     if lexed.errors.is_empty()
         && body_lex_errors.is_empty()
         && syn_errors.is_empty()

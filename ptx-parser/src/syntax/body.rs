@@ -50,6 +50,33 @@ pub fn parse_body_tokens<'a>(
     *errors = p.errors;
 }
 
+/// Parses `toks` as exactly one body statement (an instruction or a declaration that the
+/// direct lowering in [`crate::lower`] lexed on its own), with operands in `ops` (cleared
+/// first). `None` unless the statement parses without any error and uses every token, so a
+/// caller that falls back to [`parse_body_tokens`] on `None` sees no difference.
+pub(crate) fn parse_statement<'a>(
+    src: &'a str,
+    toks: &[Token],
+    ops: &mut Vec<AstOp<'a>>,
+) -> Option<Stmt<'a>> {
+    ops.clear();
+    let mut p = Parser {
+        src,
+        toks,
+        pos: 0,
+        errors: Vec::new(),
+        ops: std::mem::take(ops),
+        scratch: Vec::new(),
+    };
+    let mut out = Vec::with_capacity(1);
+    let ok = p.stmt(&mut out).is_ok() && p.errors.is_empty() && p.pos == toks.len();
+    *ops = p.ops;
+    match (ok, out.pop(), out.is_empty()) {
+        (true, Some(s), true) => Some(s),
+        _ => None,
+    }
+}
+
 impl<'a> Parser<'a, '_> {
     /// Statements up to the `}` closing the body (already past the opening `{`).
     fn body(&mut self, out: &mut Vec<Stmt<'a>>) -> PResult<()> {

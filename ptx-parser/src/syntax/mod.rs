@@ -12,6 +12,7 @@ use crate::literal::{parse_number, parse_u32};
 use crate::types::{Linkage, ScalarType, StateSpace, VecWidth};
 
 mod body;
+pub(crate) use body::parse_statement;
 pub use body::{parse_body, parse_body_tokens};
 
 /// Maximum nesting of operand lists and initialisers.

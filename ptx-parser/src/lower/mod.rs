@@ -19,6 +19,8 @@ use crate::types::{SpecialReg, StateSpace};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+mod direct;
+
 /// Most registers one function may declare (guards against `%r<4000000000>`).
 const MAX_REGS: usize = 1 << 22;
 
@@ -90,6 +92,19 @@ pub fn lower_lazy<'a>(
     ast: &Ast<'a>,
     src: &'a str,
     lexed: &'a Lexed,
+) -> (Module, Vec<LexError>, Vec<LowerError>) {
+    lower_lazy_with(ast, src, lexed, Some(&mut 0))
+}
+
+/// [`lower_lazy`], choosing whether bodies are first tried with the direct lowering
+/// (`direct` is `Some`, counting the bodies it lowered; see the `direct` module) or always
+/// lowered the two-pass way (`None`). Both give the same module and errors; the two-pass way
+/// is the reference for differential tests.
+pub fn lower_lazy_with<'a>(
+    ast: &Ast<'a>,
+    src: &'a str,
+    lexed: &'a Lexed,
+    mut direct: Option<&mut usize>,
 ) -> (Module, Vec<LexError>, Vec<LowerError>) {
     let mut body_toks: Vec<Token> = Vec::new();
     let mut lex_errors: Vec<LexError> = Vec::new();
@@ -165,6 +180,22 @@ pub fn lower_lazy<'a>(
                         Some((k, b)) => {
                             if let Some(u) = used.get_mut(k) {
                                 *u = true;
+                            }
+                            if let Some(count) = direct.as_deref_mut() {
+                                let func = FnLower::run_direct(
+                                    f,
+                                    b,
+                                    src,
+                                    &names,
+                                    lexed,
+                                    &mut words,
+                                    &mut errors,
+                                );
+                                if let Some(func) = func {
+                                    *count += 1;
+                                    m.functions.push(func);
+                                    continue;
+                                }
                             }
                             lex_block(src, b, &mut body_toks, &mut lex_errors);
                             parse_body_tokens(
@@ -278,7 +309,96 @@ fn prefix_key(s: &str) -> u64 {
 
 /// Opcode, modifiers and "too many modifiers" of an instruction word, cached per module:
 /// a kernel uses a few dozen distinct words (`ld.param.u64`, `mov.u32`, ...) many times.
-type WordCache = FxMap<Box<str>, (Opcode, Modifiers, bool)>;
+///
+/// Words of up to 16 bytes (nearly all) are found through a direct-mapped table keyed by
+/// their bytes as two integers, without hashing the string or comparing it byte by byte;
+/// the hash map holds every cached word.
+#[derive(Default)]
+struct WordCache {
+    map: FxMap<Box<str>, u32>,
+    entries: Vec<(Opcode, Modifiers, bool)>,
+    /// `FRONT` slots of `(first 8 bytes, next 8 bytes, length << 32 | entry + 1)`, zero-padded.
+    front: Vec<(u64, u64, u64)>,
+}
+
+impl WordCache {
+    const FRONT: usize = 256;
+
+    /// The key of a word of at most 16 bytes, and its slot in `front`.
+    #[inline]
+    fn key(word: &[u8]) -> Option<(u64, u64, usize)> {
+        if word.len() > 16 {
+            return None;
+        }
+        let mut a = [0u8; 16];
+        a[..word.len()].copy_from_slice(word);
+        let (lo, hi) = a.split_at(8);
+        let lo = u64::from_le_bytes(lo.try_into().ok()?);
+        let hi = u64::from_le_bytes(hi.try_into().ok()?);
+        let h = (lo ^ hi.rotate_left(29) ^ word.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        Some((lo, hi, (h >> 56) as usize))
+    }
+
+    /// The cached entry of `word`.
+    #[inline]
+    fn get(&mut self, word: &str) -> Option<&(Opcode, Modifiers, bool)> {
+        let idx = self.find(word)?;
+        self.entries.get(idx)
+    }
+
+    /// The index in `entries` of `word`.
+    #[inline]
+    fn find(&mut self, word: &str) -> Option<usize> {
+        let key = Self::key(word.as_bytes());
+        if let Some((lo, hi, slot)) = key {
+            if let Some(&(l, h, tag)) = self.front.get(slot) {
+                if l == lo && h == hi && (tag >> 32) as usize == word.len() && tag as u32 != 0 {
+                    return Some(tag as u32 as usize - 1);
+                }
+            }
+        }
+        let idx = *self.map.get(word)?;
+        if let Some((lo, hi, slot)) = key {
+            self.remember(lo, hi, word.len(), slot, idx);
+        }
+        Some(idx as usize)
+    }
+
+    fn remember(&mut self, lo: u64, hi: u64, len: usize, slot: usize, idx: u32) {
+        if self.front.is_empty() {
+            self.front = vec![(0, 0, 0); Self::FRONT];
+        }
+        if let Some(f) = self.front.get_mut(slot) {
+            *f = (lo, hi, (len as u64) << 32 | u64::from(idx + 1));
+        }
+    }
+
+    /// Caches `word` (unless the cache is full).
+    fn insert(&mut self, word: &str, entry: (Opcode, Modifiers, bool)) {
+        if self.entries.len() >= MAX_CACHED_WORDS {
+            return;
+        }
+        let idx = self.entries.len() as u32;
+        self.entries.push(entry);
+        self.map.insert(word.into(), idx);
+        if let Some((lo, hi, slot)) = Self::key(word.as_bytes()) {
+            self.remember(lo, hi, word.len(), slot, idx);
+        }
+    }
+}
+
+/// A copy of `m`: the plain fields, and `other` cloned only when it has words.
+#[inline]
+fn copy_mods(m: &Modifiers) -> Modifiers {
+    Modifiers {
+        other: if m.other.is_empty() {
+            Vec::new()
+        } else {
+            m.other.clone()
+        },
+        ..*m
+    }
+}
 
 /// Most distinct instruction words cached (bounds memory on adversarial input).
 const MAX_CACHED_WORDS: usize = 4096;
@@ -287,7 +407,7 @@ struct FnLower<'a, 'm> {
     f: Function,
     ops: &'m [AstOp<'a>],
     names: &'m ModuleNames<'a>,
-    params: FxMap<&'a str, Symbol>,
+    params: FxMap<&'m str, Symbol>,
     frames: Vec<Frame<'a>>,
     stack: Vec<ScopeId>,
     labels: FxMap<(ScopeId, &'a str), LabelId>,
@@ -295,9 +415,30 @@ struct FnLower<'a, 'm> {
     lexed: &'m Lexed,
     words: WordCache,
     errors: &'m mut Vec<LowerError>,
+    /// Direct lowering ([`direct`]): label operands are resolved at the end of the body,
+    /// since labels are not numbered in advance; see [`Pending`].
+    defer_labels: bool,
+    pending: Vec<Pending<'a>>,
+    /// Index of the instruction whose operands are being lowered (for [`Pending::inst`]).
+    cur_inst: u32,
 }
 
+/// A name operand whose meaning depends on the labels of the whole body: a label if one of
+/// that name is visible from `scope`, else `symbol` (looked up where the operand occurs, as
+/// the two-pass lowering does), else an error. Lowered as [`PENDING`] in instruction `inst`;
+/// pending operands of one instruction are in operand order.
+struct Pending<'a> {
+    inst: u32,
+    name: &'a str,
+    scope: ScopeId,
+    symbol: Option<Symbol>,
+}
+
+/// The placeholder operand of a [`Pending`] name (no body has `u32::MAX` labels).
+const PENDING: Operand = Operand::Label(LabelId(u32::MAX));
+
 impl<'a, 'm> FnLower<'a, 'm> {
+    /// Lowers the function `d` whose body was parsed into `body` (with operands in `ops`).
     fn run(
         d: &'m FuncDecl<'a>,
         body: &'m [Stmt<'a>],
@@ -307,6 +448,23 @@ impl<'a, 'm> FnLower<'a, 'm> {
         words: &mut WordCache,
         errors: &'m mut Vec<LowerError>,
     ) -> Function {
+        let mut l = FnLower::new(d, ops, names, lexed, words, errors);
+        if d.body.is_some() {
+            l.prepass(body);
+            l.main_pass(body);
+        }
+        *words = l.words;
+        l.f
+    }
+
+    fn new(
+        d: &'m FuncDecl<'a>,
+        ops: &'m [AstOp<'a>],
+        names: &'m ModuleNames<'a>,
+        lexed: &'m Lexed,
+        words: &mut WordCache,
+        errors: &'m mut Vec<LowerError>,
+    ) -> Self {
         let mut params = FxMap::default();
         for (i, p) in d.params.iter().enumerate() {
             params.insert(p.name.as_str(), Symbol::Param(i as u32));
@@ -314,7 +472,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         for (i, p) in d.returns.iter().enumerate() {
             params.insert(p.name.as_str(), Symbol::Ret(i as u32));
         }
-        let mut l = FnLower {
+        FnLower {
             f: Function {
                 name: d.name.to_string(),
                 is_entry: d.is_entry,
@@ -335,13 +493,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
             lexed,
             words: std::mem::take(words),
             errors,
-        };
-        if d.body.is_some() {
-            l.prepass(body);
-            l.main_pass(body);
+            defer_labels: false,
+            pending: Vec::new(),
+            cur_inst: 0,
         }
-        *words = l.words;
-        l.f
     }
 
     fn err(&mut self, offset: u32, line: u32, message: String) {
@@ -440,7 +595,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut n_dir = 0usize;
         for s in body {
             match s {
-                Stmt::Inst(i) => self.inst(i),
+                Stmt::Inst(i) => self.inst(i, self.ops),
                 Stmt::Decl(v) => self.decl(v),
                 Stmt::Open => {
                     self.stack.push(ScopeId::new(next_scope));
@@ -672,7 +827,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn scope_chain(&self) -> impl Iterator<Item = ScopeId> + '_ {
-        let mut cur = Some(self.cur_scope());
+        self.scope_chain_from(self.cur_scope())
+    }
+
+    /// `scope` and its enclosing scopes, innermost first.
+    fn scope_chain_from(&self, scope: ScopeId) -> impl Iterator<Item = ScopeId> + '_ {
+        let mut cur = Some(scope);
         std::iter::from_fn(move || {
             let s = cur?;
             cur = self.f.scopes.get(s.index()).and_then(|sc| sc.parent);
@@ -714,38 +874,8 @@ impl<'a, 'm> FnLower<'a, 'm> {
         r
     }
 
-    fn inst(&mut self, i: &AstInst<'a>) {
-        let (op, mods, too_many) = match self.words.get(i.word) {
-            Some((op, m, too_many)) => {
-                // Copies the plain fields; clones `other` only when it has words.
-                let mods = Modifiers {
-                    other: if m.other.is_empty() {
-                        Vec::new()
-                    } else {
-                        m.other.clone()
-                    },
-                    ..*m
-                };
-                (op.clone(), mods, *too_many)
-            }
-            None => {
-                let (op, rest) = Opcode::split(i.word);
-                let too_many = rest.bytes().filter(|&c| c == b'.').count() >= Modifiers::MAX_WORDS;
-                let mods = Modifiers::parse(&op, rest);
-                if self.words.len() < MAX_CACHED_WORDS {
-                    self.words
-                        .insert(i.word.into(), (op.clone(), mods.clone(), too_many));
-                }
-                (op, mods, too_many)
-            }
-        };
-        if too_many {
-            self.err(
-                i.start,
-                i.line,
-                format!("too many modifiers on '{}'", op.name()),
-            );
-        }
+    fn inst(&mut self, i: &AstInst<'a>, ops: &[AstOp<'a>]) {
+        let (op, mods) = self.opcode(i.word, i.start, i.line);
         let guard = match i.guard {
             Some((negated, name, tok)) => self
                 .reg_operand(name, tok)
@@ -756,10 +886,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let col = self.lexed.col(i.line, i.start);
         // The instruction is pushed first and its operands lowered into it in place: an
         // `Inst` with inline operands is large, and building it on the stack costs copies.
-        let items = self
-            .ops
+        let items = ops
             .get(i.operands.start as usize..i.operands.end as usize)
             .unwrap_or(&[]);
+        self.cur_inst = self.f.insts.len() as u32;
         self.f.insts.push(Inst {
             guard,
             op,
@@ -767,7 +897,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             operands: Operands::with_capacity(items.len()),
         });
         for o in items {
-            let v = self.operand(o, is_branch);
+            let v = self.operand(o, ops, is_branch);
             if let Some(last) = self.f.insts.last_mut() {
                 last.operands.push(v);
             }
@@ -780,7 +910,30 @@ impl<'a, 'm> FnLower<'a, 'm> {
         });
     }
 
-    fn operand(&mut self, o: &AstOp<'a>, is_branch: bool) -> Operand {
+    /// Splits instruction word `word` (cached), reporting too many modifiers at `start`.
+    fn opcode(&mut self, word: &str, start: u32, line: u32) -> (Opcode, Modifiers) {
+        let (op, mods, too_many) = match self.words.get(word) {
+            Some((op, m, too_many)) => (op.clone(), copy_mods(m), *too_many),
+            None => {
+                let (op, rest) = Opcode::split(word);
+                let too_many = rest.bytes().filter(|&c| c == b'.').count() >= Modifiers::MAX_WORDS;
+                let mods = Modifiers::parse(&op, rest);
+                self.words
+                    .insert(word, (op.clone(), mods.clone(), too_many));
+                (op, mods, too_many)
+            }
+        };
+        if too_many {
+            self.err(
+                start,
+                line,
+                format!("too many modifiers on '{}'", op.name()),
+            );
+        }
+        (op, mods)
+    }
+
+    fn operand(&mut self, o: &AstOp<'a>, ops: &[AstOp<'a>], is_branch: bool) -> Operand {
         match o {
             AstOp::Name(n, tok) => self.name_operand(n, *tok, is_branch),
             AstOp::Not(n, tok) => self
@@ -799,39 +952,46 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 base: AddrBase::Imm(*v),
                 offset: *off,
             }),
-            AstOp::AddrName(n, tok, off) => {
-                let base = if let Some(r) = self.find_reg(n) {
-                    Some(AddrBase::Reg(r))
-                } else if let Some(s) = self.find_symbol(n) {
-                    Some(AddrBase::Symbol(s))
-                } else {
-                    let what = if n.starts_with('%') {
-                        "register"
-                    } else {
-                        "identifier"
-                    };
-                    self.err(tok.start, tok.line, format!("undeclared {what} '{n}'"));
-                    None
-                };
-                base.map_or(Operand::Sink, |base| {
-                    Operand::Address(Address { base, offset: *off })
-                })
-            }
-            AstOp::Vector(v) => Operand::Vector(self.operands(v.clone(), false)),
-            AstOp::Brackets(v) => Operand::Brackets(self.operands(v.clone(), false)),
-            AstOp::List(v) => Operand::List(self.operands(v.clone(), false)),
+            AstOp::AddrName(n, tok, off) => self.addr_operand(n, *tok, *off),
+            AstOp::Vector(v) => Operand::Vector(self.operands(v.clone(), ops, false)),
+            AstOp::Brackets(v) => Operand::Brackets(self.operands(v.clone(), ops, false)),
+            AstOp::List(v) => Operand::List(self.operands(v.clone(), ops, false)),
             AstOp::Sink => Operand::Sink,
         }
     }
 
-    fn operands(&mut self, r: crate::syntax::OpRange, is_branch: bool) -> Vec<Operand> {
-        let ops = self.ops;
+    fn operands(
+        &mut self,
+        r: crate::syntax::OpRange,
+        ops: &[AstOp<'a>],
+        is_branch: bool,
+    ) -> Vec<Operand> {
         let items = ops.get(r.start as usize..r.end as usize).unwrap_or(&[]);
         let mut v = Vec::with_capacity(items.len());
         for o in items {
-            v.push(self.operand(o, is_branch));
+            v.push(self.operand(o, ops, is_branch));
         }
         v
+    }
+
+    /// `[n+off]`: a register or a symbol (never a label).
+    fn addr_operand(&mut self, n: &'a str, tok: crate::lexer::Token, off: i64) -> Operand {
+        let base = if let Some(r) = self.find_reg(n) {
+            Some(AddrBase::Reg(r))
+        } else if let Some(s) = self.find_symbol(n) {
+            Some(AddrBase::Symbol(s))
+        } else {
+            let what = if n.starts_with('%') {
+                "register"
+            } else {
+                "identifier"
+            };
+            self.err(tok.start, tok.line, format!("undeclared {what} '{n}'"));
+            None
+        };
+        base.map_or(Operand::Sink, |base| {
+            Operand::Address(Address { base, offset: off })
+        })
     }
 
     fn name_operand(&mut self, n: &'a str, tok: crate::lexer::Token, is_branch: bool) -> Operand {
@@ -844,6 +1004,15 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             self.err(tok.start, tok.line, format!("undeclared register '{n}'"));
             return Operand::Sink;
+        }
+        if self.defer_labels {
+            self.pending.push(Pending {
+                inst: self.cur_inst,
+                name: n,
+                scope: self.cur_scope(),
+                symbol: self.find_symbol(n),
+            });
+            return PENDING;
         }
         if let Some(l) = self.find_label(n) {
             return Operand::Label(l);
