@@ -26,7 +26,8 @@ use crate::lexer::{
 };
 use crate::literal::{parse_number, parse_u32};
 use crate::opcode::Opcode;
-use crate::syntax::{parse_statement, AstOp, FuncDecl, Stmt};
+use crate::syntax::{parse_statement, AstOp, Declarator, FuncDecl, Stmt, VarDecl};
+use crate::types::{ScalarType, StateSpace, VecWidth};
 
 use super::LowerError;
 
@@ -273,11 +274,16 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     /// A directive statement: `.loc` here, anything else through the parser.
-    fn directive(&mut self, c: &mut Cursor<'_>) -> Result<(), Miss> {
+    fn directive(&mut self, c: &mut Cursor<'a>) -> Result<(), Miss> {
         let start = c.i;
         let end = scan_word(c.b, start + 1, false);
-        if c.b.get(start..end) != Some(b".loc") {
-            return Err(Miss::Statement);
+        match c.b.get(start..end) {
+            Some(b".loc") => {}
+            Some(b".reg") => {
+                c.i = end;
+                return self.reg_decl(c);
+            }
+            _ => return Err(Miss::Statement),
         }
         c.i = end;
         let mut v = [0u32; 3];
@@ -326,9 +332,79 @@ impl<'a, 'm> FnLower<'a, 'm> {
         Ok(())
     }
 
+    /// `.reg [.vN] .type name[<n>], ...;` after the `.reg`, as the parser's `var_decl`
+    /// reads it; alignment, arrays and initialisers go to the parser.
+    fn reg_decl(&mut self, c: &mut Cursor<'a>) -> Result<(), Miss> {
+        let line = c.line;
+        let (mut vec, mut ty) = (None, None);
+        loop {
+            c.blanks();
+            if c.peek() != b'.' || class(c.b.get(c.i + 1).copied().unwrap_or(0)) != C_WORD {
+                break;
+            }
+            let end = scan_word(c.b, c.i + 1, false);
+            let w = c.text(c.i + 1, end).ok_or(Miss::Body)?;
+            if let Some(v) = VecWidth::from_word(w) {
+                vec = Some(v);
+            } else if let Some(t) = ScalarType::from_word(w) {
+                ty = Some(t);
+            } else {
+                return Err(Miss::Statement);
+            }
+            c.i = end;
+        }
+        let ty = ty.ok_or(Miss::Statement)?;
+        let mut decls = Vec::with_capacity(1);
+        loop {
+            c.blanks();
+            let (s, e) = c.word().ok_or(Miss::Statement)?;
+            c.blanks();
+            let mut range = None;
+            if c.peek() == b'<' {
+                c.i += 1;
+                c.blanks();
+                let (ns, ne) = c.number().ok_or(Miss::Statement)?;
+                range = Some(parse_u32(c.text(ns, ne).ok_or(Miss::Body)?).ok_or(Miss::Statement)?);
+                c.blanks();
+                if c.peek() != b'>' {
+                    return Err(Miss::Statement);
+                }
+                c.i += 1;
+                c.blanks();
+            }
+            decls.push(Declarator {
+                name: c.text(s, e).ok_or(Miss::Body)?,
+                tok: Token {
+                    kind: TokKind::Word,
+                    start: s as u32,
+                    end: e as u32,
+                    line,
+                },
+                range,
+                dims: Vec::new(),
+                init: None,
+            });
+            match c.peek() {
+                b',' => c.i += 1,
+                b';' => break,
+                _ => return Err(Miss::Statement),
+            }
+        }
+        c.i += 1;
+        self.decl(&VarDecl {
+            linkage: None,
+            space: StateSpace::Reg,
+            align: None,
+            vec,
+            ty,
+            decls,
+        });
+        Ok(())
+    }
+
     /// An instruction at the cursor, lowered from the bytes. On `Err(Miss::Statement)` the
     /// instruction has been removed again.
-    fn inst_direct(&mut self, c: &mut Cursor<'_>, src: &'a str) -> Result<(), Miss> {
+    fn inst_direct(&mut self, c: &mut Cursor<'a>, src: &'a str) -> Result<(), Miss> {
         let n = self.f.insts.len();
         let n_pending = self.pending.len();
         let r = self.inst_bytes(c, src);
@@ -340,7 +416,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         r
     }
 
-    fn inst_bytes(&mut self, c: &mut Cursor<'_>, src: &'a str) -> Result<(), Miss> {
+    fn inst_bytes(&mut self, c: &mut Cursor<'a>, src: &'a str) -> Result<(), Miss> {
         let start = c.i;
         let line = c.line;
         let text = |s: usize, e: usize| src.get(s..e).ok_or(Miss::Body);
@@ -373,7 +449,11 @@ impl<'a, 'm> FnLower<'a, 'm> {
             None => None,
         };
         // Copy the cached opcode and modifiers straight into the new instruction.
-        let entry = match self.words.find(word) {
+        let key = match c.b.get(ws..) {
+            Some(rest) if rest.len() >= 16 => WordCache::key_at(rest, word.len()),
+            _ => WordCache::key(word.as_bytes()),
+        };
+        let entry = match self.words.find_keyed(word, key) {
             Some(k) => k,
             None => {
                 self.opcode(word, start as u32, line);
@@ -422,7 +502,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// One operand at the cursor.
     fn operand_bytes(
         &mut self,
-        c: &mut Cursor<'_>,
+        c: &mut Cursor<'a>,
         src: &'a str,
         is_branch: bool,
     ) -> Result<Operand, Miss> {
@@ -517,7 +597,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     /// and lowered by the shared methods. False when that fails or reports anything.
     fn via_parser(
         &mut self,
-        c: &mut Cursor<'_>,
+        c: &mut Cursor<'a>,
         src: &'a str,
         toks: &mut Vec<Token>,
         ops: &mut Vec<AstOp<'a>>,

@@ -332,10 +332,30 @@ impl WordCache {
         }
         let mut a = [0u8; 16];
         a[..word.len()].copy_from_slice(word);
+        Self::key_of(&a, word.len())
+    }
+
+    /// [`WordCache::key`] of the word of `len` bytes at the start of `bytes`, which holds at
+    /// least 16 bytes (no copy).
+    #[inline]
+    fn key_at(bytes: &[u8], len: usize) -> Option<(u64, u64, usize)> {
+        if len > 16 {
+            return None;
+        }
+        let a: &[u8; 16] = bytes.get(..16)?.try_into().ok()?;
+        Self::key_of(a, len)
+    }
+
+    #[inline]
+    fn key_of(a: &[u8; 16], len: usize) -> Option<(u64, u64, usize)> {
         let (lo, hi) = a.split_at(8);
-        let lo = u64::from_le_bytes(lo.try_into().ok()?);
-        let hi = u64::from_le_bytes(hi.try_into().ok()?);
-        let h = (lo ^ hi.rotate_left(29) ^ word.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut lo = u64::from_le_bytes(lo.try_into().ok()?);
+        let mut hi = u64::from_le_bytes(hi.try_into().ok()?);
+        // Keep the word's bytes only (the rest are zero after `key`'s copy anyway).
+        let mask = |n: usize| if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        lo &= mask(len);
+        hi &= mask(len.saturating_sub(8));
+        let h = (lo ^ hi.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Some((lo, hi, (h >> 56) as usize))
     }
 
@@ -349,7 +369,12 @@ impl WordCache {
     /// The index in `entries` of `word`.
     #[inline]
     fn find(&mut self, word: &str) -> Option<usize> {
-        let key = Self::key(word.as_bytes());
+        self.find_keyed(word, Self::key(word.as_bytes()))
+    }
+
+    /// [`WordCache::find`] with the word's key already computed.
+    #[inline]
+    fn find_keyed(&mut self, word: &str, key: Option<(u64, u64, usize)>) -> Option<usize> {
         if let Some((lo, hi, slot)) = key {
             if let Some(&(l, h, tag)) = self.front.get(slot) {
                 if l == lo && h == hi && (tag >> 32) as usize == word.len() && tag as u32 != 0 {
