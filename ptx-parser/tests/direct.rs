@@ -98,6 +98,14 @@ const BODIES: &[&str] = &[
     "{\n// c\n.reg .b32 %r<3>; /* a\nb */ mov.u32 %r1, 1; // x\n.loc 1 2 3\n.loc\t1 4 5, function_name $Lx, inlined_at 1 2 3\n\
      mov.u32 %r2, %r1 /* mid */ ;\n.loc 1 07 0x3\nret\n}",
     "{\n.reg .b32 %r<3>;\nmov.u32 %r1 %r2;\nret;\n}",
+    // numbers at the edges of the plain-decimal fast path
+    "{\n.reg .b64 %rd<3>;\n.loc 1 4294967295 0\nmov.u64 %rd1, 123456789012345678;\n\
+     mov.u64 %rd1, 1234567890123456789;\nmov.u64 %rd1, -9223372036854775808;\nmov.u64 %rd1, 007;\n\
+     mov.u64 %rd1, -0;\nmov.u64 %rd1, 18446744073709551615;\nld.u8 %rd1, [%rd2+999999999999999999];\n\
+     mov.f64 %rd1, 1.;\nmov.f64 %rd1, 1e5;\nmov.f64 %rd1, 1E+5;\nmov.u64 %rd1, 1U;\nret;\n}",
+    "{\n.loc 1 4294967296 0\nret;\n}",
+    "{\n.loc 1 00 1\nret;\n}",
+    "{\nmov.u64 %rd1, 12ab;\n}",
     // registers: out of range, leading zeros, shadowing, undeclared, non-% names
     "{\n.reg .b32 %r<3>;\nmov.u32 %r3, %r01;\n}",
     "{\n.reg .b32 %r<3>;\n{\n.reg .b32 %r<2>;\nmov.u32 %r1, %r2;\n}\n.reg .pred p;\n@p ret;\n@!p exit;\n}",

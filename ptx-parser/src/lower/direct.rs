@@ -111,6 +111,40 @@ impl<'s> Cursor<'s> {
         Some((start, self.i))
     }
 
+    /// A number token at the cursor that is a plain decimal (1-18 digits, no leading zero),
+    /// read in one pass; `None`, with the cursor unmoved, for any other token, which the
+    /// caller then reads with [`Cursor::number`]. The value is what `parse_number` gives.
+    #[inline]
+    fn decimal(&mut self) -> Option<u64> {
+        let start = self.i;
+        let mut i = start;
+        let mut v = 0u64;
+        while let Some(&d) = self.b.get(i) {
+            if !d.is_ascii_digit() {
+                break;
+            }
+            if i - start == 18 {
+                return None;
+            }
+            v = v * 10 + u64::from(d - b'0');
+            i += 1;
+        }
+        let n = i - start;
+        if n == 0 || (n > 1 && self.b.get(start) == Some(&b'0')) {
+            return None;
+        }
+        // Where `scan_number` would go on (`12ab`, `1.5`, `1_0`), the token is not plain.
+        if self
+            .b
+            .get(i)
+            .is_some_and(|&d| d.is_ascii_alphanumeric() || d == b'.' || d == b'_')
+        {
+            return None;
+        }
+        self.i = i;
+        Some(v)
+    }
+
     /// Scans a number token at the cursor, if one starts here.
     #[inline]
     fn number(&mut self) -> Option<(usize, usize)> {
@@ -265,6 +299,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         if self.labels.insert((cur, name), id).is_some() {
             return Err(Miss::Body);
         }
+        if self.f.labels.capacity() == 0 {
+            self.f.labels.reserve(self.f.insts.capacity() / 8);
+        }
         self.f.labels.push(LabelInfo {
             name: name.to_string(),
             target: InstId::new(self.f.insts.len()),
@@ -289,8 +326,14 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut v = [0u32; 3];
         for x in &mut v {
             c.blanks();
-            let (s, e) = c.number().ok_or(Miss::Body)?;
-            *x = parse_u32(c.text(s, e).ok_or(Miss::Body)?).ok_or(Miss::Body)?;
+            *x = match c.decimal() {
+                Some(d) => u32::try_from(d).ok(),
+                None => {
+                    let (s, e) = c.number().ok_or(Miss::Body)?;
+                    parse_u32(c.text(s, e).ok_or(Miss::Body)?)
+                }
+            }
+            .ok_or(Miss::Body)?;
         }
         // The reference skips every further token on the `.loc` line except `}`
         // (`, function_name ..., inlined_at ...`). Accept only bytes that lex to such tokens.
@@ -325,6 +368,10 @@ impl<'a, 'm> FnLower<'a, 'm> {
             col: v[2],
         };
         let at = InstId::new(self.f.insts.len());
+        if self.f.locs.capacity() == 0 {
+            // Compilers emit a `.loc` before most instructions once they emit one.
+            self.f.locs.reserve(self.f.insts.capacity().saturating_sub(at.index()));
+        }
         match self.f.locs.last_mut() {
             Some(last) if last.0 == at => last.1 = loc,
             _ => self.f.locs.push((at, loc)),
@@ -523,6 +570,12 @@ impl<'a, 'm> FnLower<'a, 'm> {
                         return Err(Miss::Statement);
                     }
                     let off = address_offset(c)?;
+                    if let Some(r) = self.find_reg_fast(name) {
+                        return Ok(Operand::Address(Address {
+                            base: AddrBase::Reg(r),
+                            offset: off,
+                        }));
+                    }
                     Ok(self.addr_operand(name, tok(s, e), off))
                 } else {
                     let v = signed_number(c).ok_or(Miss::Statement)?;
@@ -705,8 +758,13 @@ fn signed_number(c: &mut Cursor<'_>) -> Option<Immediate> {
         c.i += 1;
         c.blanks();
     }
-    let (s, e) = c.number()?;
-    let v = parse_number(c.text(s, e)?)?;
+    let v = match c.decimal() {
+        Some(d) => Immediate::Int(d as i64),
+        None => {
+            let (s, e) = c.number()?;
+            parse_number(c.text(s, e)?)?
+        }
+    };
     Some(if neg { v.negate() } else { v })
 }
 
