@@ -556,7 +556,7 @@ impl Operands {
     }
 
     /// Appends an operand.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, o: Operand) {
         self.0.push(o);
     }
