@@ -370,7 +370,9 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let at = InstId::new(self.f.insts.len());
         if self.f.locs.capacity() == 0 {
             // Compilers emit a `.loc` before most instructions once they emit one.
-            self.f.locs.reserve(self.f.insts.capacity().saturating_sub(at.index()));
+            self.f
+                .locs
+                .reserve(self.f.insts.capacity().saturating_sub(at.index()));
         }
         match self.f.locs.last_mut() {
             Some(last) if last.0 == at => last.1 = loc,

@@ -247,10 +247,12 @@ fn global_vars<'v>(v: &'v VarDecl<'_>) -> impl Iterator<Item = GlobalVar> + 'v {
 #[derive(Default)]
 struct Frame<'a> {
     regs: FxMap<&'a str, RegId>,
+    /// Register ranges by name, once there are more than [`Frame::LINEAR`].
     ranges: FxMap<&'a str, (u32, u32)>,
-    /// The same as `ranges` as a list: a function declares a handful of ranges (`%p`, `%r`,
-    /// `%rd`, `%f`, ...), and comparing a few short prefixes beats hashing them.
-    /// Entries are `(prefix_key(name), name, first, count)`.
+    /// Register ranges as a list, searched while there are at most [`Frame::LINEAR`]: a
+    /// function declares a handful of ranges (`%p`, `%r`, `%rd`, `%f`, ...), and comparing a
+    /// few short prefixes beats hashing them. Entries are `(prefix_key(name), name, first,
+    /// count)`.
     range_list: Vec<(u64, &'a str, u32, u32)>,
     locals: FxMap<&'a str, u32>,
 }
@@ -260,12 +262,27 @@ impl<'a> Frame<'a> {
     const LINEAR: usize = 16;
 
     /// Declares range `name<n>` starting at register `first`; true if `name` was declared.
+    /// Up to [`Frame::LINEAR`] ranges live in `range_list` only (no hashing); past that the
+    /// map takes over, so many ranges cost no quadratic list search.
     fn add_range(&mut self, name: &'a str, first: u32, n: u32) -> bool {
-        let dup = self.ranges.insert(name, (first, n)).is_some();
+        if self.range_list.len() > Self::LINEAR {
+            return self.ranges.insert(name, (first, n)).is_some();
+        }
         let key = prefix_key(name);
-        match self.range_list.iter_mut().find(|r| r.1 == name) {
-            Some(r) => *r = (key, name, first, n),
-            None => self.range_list.push((key, name, first, n)),
+        let dup = match self.range_list.iter_mut().find(|r| r.1 == name) {
+            Some(r) => {
+                *r = (key, name, first, n);
+                true
+            }
+            None => {
+                self.range_list.push((key, name, first, n));
+                false
+            }
+        };
+        if self.range_list.len() > Self::LINEAR {
+            for r in &self.range_list {
+                self.ranges.insert(r.1, (r.2, r.3));
+            }
         }
         dup
     }
@@ -352,7 +369,13 @@ impl WordCache {
         let mut lo = u64::from_le_bytes(lo.try_into().ok()?);
         let mut hi = u64::from_le_bytes(hi.try_into().ok()?);
         // Keep the word's bytes only (the rest are zero after `key`'s copy anyway).
-        let mask = |n: usize| if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        let mask = |n: usize| {
+            if n >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * n)) - 1
+            }
+        };
         lo &= mask(len);
         hi &= mask(len.saturating_sub(8));
         let h = (lo ^ hi.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
