@@ -524,8 +524,11 @@ pub struct Inst {
     pub guard: Option<Guard>,
     /// Opcode.
     pub op: Opcode,
-    /// Modifiers.
-    pub mods: Modifiers,
+    /// Modifiers, shared by the instructions spelled with the same instruction word (the
+    /// parser caches them per module): an `Inst` is 72 bytes smaller than with its own copy,
+    /// which the parser's throughput depends on (docs/PERFORMANCE.md, "PTX parsing"). Read
+    /// fields through it as usual (`inst.mods.space`); build one with `Arc::new`.
+    pub mods: std::sync::Arc<Modifiers>,
     /// Operands, destination(s) first as in PTX.
     pub operands: Operands,
 }

@@ -18,7 +18,7 @@
 //! two-pass way, which reports the errors. A body it accepts lowers to exactly the reference's
 //! IR, spans included; `tests/direct.rs` and the `parse` fuzz target check that.
 
-use super::{copy_mods, FnLower, ModuleNames, WordCache, PENDING};
+use super::{FnLower, ModuleNames, WordCache, PENDING};
 use crate::ir::*;
 use crate::lexer::{
     class, lex_block, scan_number, scan_word, Block, Lexed, TokKind, Token, C_DIGIT, C_PERCENT,
@@ -28,6 +28,7 @@ use crate::literal::{parse_number, parse_u32};
 use crate::opcode::Opcode;
 use crate::syntax::{parse_statement, AstOp, Declarator, FuncDecl, Stmt, VarDecl};
 use crate::types::{ScalarType, StateSpace, VecWidth};
+use std::sync::Arc;
 
 use super::LowerError;
 
@@ -518,7 +519,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         let mut inst = Inst {
             guard,
             op: op.clone(),
-            mods: copy_mods(mods),
+            mods: Arc::clone(mods),
             operands: Operands::new(),
         };
         c.blanks();

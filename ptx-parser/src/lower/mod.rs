@@ -18,6 +18,7 @@ use crate::syntax::{
 use crate::types::{SpecialReg, StateSpace};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 mod direct;
 
@@ -333,7 +334,7 @@ fn prefix_key(s: &str) -> u64 {
 #[derive(Default)]
 struct WordCache {
     map: FxMap<Box<str>, u32>,
-    entries: Vec<(Opcode, Modifiers, bool)>,
+    entries: Vec<(Opcode, Arc<Modifiers>, bool)>,
     /// `FRONT` slots of `(first 8 bytes, next 8 bytes, length << 32 | entry + 1)`, zero-padded.
     front: Vec<(u64, u64, u64)>,
 }
@@ -384,7 +385,7 @@ impl WordCache {
 
     /// The cached entry of `word`.
     #[inline]
-    fn get(&mut self, word: &str) -> Option<&(Opcode, Modifiers, bool)> {
+    fn get(&mut self, word: &str) -> Option<&(Opcode, Arc<Modifiers>, bool)> {
         let idx = self.find(word)?;
         self.entries.get(idx)
     }
@@ -422,7 +423,7 @@ impl WordCache {
     }
 
     /// Caches `word` (unless the cache is full).
-    fn insert(&mut self, word: &str, entry: (Opcode, Modifiers, bool)) {
+    fn insert(&mut self, word: &str, entry: (Opcode, Arc<Modifiers>, bool)) {
         if self.entries.len() >= MAX_CACHED_WORDS {
             return;
         }
@@ -432,19 +433,6 @@ impl WordCache {
         if let Some((lo, hi, slot)) = Self::key(word.as_bytes()) {
             self.remember(lo, hi, word.len(), slot, idx);
         }
-    }
-}
-
-/// A copy of `m`: the plain fields, and `other` cloned only when it has words.
-#[inline]
-fn copy_mods(m: &Modifiers) -> Modifiers {
-    Modifiers {
-        other: if m.other.is_empty() {
-            Vec::new()
-        } else {
-            m.other.clone()
-        },
-        ..*m
     }
 }
 
@@ -959,13 +947,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     /// Splits instruction word `word` (cached), reporting too many modifiers at `start`.
-    fn opcode(&mut self, word: &str, start: u32, line: u32) -> (Opcode, Modifiers) {
+    fn opcode(&mut self, word: &str, start: u32, line: u32) -> (Opcode, Arc<Modifiers>) {
         let (op, mods, too_many) = match self.words.get(word) {
-            Some((op, m, too_many)) => (op.clone(), copy_mods(m), *too_many),
+            Some((op, m, too_many)) => (op.clone(), Arc::clone(m), *too_many),
             None => {
                 let (op, rest) = Opcode::split(word);
                 let too_many = rest.bytes().filter(|&c| c == b'.').count() >= Modifiers::MAX_WORDS;
-                let mods = Modifiers::parse(&op, rest);
+                let mods = Arc::new(Modifiers::parse(&op, rest));
                 self.words
                     .insert(word, (op.clone(), mods.clone(), too_many));
                 (op, mods, too_many)
