@@ -11,6 +11,11 @@
 //! 3. [`lower`]: names resolved (registers, labels, symbols, through `{ }` scopes), instruction
 //!    words split into [`Opcode`] + typed [`Modifiers`], producing a [`Module`] ([`ir`]).
 //!
+//! Function bodies take a faster path first: the direct lowering (`lower/direct.rs`) reads a
+//! body's bytes once and produces its IR without tokens or a syntax tree, handing anything
+//! unusual to stages 1-3; [`parse_two_pass`] uses stages 1-3 alone and is the reference the
+//! differential tests and the fuzz target hold [`parse`] to.
+//!
 //! [`print`] writes a module back as PTX that re-parses to an equal IR; [`cfg`] builds basic
 //! blocks; [`summary`] counts instructions and memory accesses. Every error carries a
 //! location; parsing never panics on any input.

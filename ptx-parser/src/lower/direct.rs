@@ -6,9 +6,9 @@
 //! bytes once and lowers as it goes:
 //! - instructions whose operands are names, `_`, numbers, `!p`, `[base]`/`[base+-off]`
 //!   addresses and `{a, b}` vectors are lowered straight from the bytes;
-//! - `.loc`, labels, `{ }` scopes and comments are handled in place;
-//! - any other statement (declarations, `.pragma`, `a|b` pairs, call lists, operands spread
-//!   over lines ...) is lexed and parsed on its own by the reference code
+//! - `.loc`, `.reg` declarations, labels, `{ }` scopes and comments are handled in place;
+//! - any other statement (other declarations, `.pragma`, `a|b` pairs, call lists, operands
+//!   spread over lines ...) is lexed and parsed on its own by the reference code
 //!   ([`crate::syntax::parse_statement`]) and lowered by the same [`FnLower`] methods;
 //! - labels are not known in advance, so a name operand that may be a label is lowered as
 //!   [`PENDING`] and resolved at the end of the body ([`Pending`]).
