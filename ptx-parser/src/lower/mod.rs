@@ -9,8 +9,8 @@
 //! Register ranges (`%r<30>`) are stored once; `%r17` resolves by splitting the trailing
 //! number and looking up the prefix, so no per-register string is allocated.
 //!
-//! Each body is first offered to [`direct`], which lowers it from its bytes in one pass with
-//! the same [`FnLower`] tables and methods; that path and the two-pass one above give the
+//! Each body is first offered to `direct`, which lowers it from its bytes in one pass with
+//! the same `FnLower` tables and methods; that path and the two-pass one above give the
 //! same IR and errors.
 
 use crate::ir::*;
