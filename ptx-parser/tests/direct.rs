@@ -1,4 +1,5 @@
-//! The direct lowering (`ptx-parser/src/lower/direct.rs`) against the two-pass reference:
+//! The direct lowering (`ptx-parser/src/lower/direct.rs`) against the two-pass reference, on
+//! the corpus, `tests/data` and the benchmark's unrolled GEMM module (`benches/data`):
 //! [`ptx_parser::parse`] and [`ptx_parser::parse_two_pass`] must give equal modules, equal
 //! spans and identical error messages on every input, and the direct path must actually be
 //! taken on compiler output (otherwise the comparison would prove nothing).
@@ -14,9 +15,11 @@ fn files() -> Vec<PathBuf> {
     walk::collect_ptx(&root.join("../kernels"), &mut v);
     let corpus = v.len();
     walk::collect_ptx(&root.join("tests/data"), &mut v);
+    let data = v.len();
+    walk::collect_ptx(&root.join("benches/data"), &mut v);
     assert!(
-        corpus > 0 && v.len() > corpus,
-        "corpus or tests/data missing"
+        corpus > 0 && data > corpus && v.len() > data,
+        "corpus, tests/data or benches/data missing"
     );
     v
 }

@@ -60,6 +60,19 @@ def nvrtc_compile(lib, src, name, options):
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
+def load_nvrtc():
+    """NVRTC 12 from the venv's nvidia-cuda-nvrtc-cu12 wheel, with argument types set."""
+    lib = ctypes.CDLL(find_tool("cuda_nvrtc/lib/libnvrtc.so.12"))
+    for fn in ("nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetProgramLogSize",
+               "nvrtcGetProgramLog", "nvrtcGetPTXSize", "nvrtcGetPTX", "nvrtcDestroyProgram"):
+        getattr(lib, fn).restype = ctypes.c_int
+    lib.nvrtcCreateProgram.argtypes = [
+        ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+        ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p)]
+    lib.nvrtcCompileProgram.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    return lib
+
+
 def ptxas_ok(ptxas, arch, text, label):
     with tempfile.TemporaryDirectory(prefix="paver-ptxas-") as td:
         src = os.path.join(td, "k.ptx")
@@ -78,14 +91,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--kernels", required=True)
     a = ap.parse_args()
-    lib = ctypes.CDLL(find_tool("cuda_nvrtc/lib/libnvrtc.so.12"))
-    for fn in ("nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetProgramLogSize",
-               "nvrtcGetProgramLog", "nvrtcGetPTXSize", "nvrtcGetPTX", "nvrtcDestroyProgram"):
-        getattr(lib, fn).restype = ctypes.c_int
-    lib.nvrtcCreateProgram.argtypes = [
-        ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-        ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p)]
-    lib.nvrtcCompileProgram.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    lib = load_nvrtc()
     ptxas = find_tool("cuda_nvcc/bin/ptxas")
     written = []
 
