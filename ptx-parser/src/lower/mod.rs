@@ -105,7 +105,7 @@ pub fn lower_lazy<'a>(
 /// (`direct` is `Some`, counting the bodies it lowered; see the `direct` module) or always
 /// lowered the two-pass way (`None`). Both give the same module and errors; the two-pass way
 /// is the reference for differential tests.
-pub fn lower_lazy_with<'a>(
+pub(crate) fn lower_lazy_with<'a>(
     ast: &Ast<'a>,
     src: &'a str,
     lexed: &'a Lexed,
