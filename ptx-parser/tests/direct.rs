@@ -135,6 +135,18 @@ fn corner_cases_match_the_reference() {
     assert!(parsed >= 6 && parsed < BODIES.len(), "{parsed} parsed");
 }
 
+/// More distinct instruction words than the parser caches (4,096): the uncached ones must
+/// still be lowered directly, and the same way.
+#[test]
+fn words_past_the_cache_are_lowered_directly() {
+    let body: String = (0..4200).map(|k| format!("frob.w{k} 1;\n")).collect();
+    let src = format!("{HEAD}.visible .entry k()\n{{\n{body}ret;\n}}\n");
+    assert!(same(&src, "4,200 distinct words"));
+    assert_eq!(ptx_parser::direct_bodies(&src), 1);
+    let m = ptx_parser::parse(&src).expect("parses");
+    assert_eq!(m.kernel("k").map(|f| f.insts.len()), Some(4201));
+}
+
 /// A small deterministic generator (xorshift), so the mutants are the same on every run.
 struct Rng(u64);
 

@@ -503,23 +503,20 @@ impl<'a, 'm> FnLower<'a, 'm> {
             Some(rest) if rest.len() >= 16 => WordCache::key_at(rest, word.len()),
             _ => WordCache::key(word.as_bytes()),
         };
-        let entry = match self.words.find_keyed(word, key) {
-            Some(k) => k,
-            None => {
-                self.opcode(word, start as u32, line);
-                self.words.find(word).ok_or(Miss::Body)?
-            }
+        let cached = self.words.find_keyed(word, key);
+        let (op, mods) = match cached.and_then(|k| self.words.entries.get(k)) {
+            Some((_, _, true)) => return Err(Miss::Body),
+            Some((op, mods, false)) => (op.clone(), Arc::clone(mods)),
+            // First use of the word, or the cache is full: split it as the two-pass way does.
+            // (It reports too many modifiers, which makes the body fall back.)
+            None => self.opcode(word, start as u32, line),
         };
-        let (op, mods, too_many) = self.words.entries.get(entry).ok_or(Miss::Body)?;
-        if *too_many {
-            return Err(Miss::Body);
-        }
         let is_branch = matches!(op, Opcode::Bra | Opcode::BrxIdx);
         self.cur_inst = self.f.insts.len() as u32;
         let mut inst = Inst {
             guard,
-            op: op.clone(),
-            mods: Arc::clone(mods),
+            op,
+            mods,
             operands: Operands::new(),
         };
         c.blanks();
