@@ -311,7 +311,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
         Ok(())
     }
 
-    /// A directive statement: `.loc` here, anything else through the parser.
+    /// A directive statement: `.loc` and `.reg` here, anything else through the parser.
     fn directive(&mut self, c: &mut Cursor<'a>) -> Result<(), Miss> {
         let start = c.i;
         let end = scan_word(c.b, start + 1, false);

@@ -90,9 +90,10 @@ pub fn lower<'a>(ast: &Ast<'a>, src: &'a str, lexed: &'a Lexed) -> (Module, Vec<
 }
 
 /// Like [`lower`], for a token stream from [`crate::lexer::lex_lazy`]: function bodies that
-/// the lexer skipped are lexed here, one at a time into a reused buffer, and every other
-/// skipped block is lexed for its errors. Returns the module, the lexical errors found in
-/// skipped blocks, and the syntax and resolution errors.
+/// the lexer skipped are lowered here, directly from their bytes where possible, otherwise
+/// lexed one at a time into a reused buffer and lowered the two-pass way; every other skipped
+/// block is lexed for its errors. Returns the module, the lexical errors found in skipped
+/// blocks, and the syntax and resolution errors.
 pub fn lower_lazy<'a>(
     ast: &Ast<'a>,
     src: &'a str,
