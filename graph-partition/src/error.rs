@@ -2,7 +2,7 @@
 
 use thiserror::Error;
 
-/// Everything that can go wrong while reading graphs, grouping TBs or reading configs.
+/// Everything that can go wrong while reading graphs, grouping TBs or writing schedules.
 #[derive(Debug, Error)]
 pub enum Error {
     /// An edge names a TB outside `0..num_tbs`.
@@ -67,22 +67,6 @@ pub enum Error {
     /// JSON (de)serialisation failed.
     #[error("JSON: {0}")]
     Json(#[from] serde_json::Error),
-    /// A GPU configuration file is malformed or unknown.
-    #[error("GPU config {name}: {message}")]
-    GpuConfig {
-        /// Config name or path.
-        name: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// A thread block cannot be resident on an SM at all.
-    #[error("a TB does not fit on one SM of {gpu}: {reason}")]
-    DoesNotFit {
-        /// GPU config name.
-        gpu: String,
-        /// The resource that is exceeded, with numbers.
-        reason: String,
-    },
     /// Locality Descriptor clustering input is inconsistent with the graph.
     #[error("LD clustering: {0}")]
     LocalityDescriptor(String),

@@ -1,7 +1,7 @@
 //! Weighted TB locality graph -> ordered TB groups for a locality-aware TB scheduler.
 //!
 //! Data flow: a [`Graph`] (from an edge list, the analysis JSON or a METIS file) and
-//! [`Params`] (SMs N, TB slots x from [`occupancy`] and a [`GpuConfig`]) go into a
+//! [`Params`] (SMs N and TB slots x, plain numbers: the `gpu` crate computes x) go into a
 //! [`Policy`] (LRR, BCS, MST-TS, Kway-TS, RB-TS, distributed, distributed-block, LD
 //! clustering), which returns TB groups in global-queue order. [`make_schedule`] times the
 //! policy, scores the groups with [`quality`] against LRR, and packs everything into a
@@ -13,20 +13,16 @@
 #![warn(missing_docs)]
 
 pub mod error;
-pub mod gpu_config;
 pub mod graph;
 mod metis_part;
 pub mod mst;
-pub mod occupancy;
 pub mod policy;
 pub mod quality;
 pub mod schedule;
 pub mod synthetic;
 
 pub use error::{Error, Result};
-pub use gpu_config::GpuConfig;
 pub use graph::{AnalysisGraph, Graph, Parsed};
-pub use occupancy::{tbs_per_sm, KernelResources, Occupancy};
 pub use policy::{Groups, LdClustering, LdDescriptor, Params, Policy, PolicyKind};
 pub use quality::Quality;
 pub use schedule::{Schedule, ScheduleStats, FORMAT};

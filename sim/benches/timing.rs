@@ -22,7 +22,7 @@ fn load(name: &str, launch: &str) -> Option<(ptx_parser::Module, launch::BoundLa
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("timing");
     g.sample_size(10);
-    let Ok(gpu) = graph_partition::GpuConfig::builtin("volta") else {
+    let Ok(gpu) = gpu::GpuConfig::builtin("volta") else {
         return;
     };
     let cfg = TimingConfig::new(gpu);

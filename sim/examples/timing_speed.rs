@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         bound,
     } = case::load(case, "compute_70", n)?;
     let f = module.kernel(kernel).ok_or("no kernel")?;
-    let cfg = TimingConfig::new(graph_partition::GpuConfig::builtin("volta")?);
+    let cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta")?);
     let opts = SimOptions::new(TbPolicy::Lrr);
     let mut best = f64::INFINITY;
     let mut last = None;

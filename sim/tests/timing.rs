@@ -3,7 +3,7 @@
 //! configured DRAM bandwidth, TBs reading one line hit in the L2, and identical inputs give
 //! byte-identical stats.
 
-use graph_partition::GpuConfig;
+use gpu::GpuConfig;
 use launch::{BoundLaunch, Launch};
 use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig};
 use std::path::Path;

@@ -115,7 +115,7 @@ fn sim_with(
 
 /// Volta with `sms` SMs, `x` TBs each and an L1 of `l1` bytes (4 sets, ways to match).
 fn volta(sms: u32, x: u32, l1: u32) -> TimingConfig {
-    let mut cfg = TimingConfig::new(graph_partition::GpuConfig::builtin("volta").expect("volta"));
+    let mut cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta").expect("volta"));
     cfg.set("core.num_sms", &sms.to_string()).expect("set");
     cfg.set("tbs_per_sm", &x.to_string()).expect("set");
     cfg.set("l1.ways", &(l1 / 512).to_string()).expect("set");
@@ -346,8 +346,7 @@ fn every_corpus_launch_issues_what_the_interpreter_executes() {
         let want = sim::run(&prog, &b, &RunOptions::default(), &mut sim::NoObserver)
             .expect("run")
             .stats;
-        let mut cfg =
-            TimingConfig::new(graph_partition::GpuConfig::builtin("volta").expect("volta"));
+        let mut cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta").expect("volta"));
         cfg.set("core.num_sms", "8").expect("set");
         let f = m.kernel(&b.kernel).expect("kernel");
         let got = simulate(&m, f, &b, &cfg, &SimOptions::new(TbPolicy::Lrr))

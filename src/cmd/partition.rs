@@ -10,9 +10,8 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use graph_partition::{
-    AnalysisGraph, GpuConfig, Graph, KernelResources, Params, PolicyKind, Schedule,
-};
+use gpu::{GpuConfig, KernelResources};
+use graph_partition::{AnalysisGraph, Graph, Params, PolicyKind, Schedule};
 use serde_json::Value;
 
 use crate::error::{write_atomic, CliError};
@@ -199,7 +198,10 @@ fn tbs_per_sm(
         regs_per_thread: regs,
         shared_per_tb: shared,
     };
-    let occ = graph_partition::occupancy::occupancy(gpu, &k).map_err(|e| gp_err(origin, e))?;
+    let occ = gpu::occupancy::occupancy(gpu, &k).map_err(|e| CliError::Partition {
+        path: origin.to_path_buf(),
+        message: e.to_string(),
+    })?;
     Ok((
         occ.tbs_per_sm,
         format!(

@@ -11,7 +11,8 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use graph_partition::{GpuConfig, Schedule};
+use gpu::GpuConfig;
+use graph_partition::Schedule;
 use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, WarpPolicy};
 
 use analysis::footprint::Granularity;

@@ -39,7 +39,7 @@ pub type Groups = Vec<Vec<u32>>;
 pub struct Params {
     /// Number of SMs, N.
     pub num_sms: u32,
-    /// TBs that can be resident on one SM at once, x (see [`crate::occupancy`]).
+    /// TBs that can be resident on one SM at once, x (the `gpu` crate's occupancy calculator computes it).
     pub tbs_per_sm: u32,
     /// RB-TS: a part becomes a leaf when its size is `< x` (the printed Algorithm 1) instead
     /// of `<= x` (the default, matching the text "until the partition size is less than

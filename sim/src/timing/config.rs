@@ -3,7 +3,7 @@
 //! their defaults taken from GPGPU-Sim's Volta configuration. Any field can be overridden by
 //! a dotted key (`gpu.l1.latency_cycles=30`, `pipeline.sfu=16`, `l1.ways=8` for short).
 
-use graph_partition::GpuConfig;
+use gpu::GpuConfig;
 use serde::{Deserialize, Serialize};
 
 /// Write policy of a cache level.

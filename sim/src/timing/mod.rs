@@ -17,7 +17,7 @@
 //! let f = module.kernel("mm_naive").ok_or("no kernel")?;
 //! let launch = launch::Launch::read("kernels/mm_naive/small.json".as_ref())?;
 //! let bound = launch.bind("mm_naive", &sim::param_sigs(f), "kernels/mm_naive".as_ref())?;
-//! let cfg = TimingConfig::new(graph_partition::GpuConfig::builtin("volta")?);
+//! let cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta")?);
 //! let stats = simulate(&module, f, &bound, &cfg, &SimOptions::new(TbPolicy::Lrr))?;
 //! println!("{} cycles, IPC {:.2}", stats.cycles, stats.ipc);
 //! # Ok(()) }
@@ -42,7 +42,7 @@ pub use warp_sched::WarpPolicy;
 
 use crate::interp::Program;
 use crate::SimError;
-use graph_partition::occupancy::{occupancy, KernelResources};
+use gpu::occupancy::{occupancy, KernelResources};
 use graph_partition::Schedule;
 use launch::BoundLaunch;
 use ptx_parser::{Function, Module};

@@ -11,8 +11,8 @@
 //! A limit whose resource the kernel does not use (0 registers, 0 shared) does not apply.
 //! The calculator's per-scheduler register-file split (a second-order effect) is not modelled.
 
+use crate::config::GpuConfig;
 use crate::error::{Error, Result};
-use crate::gpu_config::GpuConfig;
 use serde::{Deserialize, Serialize};
 
 /// What one TB of the kernel needs.

@@ -1,0 +1,14 @@
+//! The GPU model of paver: GPU configurations ([`config`], the `configs/gpus/*.toml` files
+//! compiled in by name) and the occupancy calculator ([`occupancy`]): how many TBs of a
+//! kernel are resident on one SM at once. The CLI and the simulator share them, so a fact
+//! such as "TBs per SM for this kernel on this GPU" is computed in one place.
+
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod error;
+pub mod occupancy;
+
+pub use config::GpuConfig;
+pub use error::{Error, Result};
+pub use occupancy::{tbs_per_sm, KernelResources, Occupancy};
