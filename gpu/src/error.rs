@@ -30,6 +30,17 @@ pub enum Error {
         /// The resource that is exceeded, with numbers.
         reason: String,
     },
+    /// `--tbs-per-sm` or `--registers` is unusable.
+    #[error("{0}")]
+    InvalidOverride(String),
+    /// ptxas ran but failed, or its output could not be read.
+    #[error("ptxas {path}: {message}")]
+    Ptxas {
+        /// The ptxas executable.
+        path: String,
+        /// What went wrong (its stderr, or the unreadable output).
+        message: String,
+    },
 }
 
 /// Result alias of the crate.

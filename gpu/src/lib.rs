@@ -7,8 +7,15 @@
 
 pub mod config;
 pub mod error;
+pub mod estimate;
 pub mod occupancy;
+pub mod ptxas;
+pub mod resources;
 
 pub use config::GpuConfig;
 pub use error::{Error, Result};
-pub use occupancy::{tbs_per_sm, KernelResources, Occupancy};
+pub use resources::{kernel_resources, ResourceInputs};
+pub use occupancy::{
+    occupancy, tbs_per_sm, KernelResources, Limiter, Occupancy, Overrides, RegisterSource,
+    Registers,
+};
