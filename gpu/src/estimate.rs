@@ -251,7 +251,9 @@ impl Bits {
     }
     fn ones(&self) -> impl Iterator<Item = usize> + '_ {
         self.0.iter().enumerate().flat_map(|(k, &w)| {
-            (0..64).filter(move |b| w >> b & 1 == 1).map(move |b| k * 64 + b)
+            (0..64)
+                .filter(move |b| w >> b & 1 == 1)
+                .map(move |b| k * 64 + b)
         })
     }
 }
@@ -312,7 +314,11 @@ fn schedule_block(f: &Function, ops: &[Operands], start: usize, end: usize) -> V
         }
         let fence = matches!(
             inst.op,
-            Opcode::Bar | Opcode::Barrier | Opcode::BarWarpSync | Opcode::Membar | Opcode::Fence
+            Opcode::Bar
+                | Opcode::Barrier
+                | Opcode::BarWarpSync
+                | Opcode::Membar
+                | Opcode::Fence
                 | Opcode::Call
         ) || inst.op.is_terminator();
         let store = matches!(
@@ -382,7 +388,11 @@ fn schedule_block(f: &Function, ops: &[Operands], start: usize, end: usize) -> V
     let mut cold: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
     for k in 0..len {
         if indeg[k] == 0 {
-            if prio[k] { hot.push(Reverse(k)) } else { cold.push(Reverse(k)) }
+            if prio[k] {
+                hot.push(Reverse(k))
+            } else {
+                cold.push(Reverse(k))
+            }
         }
     }
     let mut order = Vec::with_capacity(len);
@@ -391,7 +401,11 @@ fn schedule_block(f: &Function, ops: &[Operands], start: usize, end: usize) -> V
         for &s in &succs[k] {
             indeg[s] -= 1;
             if indeg[s] == 0 {
-                if prio[s] { hot.push(Reverse(s)) } else { cold.push(Reverse(s)) }
+                if prio[s] {
+                    hot.push(Reverse(s))
+                } else {
+                    cold.push(Reverse(s))
+                }
             }
         }
     }

@@ -14,8 +14,8 @@ pub mod resources;
 
 pub use config::GpuConfig;
 pub use error::{Error, Result};
-pub use resources::{kernel_resources, ResourceInputs};
 pub use occupancy::{
     occupancy, tbs_per_sm, KernelResources, Limiter, Occupancy, Overrides, RegisterSource,
     Registers,
 };
+pub use resources::{kernel_resources, ResourceInputs};

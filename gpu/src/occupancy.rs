@@ -61,7 +61,10 @@ impl fmt::Display for RegisterSource {
             RegisterSource::Ptxas {
                 arch,
                 requested: Some(r),
-            } => write!(f, "ptxas -arch={arch} (nearest to {r} this ptxas accepts)"),
+            } => write!(
+                f,
+                "ptxas -arch={arch} (asked for {r}: the nearest architecture this ptxas assembles the PTX for)"
+            ),
             RegisterSource::LaunchFile { arch } => {
                 write!(f, "the launch file's ptxas numbers for {arch}")
             }
@@ -409,7 +412,10 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!((o.tbs_per_sm, &o.registers.source), (8, &RegisterSource::Flag));
+        assert_eq!(
+            (o.tbs_per_sm, &o.registers.source),
+            (8, &RegisterSource::Flag)
+        );
         let o = tbs_per_sm(
             &g,
             &k(256, 32, 0),

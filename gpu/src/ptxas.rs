@@ -207,7 +207,10 @@ ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem
             find_with(Some(flag), Some(env), Some(&path)),
             Some(flag.to_path_buf())
         );
-        assert_eq!(find_with(None, Some(env), Some(&path)), Some(env.to_path_buf()));
+        assert_eq!(
+            find_with(None, Some(env), Some(&path)),
+            Some(env.to_path_buf())
+        );
         assert_eq!(find_with(None, None, Some(&path)), Some(on_path));
         let empty = std::env::join_paths([dir.join("none")]).unwrap();
         assert_eq!(find_with(None, None, Some(&empty)), None);

@@ -31,7 +31,11 @@ pub fn ptx_target(module: &Module) -> u32 {
         .target
         .iter()
         .filter_map(|t| t.strip_prefix("sm_"))
-        .filter_map(|t| t.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().ok())
+        .filter_map(|t| {
+            t.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                .parse()
+                .ok()
+        })
         .max()
         .unwrap_or(0)
 }
@@ -80,7 +84,10 @@ pub struct ResourceInputs<'a> {
 }
 
 /// The kernel's resources on `gpu`, with a warning when ptxas was found but failed.
-pub fn kernel_resources(gpu: &GpuConfig, i: &ResourceInputs<'_>) -> (KernelResources, Option<String>) {
+pub fn kernel_resources(
+    gpu: &GpuConfig,
+    i: &ResourceInputs<'_>,
+) -> (KernelResources, Option<String>) {
     let mut warning = None;
     let cc = compute_capability(&gpu.arch).unwrap_or(70);
     if let (Some(ptxas), Some(ptx)) = (i.ptxas, i.ptx_path) {

@@ -62,7 +62,11 @@ fn rows() -> Vec<Row> {
             let mut per_gpu = Vec::new();
             for g in &gpus {
                 let arch = recorded_arch(g, res.keys().map(String::as_str)).expect("arch");
-                let tag = if arch == "sm_90" { "compute_90" } else { "compute_70" };
+                let tag = if arch == "sm_90" {
+                    "compute_90"
+                } else {
+                    "compute_70"
+                };
                 let m = ptx_parser::parse_file(&d.join(format!("{name}.{tag}.ptx"))).expect("ptx");
                 let f = m.kernel(&k).expect("kernel in PTX");
                 let est = gpu::estimate::estimate_registers(f);
@@ -73,7 +77,10 @@ fn rows() -> Vec<Row> {
                         g,
                         &KernelResources {
                             threads_per_tb: threads,
-                            registers: Registers { count: regs, source },
+                            registers: Registers {
+                                count: regs,
+                                source,
+                            },
                             static_shared_bytes: shared,
                             dynamic_shared_bytes: dynamic,
                         },
@@ -88,7 +95,11 @@ fn rows() -> Vec<Row> {
                         arch: arch.to_string(),
                     },
                 );
-                let xe = x(est.registers, declared_shared_bytes(&m, f), RegisterSource::Estimate);
+                let xe = x(
+                    est.registers,
+                    declared_shared_bytes(&m, f),
+                    RegisterSource::Estimate,
+                );
                 per_gpu.push((p_regs, est.registers, xp, xe));
             }
             out.push(Row {
@@ -126,7 +137,10 @@ fn estimate_matches_ptxas_occupancy_on_the_corpus() {
         println!("| {} | {} | {} |", r.kernel, r.threads, cells.join(" | "));
     }
     for (g, name) in names.iter().enumerate() {
-        let same = rows.iter().filter(|r| r.per_gpu[g].2 == r.per_gpu[g].3).count();
+        let same = rows
+            .iter()
+            .filter(|r| r.per_gpu[g].2 == r.per_gpu[g].3)
+            .count();
         println!("{name}: {same}/{} equal", rows.len());
         for r in &rows {
             let (_, _, xp, xe) = r.per_gpu[g];
@@ -139,7 +153,11 @@ fn estimate_matches_ptxas_occupancy_on_the_corpus() {
         }
         // Fermi: the 90 % is not met yet (31 of 36 when this was written; see the
         // crate README): hold the estimator to what it achieves so it cannot get worse.
-        let need = if *name == "gtx480" { 31 } else { rows.len() * 9 / 10 + usize::from(rows.len() * 9 % 10 != 0) };
+        let need = if *name == "gtx480" {
+            31
+        } else {
+            rows.len() * 9 / 10 + usize::from(rows.len() * 9 % 10 != 0)
+        };
         assert!(
             same >= need,
             "{name}: estimate matches ptxas occupancy on {same} of {} kernels (< {need})",

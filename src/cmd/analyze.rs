@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 
 use analysis::footprint::{unit_bytes, Footprints, Granularity, PARAM_SHIFT};
-use launch::{BoundLaunch, Launch};
-use ptx_parser::{Function, Module, ScalarType};
+use launch::BoundLaunch;
+use ptx_parser::{Function, Module};
 use serde_json::json;
 
 use crate::cmd::partition::{self, PartitionOpts};
@@ -87,9 +87,18 @@ struct AnalyzePartition {
     /// GPU configuration for the grouping.
     #[arg(long, default_value = "volta")]
     gpu: String,
-    /// TBs resident per SM (x); default: from the GPU's occupancy limits.
-    #[arg(long)]
+    /// TBs resident per SM (x); default: the CUDA occupancy calculator on the GPU's limits
+    /// and the kernel's resources.
+    #[arg(long, value_name = "N")]
     tbs_per_sm: Option<u32>,
+    /// Registers per thread for the occupancy (default: ptxas, else the launch file's ptxas
+    /// numbers, else the liveness estimate from the PTX).
+    #[arg(long, value_name = "N")]
+    registers: Option<u32>,
+    /// The ptxas to run for the kernel's registers (default: $PAVER_PTXAS, else `ptxas` on
+    /// PATH; without one, the launch file's numbers or the estimate).
+    #[arg(long, value_name = "PATH")]
+    ptxas: Option<PathBuf>,
     /// RB-TS leaf rule `< x` (PAVER Algorithm 1 as printed).
     #[arg(long)]
     strict_less: bool,
@@ -115,7 +124,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         analysis::analyze(f, bound, gran)?
     };
     let (graph, stats) = analysis::locality::build(&a.footprints);
-    let estimate = ptx_estimate(module, f, bound);
+    let estimate = gpu::estimate::estimate_registers(f);
+    let static_shared = gpu::resources::declared_shared_bytes(module, f);
     let reuse = analysis::reuse::compute(&a, bound, gran, &graph);
     let descriptors = (!args.no_descriptors).then(|| analysis::descriptor::compute(f, &a, bound));
     if let Some(out) = &args.output {
@@ -136,7 +146,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         doc["mode"] = json!(if args.dynamic { "dynamic" } else { "static" });
         doc["resources"] = json!(launch.resources);
-        doc["ptx_resources"] = json!({"registers": estimate.0, "shared_bytes": estimate.1});
+        doc["ptx_resources"] = json!({
+            "registers": estimate.registers,
+            "register_source": "estimate",
+            "pressure": estimate.pressure,
+            "scheduled_pressure": estimate.scheduled_pressure,
+            "static_shared_bytes": static_shared,
+            "dynamic_shared_bytes": bound.dynamic_shared_bytes,
+            "shared_bytes": static_shared.saturating_add(bound.dynamic_shared_bytes),
+        });
         if args.footprints {
             doc["footprints"] = footprints_json(&a.footprints);
         }
@@ -162,34 +180,46 @@ pub fn run(args: Args) -> Result<(), CliError> {
             policy: policy.clone(),
             gpu: args.partition.gpu.clone(),
             tbs_per_sm: args.partition.tbs_per_sm,
-            registers: None,
+            registers: args.partition.registers,
             shared_bytes: None,
+            ptxas: args.partition.ptxas.clone(),
             strict_less: args.partition.strict_less,
             sms_per_cluster: 1,
             seed: 1,
         };
-        let (schedule, why) = group_tbs(&loaded, &graph, &opts, &args.target.file)?;
-        let text = schedule.to_json().map_err(|e| CliError::Partition {
-            path: path.clone(),
-            message: e.to_string(),
+        let (schedule, occ) = group_tbs(&loaded, &graph, &opts, &args.target.file)?;
+        let text = crate::cmd::occupancy::schedule_json(&schedule, Some(&occ)).map_err(|e| {
+            CliError::Partition {
+                path: path.clone(),
+                message: e.to_string(),
+            }
         })?;
         write_atomic(path, &text)?;
         if !args.quiet {
-            print!("{}", partition::human(&schedule, &why));
+            eprintln!("occupancy: {}", occ.reason());
+            print!("{}", partition::human(&schedule, &occ.reason()));
         }
     }
     Ok(())
 }
 
 /// Groups the TBs of a locality graph for `loaded`'s kernel and launch (`paver partition`
-/// on the graph in memory), with the ptxas numbers of the launch file or the PTX estimate
-/// for the occupancy; also says where x came from.
+/// on the graph in memory), with the kernel's resources from ptxas, the launch file or the
+/// liveness estimate for the occupancy; also says how x was computed.
 pub(crate) fn group_tbs(
     loaded: &Loaded,
     graph: &analysis::locality::Graph,
     opts: &PartitionOpts,
     origin: &std::path::Path,
-) -> Result<(graph_partition::Schedule, String), CliError> {
+) -> Result<(graph_partition::Schedule, gpu::Occupancy), CliError> {
+    let gpu_cfg = gpu::GpuConfig::lookup(&opts.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
+    let resolved = crate::cmd::occupancy::launch_resources(
+        &gpu_cfg,
+        loaded,
+        origin,
+        opts.registers,
+        opts.ptxas.as_ref(),
+    );
     let bound = &loaded.bound;
     let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
     let graph =
@@ -206,8 +236,9 @@ pub(crate) fn group_tbs(
         kernel: loaded.kernel().name.clone(),
         grid: dim(bound.grid),
         block: dim(bound.block),
-        ptxas: ptxas_resources(&loaded.launch),
-        estimate: Some(ptx_estimate(&loaded.module, loaded.kernel(), bound)),
+        recorded: crate::cmd::occupancy::recorded(&loaded.launch),
+        estimate: None,
+        resolved: Some(resolved),
     };
     partition::schedule(opts, &input, origin)
 }
@@ -235,40 +266,6 @@ fn footprints_json(fp: &Footprints) -> serde_json::Value {
         })
         .collect();
     json!(params)
-}
-
-/// The `ptxas` numbers the launch file records, as (architecture, registers, shared bytes).
-fn ptxas_resources(launch: &Launch) -> Vec<(String, u32, u32)> {
-    launch
-        .resources
-        .iter()
-        .map(|(arch, r)| (arch.clone(), r.registers, r.shared_bytes as u32))
-        .collect()
-}
-
-/// Registers and shared memory estimated from the PTX when no `ptxas` report is at hand:
-/// declared registers in 32-bit units (64-bit ones count twice, predicates not at all; the
-/// compiler's virtual registers overstate real use, so occupancy from this is pessimistic),
-/// capped at 255, and the declared `.shared` bytes plus the launch's dynamic shared memory.
-fn ptx_estimate(module: &Module, f: &Function, bound: &BoundLaunch) -> (u32, u32) {
-    let regs: u32 = f
-        .regs
-        .iter()
-        .map(|r| match r.ty {
-            ScalarType::Pred => 0,
-            t => t.size().div_ceil(4),
-        })
-        .sum();
-    let shared_vars = module
-        .globals
-        .iter()
-        .chain(f.local_vars.iter().map(|l| &l.var));
-    let shared: u64 = shared_vars
-        .filter(|g| g.space.is_shared())
-        .filter_map(|g| g.size_bytes())
-        .sum::<u64>()
-        + bound.dynamic_shared_bytes;
-    (regs.min(255), u32::try_from(shared).unwrap_or(u32::MAX))
 }
 
 /// The model of the static analysis with footprints taken from an interpreter run: every

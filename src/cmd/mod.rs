@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod inspect;
 pub mod launch;
+pub mod occupancy;
 pub mod parse;
 pub mod partition;
 pub mod run;

@@ -2,15 +2,16 @@
 //! graph (a `paver analyze` JSON document, or a METIS `.graph` file) into ordered TB groups
 //! for a locality-aware TB scheduler, written as a `paver-schedule/1` JSON file.
 //!
-//! TBs per SM (x) come from `--tbs-per-sm`, else from the GPU's occupancy limits and the
-//! kernel's resources: `--registers`/`--shared-bytes`, else the `ptxas` numbers the analysis
-//! document carries from the launch file for the GPU's architecture, else the PTX estimate
-//! the document carries.
+//! TBs per SM (x) come from `gpu::tbs_per_sm`: `--tbs-per-sm`, else the CUDA occupancy
+//! calculator on the GPU's limits and the kernel's resources: `--registers` /
+//! `--shared-bytes`, else the `ptxas` numbers the analysis document carries from the launch
+//! file (the architecture nearest the GPU's), else the liveness estimate the document
+//! carries. The reason goes to stderr and into the schedule JSON (`occupancy`).
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use gpu::{GpuConfig, KernelResources};
+use gpu::{GpuConfig, KernelResources, Occupancy, RegisterSource, Registers};
 use graph_partition::{AnalysisGraph, Graph, Params, PolicyKind, Schedule};
 use serde_json::Value;
 
@@ -46,16 +47,21 @@ pub struct PartitionOpts {
     /// GPU configuration: fermi|gtx480, pascal|titanx_pascal, volta|titanv, hopper|h100, or a .toml path.
     #[arg(long, default_value = "volta")]
     pub gpu: String,
-    /// TBs resident per SM (x); default: computed from the GPU's limits and the kernel's resources.
-    #[arg(long)]
+    /// TBs resident per SM (x); default: the CUDA occupancy calculator on the GPU's limits
+    /// and the kernel's resources.
+    #[arg(long, value_name = "N")]
     pub tbs_per_sm: Option<u32>,
-    /// Registers per thread for the occupancy computation (default: ptxas numbers from the
-    /// launch file, else the PTX estimate).
-    #[arg(long)]
+    /// Registers per thread for the occupancy computation (default: ptxas, else the launch
+    /// file's ptxas numbers, else the liveness estimate from the PTX).
+    #[arg(long, value_name = "N")]
     pub registers: Option<u32>,
     /// Shared memory per TB in bytes (static + dynamic) for the occupancy computation.
-    #[arg(long)]
-    pub shared_bytes: Option<u32>,
+    #[arg(long, value_name = "BYTES")]
+    pub shared_bytes: Option<u64>,
+    /// The ptxas to run for the kernel's registers (commands with a PTX file set it from
+    /// their own `--ptxas`).
+    #[arg(skip)]
+    pub ptxas: Option<PathBuf>,
     /// RB-TS: a part is a leaf when its size is < x (PAVER Algorithm 1 as printed) instead of <= x.
     #[arg(long)]
     pub strict_less: bool,
@@ -84,10 +90,13 @@ pub struct Input {
     pub grid: [u32; 3],
     /// Block in threads.
     pub block: [u32; 3],
-    /// `ptxas` numbers by architecture (`sm_70` -> (registers, shared bytes)).
-    pub ptxas: Vec<(String, u32, u32)>,
-    /// The PTX-declared estimate (registers, static + dynamic shared bytes).
-    pub estimate: Option<(u32, u32)>,
+    /// `ptxas` numbers recorded by architecture: (`sm_70`, registers, shared bytes).
+    pub recorded: Vec<(String, u32, u64)>,
+    /// The liveness estimate: (registers, static shared bytes, dynamic shared bytes).
+    pub estimate: Option<(u32, u64, u64)>,
+    /// Resources already resolved from the PTX (ptxas run, launch file, estimate), when the
+    /// caller has the PTX; they take precedence over `recorded` and `estimate`.
+    pub resolved: Option<KernelResources>,
 }
 
 fn read_input(args: &Args) -> Result<Input, CliError> {
@@ -105,23 +114,27 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
         } = Graph::from_analysis_json(&text).map_err(|e| gp_err(path, e))?;
         let doc: Value = serde_json::from_str(&text)
             .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
-        let ptxas = doc["resources"]
+        let recorded = doc["resources"]
             .as_object()
             .map(|m| {
                 m.iter()
                     .filter_map(|(arch, r)| {
                         Some((
                             arch.clone(),
-                            r["registers"].as_u64()? as u32,
-                            r["shared_bytes"].as_u64()? as u32,
+                            u32::try_from(r["registers"].as_u64()?).ok()?,
+                            r["shared_bytes"].as_u64()?,
                         ))
                     })
                     .collect()
             })
             .unwrap_or_default();
-        let estimate = doc["ptx_resources"]["registers"].as_u64().map(|r| {
-            let shared = doc["ptx_resources"]["shared_bytes"].as_u64().unwrap_or(0);
-            (r as u32, shared as u32)
+        let pr = &doc["ptx_resources"];
+        let estimate = pr["registers"].as_u64().map(|r| {
+            let dynamic = pr["dynamic_shared_bytes"].as_u64().unwrap_or(0);
+            let fixed = pr["static_shared_bytes"]
+                .as_u64()
+                .unwrap_or_else(|| pr["shared_bytes"].as_u64().unwrap_or(0));
+            (u32::try_from(r).unwrap_or(u32::MAX), fixed, dynamic)
         });
         let n = graph.num_tbs();
         Ok(Input {
@@ -129,8 +142,9 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             grid: grid.unwrap_or(dim(args.grid, [n, 1, 1])),
             block: block.unwrap_or(dim(args.block, [1, 1, 1])),
             graph,
-            ptxas,
+            recorded,
             estimate,
+            resolved: None,
         })
     } else {
         let parsed = Graph::from_metis_str(&text).map_err(|e| gp_err(path, e))?;
@@ -143,101 +157,110 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             grid: dim(args.grid, [n, 1, 1]),
             block: dim(args.block, [1, 1, 1]),
             graph: parsed.graph,
-            ptxas: Vec::new(),
+            recorded: Vec::new(),
             estimate: None,
+            resolved: None,
         })
     }
 }
 
-/// The `ptxas` architecture key whose numbers stand for this GPU family.
-fn arch_key(arch: &str) -> &'static [&'static str] {
-    match arch {
-        "hopper" => &["sm_90", "sm_80", "sm_70"],
-        "volta" => &["sm_70"],
-        // Older families: the corpus is compiled for sm_70 and later; the sm_70 count is the
-        // closest ptxas report available.
-        _ => &["sm_70", "sm_90"],
-    }
-}
-
-/// Works out x and says where it came from.
-fn tbs_per_sm(
+/// Works out x (`gpu::tbs_per_sm`) with every limit and the register source.
+fn occupancy(
     args: &PartitionOpts,
     input: &Input,
     gpu: &GpuConfig,
     origin: &Path,
-) -> Result<(u32, String), CliError> {
-    if let Some(x) = args.tbs_per_sm {
-        if x == 0 {
-            return Err(CliError::Usage("--tbs-per-sm must be at least 1".into()));
-        }
-        return Ok((x, "--tbs-per-sm".into()));
-    }
+) -> Result<Occupancy, CliError> {
     let threads = input.block.iter().product::<u32>();
-    let (regs, shared, source) = if let Some(r) = args.registers {
-        (r, args.shared_bytes.unwrap_or(0), "--registers".to_string())
-    } else if let Some((arch, r, s)) = arch_key(&gpu.arch)
-        .iter()
-        .find_map(|k| input.ptxas.iter().find(|(a, _, _)| a == k))
+    let dynamic = input.estimate.map_or(0, |e| e.2);
+    let mut k = if let Some(k) = &input.resolved {
+        k.clone()
+    } else if let Some((arch, regs, shared)) =
+        gpu::resources::recorded_arch(gpu, input.recorded.iter().map(|r| r.0.as_str()))
+            .and_then(|a| input.recorded.iter().find(|r| r.0 == a))
     {
-        (*r, args.shared_bytes.unwrap_or(*s), format!("ptxas {arch}"))
-    } else if let Some((r, s)) = input.estimate {
-        (
-            r,
-            args.shared_bytes.unwrap_or(s),
-            "PTX declared registers (estimate)".to_string(),
-        )
+        KernelResources {
+            threads_per_tb: threads,
+            registers: Registers {
+                count: *regs,
+                source: RegisterSource::LaunchFile { arch: arch.clone() },
+            },
+            static_shared_bytes: *shared,
+            dynamic_shared_bytes: dynamic,
+        }
+    } else if let Some((regs, fixed, dynamic)) = input.estimate {
+        KernelResources {
+            threads_per_tb: threads,
+            registers: Registers {
+                count: regs,
+                source: RegisterSource::Estimate,
+            },
+            static_shared_bytes: fixed,
+            dynamic_shared_bytes: dynamic,
+        }
+    } else if args.registers.is_some() || args.tbs_per_sm.is_some() {
+        KernelResources {
+            threads_per_tb: threads,
+            registers: Registers {
+                count: args.registers.unwrap_or(0),
+                source: RegisterSource::Flag,
+            },
+            static_shared_bytes: 0,
+            dynamic_shared_bytes: 0,
+        }
     } else {
         return Err(CliError::Usage(format!(
             "{}: no register count for the occupancy computation; give --registers N (and --shared-bytes) or --tbs-per-sm N",
             origin.display()
         )));
     };
-    let k = KernelResources {
-        threads_per_tb: threads,
-        regs_per_thread: regs,
-        shared_per_tb: shared,
+    if let Some(b) = args.shared_bytes {
+        k.static_shared_bytes = b;
+        k.dynamic_shared_bytes = 0;
+    }
+    let o = gpu::Overrides {
+        registers: args.registers,
+        tbs_per_sm: args.tbs_per_sm,
     };
-    let occ = gpu::occupancy::occupancy(gpu, &k).map_err(|e| CliError::Partition {
-        path: origin.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    Ok((
-        occ.tbs_per_sm,
-        format!(
-            "occupancy on {} ({regs} registers from {source}, {shared} B shared; limited by {})",
-            gpu.name, occ.limiter
-        ),
-    ))
+    gpu::tbs_per_sm(gpu, &k, &o).map_err(|e| match e {
+        gpu::Error::InvalidOverride(m) => CliError::Usage(m),
+        e => CliError::Partition {
+            path: origin.to_path_buf(),
+            message: e.to_string(),
+        },
+    })
 }
 
 /// Runs `paver partition`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let input = read_input(&args)?;
-    let (schedule, why) = schedule(&args.opts, &input, &args.input)?;
+    let (schedule, occ) = schedule(&args.opts, &input, &args.input)?;
     if let Some(out) = &args.output {
-        write_atomic(out, &schedule.to_json().map_err(|e| gp_err(out, e))?)?;
+        let text = crate::cmd::occupancy::schedule_json(&schedule, Some(&occ))
+            .map_err(|e| gp_err(out, e.into()))?;
+        write_atomic(out, &text)?;
     }
     if !args.quiet {
-        print!("{}", human(&schedule, &why));
+        eprintln!("occupancy: {}", occ.reason());
+        print!("{}", human(&schedule, &occ.reason()));
     }
     Ok(())
 }
 
-/// Groups the TBs of `input` as `opts` says; also returns where x came from. `origin` names
-/// the input in error messages.
+/// Groups the TBs of `input` as `opts` says; also returns how x was computed. `origin`
+/// names the input in error messages.
 pub fn schedule(
     opts: &PartitionOpts,
     input: &Input,
     origin: &Path,
-) -> Result<(Schedule, String), CliError> {
+) -> Result<(Schedule, Occupancy), CliError> {
     let policy: PolicyKind = opts
         .policy
         .parse()
         .map_err(|e: graph_partition::Error| CliError::Usage(e.to_string()))?;
     let gpu = GpuConfig::lookup(&opts.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
-    let (x, why) = tbs_per_sm(opts, input, &gpu, origin)?;
-    let mut params = Params::new(gpu.core.num_sms, x);
+    let occ = occupancy(opts, input, &gpu, origin)?;
+    let mut params = Params::new(gpu.core.num_sms, occ.tbs_per_sm);
     params.strict_less = opts.strict_less;
     params.sms_per_cluster = opts.sms_per_cluster.max(1);
     params.seed = opts.seed;
@@ -249,7 +272,7 @@ pub fn schedule(
     let schedule =
         graph_partition::make_schedule(&input.graph, policy.policy().as_ref(), &params, &launch)
             .map_err(|e| gp_err(origin, e))?;
-    Ok((schedule, why))
+    Ok((schedule, occ))
 }
 
 fn pct(part: u64, total: u64) -> String {

@@ -43,10 +43,18 @@ pub struct Args {
     /// Disable task stealing in the PAVER runtime.
     #[arg(long)]
     no_steal: bool,
-    /// Registers per thread for the occupancy limit (default: the launch file's ptxas count
-    /// for the GPU's architecture, else unconstrained).
+    /// Registers per thread for the occupancy limit (default: ptxas, else the launch file's
+    /// ptxas numbers, else the liveness estimate from the PTX).
     #[arg(long, value_name = "N")]
     registers: Option<u32>,
+    /// TBs resident per SM (x), overriding the occupancy calculator (same as
+    /// `--set tbs_per_sm=N`).
+    #[arg(long, value_name = "N")]
+    tbs_per_sm: Option<u32>,
+    /// The ptxas to run for the kernel's registers (default: $PAVER_PTXAS, else `ptxas` on
+    /// PATH; without one, the launch file's numbers or the estimate).
+    #[arg(long, value_name = "PATH")]
+    ptxas: Option<PathBuf>,
     /// Override a configuration field: KEY=VALUE (`l1.latency_cycles=30`,
     /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -74,16 +82,17 @@ fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
     let opts = PartitionOpts {
         policy,
         gpu: args.gpu.clone(),
-        tbs_per_sm: None,
+        tbs_per_sm: args.tbs_per_sm,
         registers: args.registers,
         shared_bytes: None,
+        ptxas: args.ptxas.clone(),
         strict_less: false,
         sms_per_cluster: 1,
         seed: 1,
     };
-    let (schedule, why) = group_tbs(loaded, &graph, &opts, &args.target.file)?;
+    let (schedule, occ) = group_tbs(loaded, &graph, &opts, &args.target.file)?;
     if !args.quiet {
-        eprintln!("{}", partition::human(&schedule, &why).trim_end());
+        eprintln!("{}", partition::human(&schedule, &occ.reason()).trim_end());
     }
     Ok(schedule)
 }
@@ -91,23 +100,18 @@ fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
 /// Runs `paver simulate`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
-    let (module, launch, bound, f) = (
-        &loaded.module,
-        &loaded.launch,
-        &loaded.bound,
-        loaded.kernel(),
-    );
+    let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
     let gpu = GpuConfig::lookup(&args.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
-    let arch_keys: &[&str] = match gpu.arch.as_str() {
-        "hopper" => &["sm_90", "sm_80", "sm_70"],
-        _ => &["sm_70", "sm_90"],
-    };
+    let resources = crate::cmd::occupancy::launch_resources(
+        &gpu,
+        &loaded,
+        &args.target.file,
+        args.registers,
+        args.ptxas.as_ref(),
+    );
     let mut cfg = TimingConfig::new(gpu);
-    cfg.regs_per_thread = args.registers.or_else(|| {
-        arch_keys
-            .iter()
-            .find_map(|k| launch.resources.get(*k).map(|r| r.registers))
-    });
+    cfg.regs_per_thread = args.registers;
+    cfg.tbs_per_sm = args.tbs_per_sm;
     for kv in &args.set {
         let (k, v) = kv
             .split_once('=')
@@ -132,6 +136,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     opts.warp_policy = warp;
     opts.steal = !args.no_steal;
     opts.max_warp_instructions_per_tb = args.max_instructions_per_tb;
+    opts.registers = Some(resources.registers);
     if policy == TbPolicy::Paver {
         let s = match &args.schedule {
             Some(path) => Schedule::read(path).map_err(|e| CliError::Partition {
@@ -182,6 +187,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => print!("{json}"),
     }
     if !args.quiet {
+        eprintln!("occupancy: {}", stats.occupancy.reason());
         eprintln!(
             "{}: {} TBs, {} cycles, IPC {:.2}, {} warp instructions, L1 hits {}/{}, L2 hits {}/{}, DRAM reads {}, {} stolen; {:.2} s ({:.0} warp instructions/s)",
             stats.kernel,

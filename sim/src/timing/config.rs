@@ -102,7 +102,8 @@ pub struct TimingConfig {
     /// Resident TBs per SM when set (otherwise the occupancy calculator's answer).
     #[serde(default)]
     pub tbs_per_sm: Option<u32>,
-    /// Registers per thread for occupancy when set (otherwise the PTX's declared count).
+    /// Registers per thread for occupancy when set (`--registers`; otherwise the kernel's
+    /// ptxas count, or the liveness estimate from the PTX).
     #[serde(default)]
     pub regs_per_thread: Option<u32>,
 }

@@ -42,7 +42,6 @@ pub use warp_sched::WarpPolicy;
 
 use crate::interp::Program;
 use crate::SimError;
-use gpu::occupancy::{occupancy, KernelResources};
 use graph_partition::Schedule;
 use launch::BoundLaunch;
 use ptx_parser::{Function, Module};
@@ -104,6 +103,9 @@ pub struct SimOptions {
     pub max_warp_instructions_per_tb: u64,
     /// Stop with an error after this many cycles.
     pub max_cycles: u64,
+    /// The kernel's registers per thread and their source (ptxas, the launch file), for
+    /// the occupancy; `None`: the liveness estimate from the PTX.
+    pub registers: Option<gpu::Registers>,
 }
 
 impl SimOptions {
@@ -117,24 +119,40 @@ impl SimOptions {
             steal: true,
             max_warp_instructions_per_tb: 100_000_000,
             max_cycles: u64::MAX,
+            registers: None,
         }
     }
 }
 
-/// Resident TBs per SM for `f` over `bound` on `cfg` (override, else occupancy with the
-/// configured register count, registers unconstrained when none is given).
-pub fn tbs_per_sm(cfg: &TimingConfig, threads: u32, shared: u32) -> Result<u32, SimError> {
-    if let Some(x) = cfg.tbs_per_sm {
-        return Ok(x.max(1));
-    }
-    let k = KernelResources {
+/// Resident TBs per SM for kernel `f` of `module` over `bound` on `cfg`, through the one
+/// occupancy computation every command uses ([`gpu::tbs_per_sm`]): `registers` is the
+/// kernel's register count with its source as the caller resolved it (ptxas, the launch
+/// file); without one, the liveness estimate from the PTX. `cfg.regs_per_thread` and
+/// `cfg.tbs_per_sm` are the `--registers` / `--tbs-per-sm` overrides.
+pub fn occupancy(
+    cfg: &TimingConfig,
+    module: &Module,
+    f: &Function,
+    bound: &BoundLaunch,
+    registers: Option<&gpu::Registers>,
+) -> Result<gpu::Occupancy, SimError> {
+    let threads =
+        u32::try_from(bound.block.count()).map_err(|_| SimError::Setup("TB too large".into()))?;
+    let registers = registers.cloned().unwrap_or_else(|| gpu::Registers {
+        count: gpu::estimate::estimate_registers(f).registers,
+        source: gpu::RegisterSource::Estimate,
+    });
+    let k = gpu::KernelResources {
         threads_per_tb: threads,
-        regs_per_thread: cfg.regs_per_thread.unwrap_or(0),
-        shared_per_tb: shared,
+        registers,
+        static_shared_bytes: gpu::resources::declared_shared_bytes(module, f),
+        dynamic_shared_bytes: bound.dynamic_shared_bytes,
     };
-    occupancy(&cfg.gpu, &k)
-        .map(|o| o.tbs_per_sm.max(1))
-        .map_err(|e| SimError::Setup(format!("occupancy: {e}")))
+    let o = gpu::Overrides {
+        registers: cfg.regs_per_thread,
+        tbs_per_sm: cfg.tbs_per_sm,
+    };
+    gpu::tbs_per_sm(&cfg.gpu, &k, &o).map_err(|e| SimError::Setup(format!("occupancy: {e}")))
 }
 
 fn make_scheduler(
@@ -212,7 +230,8 @@ pub fn simulate_with_progress(
     let threads =
         u32::try_from(bound.block.count()).map_err(|_| SimError::Setup("TB too large".into()))?;
     let warps_per_tb = threads.div_ceil(32);
-    let x = tbs_per_sm(cfg, threads, tracer.shared_bytes() as u32)?;
+    let occ = occupancy(cfg, module, f, bound, opts.registers.as_ref())?;
+    let x = occ.tbs_per_sm;
     let mut sched = make_scheduler(opts, cfg, num_tbs)?;
     let n = cfg.gpu.core.num_sms.max(1);
     let mut sms: Vec<sm::Sm> = (0..n)
@@ -319,6 +338,7 @@ pub fn simulate_with_progress(
         steal: opts.steal && opts.tb_policy == TbPolicy::Paver,
         tbs: u64::from(num_tbs),
         tbs_per_sm: x,
+        occupancy: occ,
         cycles,
         ipc: if cycles == 0 {
             0.0

@@ -45,6 +45,8 @@ pub struct Stats {
     pub tbs: u64,
     /// Resident TBs per SM used.
     pub tbs_per_sm: u32,
+    /// How `tbs_per_sm` was computed: every limit, the limiter and the registers' source.
+    pub occupancy: gpu::Occupancy,
     /// Core cycles until the last TB finished.
     pub cycles: u64,
     /// Warp instructions per cycle over the whole GPU.
