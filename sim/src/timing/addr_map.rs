@@ -49,10 +49,6 @@ const POLY: [u64; 17] = [
     0x1002D, // x^16 + x^5 + x^3 + x^2 + 1
 ];
 
-/// Extra hash bits for a non-power-of-two modulus: the hash spans 2^6 times the modulus, so
-/// reducing it modulo S is uneven by at most 1/64.
-const EXTRA_BITS: u32 = 6;
-
 /// `x(t) mod p(t)` over GF(2), table-driven: eight 256-entry tables, one per byte of the
 /// 64-bit input, each holding `(b * t^(8k)) mod p`.
 #[derive(Clone, Debug)]

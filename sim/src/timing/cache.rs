@@ -8,6 +8,23 @@
 //! Outcomes follow GPGPU-Sim: a read of a block already in flight merges into its MSHR
 //! ("hit reserve") unless the entry has merged `mshr_max_merge` requests, and a miss with
 //! every MSHR taken is a reservation fail (nothing changes; the requester retries).
+//!
+//! Sectors and fills: with `sectored` (GPGPU-Sim `S:`; every shipped L1 but Fermi's and
+//! every shipped L2) a line is allocated on its first sector fill and each 32 B sector is
+//! fetched, valid and dirty on its own; a miss fetches the missing sector only. An L2 slice
+//! serves whole lines when its L1 is not sectored (Fermi).
+//!
+//! Write policies ([`WritePolicy`], `mem.l1_write` / `mem.l2_write`): the L1 is
+//! write-through without write allocation (a store updates a present sector and always goes
+//! on to the L2; GPGPU-Sim `T`, and `L` = write-through for global data, in the shipped L1
+//! configs of Fermi to Hopper); the L2 is write-back with write allocation, sector-wise and
+//! without fetch (a store allocates the line, marks its sector valid and dirty, dirty
+//! sectors go to DRAM when the line is evicted; GPGPU-Sim `B` with `L` lazy fetch-on-read,
+//! in every shipped L2 config). Stores are whole-sector writes: a partial-sector store does
+//! not fetch the rest of the sector.
+//!
+//! Set index: [`super::addr_map::SetMap`] (linear, XOR, IPOLY or the Fermi hash, per level and
+//! configuration); tags are whole line numbers.
 
 use super::addr_map::SetMap;
 use super::config::WritePolicy;
