@@ -15,6 +15,18 @@ The outputs are the real-hardware oracle for the PTX interpreter (see docs/VALID
 Needs a GPU, CuPy and NumPy; nothing in the tests or CI runs this script.
 
     python3 kernels/gpu_reference.py [KERNEL_DIR ...]
+
+--ncu mode (issue 11, timing-model fidelity): profiles every corpus small launch with Nsight
+Compute and writes one CSV row per launch (kernels/ncu_<gpu>.csv, or --out PATH):
+
+    python3 kernels/gpu_reference.py --ncu [--out kernels/ncu_h100.csv] [KERNEL_DIR ...]
+
+Each launch runs in its own process under `ncu` (NCU env var, default `ncu` on PATH) with
+ncu's defaults, which the comparison relies on: --cache-control all (caches flushed before
+the kernel) and --clock-control base (clocks locked to base). Metrics (METRICS below):
+sm__cycles_elapsed.max, smsp__inst_executed.sum, the L1 and L2 sector hit rates
+(l1tex__t_sector_hit_rate.pct, lts__t_sector_hit_rate.pct), lts__t_sectors_op_read.sum and
+dram__bytes_read.sum. Written without a GPU at hand: it has not been run yet.
 """
 import json
 import math
@@ -227,7 +239,113 @@ def run_launch(launch_path: Path):
     return meta
 
 
+METRICS = [
+    "sm__cycles_elapsed.max",
+    "smsp__inst_executed.sum",
+    "l1tex__t_sector_hit_rate.pct",
+    "lts__t_sector_hit_rate.pct",
+    "lts__t_sectors_op_read.sum",
+    "dram__bytes_read.sum",
+]
+
+
+def launch_only(launch_path: Path):
+    """Builds the inputs and runs the kernel once, keeping nothing (the process ncu profiles)."""
+    import cupy as cp
+
+    launch = json.loads(launch_path.read_text())
+    kdir = launch_path.parent
+    entry = launch["kernel"]
+    ptx_path = next(p for p in sorted(kdir.glob("*.compute_90.ptx")) if (".entry " + entry) in p.read_text())
+    types = ptx_params(ptx_path.read_text(), entry)
+    by_index = {p["index"]: p for p in launch["params"]}
+    args = []
+    for i, ty in enumerate(types):
+        p = by_index[i]
+        if "buffer" in p:
+            a = materialise(p["buffer"], kdir, buffer_len(p["buffer"], by_index))
+            args.append(cp.asarray(a))
+        else:
+            args.append(SCALAR[ty](p["value"]))
+    fn = cp.RawModule(path=str(ptx_path)).get_function(entry)
+    grid = tuple(launch["grid"]) + (1,) * (3 - len(launch["grid"]))
+    block = tuple(launch["block"]) + (1,) * (3 - len(launch["block"]))
+    cp.cuda.Device().synchronize()
+    fn(grid, block, tuple(args), shared_mem=launch.get("dynamic_shared_bytes", 0))
+    cp.cuda.Device().synchronize()
+
+
+def ncu_one(launch_path: Path, root: Path):
+    """Profiles one launch under ncu; returns {metric: value} of the launch's kernel."""
+    import csv
+    import io
+    import os
+    import subprocess
+
+    entry = json.loads(launch_path.read_text())["kernel"]
+    cmd = [
+        os.environ.get("NCU", "ncu"),
+        "--csv", "--page", "raw",
+        "--metrics", ",".join(METRICS),
+        "--kernel-name", "regex:^%s$" % re.escape(entry),
+        "--launch-count", "1",
+        sys.executable, str(Path(__file__).resolve()), "--launch-only", str(launch_path),
+    ]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=str(root)).stdout
+    # ncu prints its own "==PROF==" lines before the CSV; the CSV starts at the header row.
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith('"ID"'))
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines[start:]))))
+    # rows[0] holds the units, the kernel's values follow.
+    data = [r for r in rows[1:] if r.get("Kernel Name", "").split("(")[0] == entry]
+    if not data:
+        raise RuntimeError("ncu reported no %s kernel" % entry)
+    return {m: data[0][m].replace(",", "") for m in METRICS}
+
+
+def ncu_main(args):
+    import os
+
+    root = Path(__file__).resolve().parent
+    out = None
+    if "--out" in args:
+        k = args.index("--out")
+        out = Path(args[k + 1])
+        del args[k:k + 2]
+    dirs = [root / d for d in args] or sorted(p for p in root.iterdir() if p.is_dir())
+    rows, failed = [], 0
+    for d in dirs:
+        for launch in sorted(d.glob("small*.json")):
+            try:
+                m = ncu_one(launch, root)
+                rows.append([d.name, launch.name, json.loads(launch.read_text())["kernel"]] + [m[k] for k in METRICS])
+                print("ok   %s" % launch.relative_to(root))
+            except Exception as e:  # report and go on with the other kernels
+                failed += 1
+                print("FAIL %-40s %s: %s" % (launch.relative_to(root), type(e).__name__, e))
+    import cupy as cp
+
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    gpu = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    if out is None:
+        out = root / ("ncu_%s.csv" % re.sub(r"[^a-z0-9]+", "_", gpu.lower()).strip("_"))
+    with open(out, "w") as f:
+        f.write("# %s, driver %s, ncu defaults (--cache-control all, --clock-control base)\n"
+                % (gpu, cp.cuda.runtime.driverGetVersion()))
+        f.write(",".join(["dir", "launch", "kernel"] + METRICS) + "\n")
+        for r in rows:
+            f.write(",".join(str(x) for x in r) + "\n")
+    print("wrote %s (%d launches, %d failed)" % (out, len(rows), failed))
+    sys.exit(1 if failed else 0)
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--launch-only":
+        launch_only(Path(sys.argv[2]))
+        return
+    if len(sys.argv) >= 2 and sys.argv[1] == "--ncu":
+        ncu_main(sys.argv[2:])
+        return
     root = Path(__file__).resolve().parent
     dirs = [root / d for d in sys.argv[1:]] or sorted(p for p in root.iterdir() if p.is_dir())
     failed = 0

@@ -87,6 +87,57 @@ pub struct CacheConfig {
     pub mshr_max_merge: u32,
     /// Hit latency in core cycles.
     pub latency_cycles: u32,
+    /// How the set is chosen from the line address (GPGPU-Sim's `set_index_function`).
+    #[serde(default)]
+    pub set_index: SetIndex,
+    /// Bytes of the unified L1 / shared-memory array per SM (Volta 128 KB, Ampere and Hopper
+    /// 256 KB); 0 = no unified array: the L1 is `size_bytes` whatever shared memory is used
+    /// (Fermi and Pascal keep their fixed split).
+    #[serde(default)]
+    pub unified_bytes: u64,
+    /// Shared-memory carveouts the architecture supports, in KB, ascending (CUDA C++
+    /// Programming Guide / tuning guides); the L1 gets `unified_bytes` minus the smallest
+    /// carveout that holds the shared memory in use. See [`GpuConfig::l1_bytes`].
+    #[serde(default)]
+    pub shared_carveouts_kb: Vec<u32>,
+    /// Pins the carveout (KB of shared memory) instead of choosing it from the kernel's
+    /// use, like `cudaFuncAttributePreferredSharedMemoryCarveout`; none = adaptive.
+    #[serde(default)]
+    pub shared_carveout_kb: Option<u32>,
+}
+
+/// How a cache picks the set of a line (GPGPU-Sim `set_index_function`, the last letter of
+/// `<rep>:<wr>:<alloc>:<wr_alloc>:<set_index_fn>` in `-gpgpu_cache:dl1/dl2`). In an L2
+/// slice it applies to the slice-local line number (the line address with the part that
+/// chose the slice divided out), so the set never re-uses the bits that chose the slice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SetIndex {
+    /// `L`: line number modulo the number of sets.
+    #[default]
+    Linear,
+    /// `X`: the low set bits XOR the next set-width bits (GPGPU-Sim `bitwise_hash_function`).
+    Xor,
+    /// `P`: IPOLY, the line number as a GF(2) polynomial modulo an irreducible polynomial of
+    /// degree log2(sets) (Rau, ISCA 1991; GPGPU-Sim `ipoly_hash_function`).
+    Ipoly,
+    /// `H`: the Fermi L1 hash of Nugteren et al., HPCA 2014 (32 or 64 sets, 128 B lines).
+    Fermi,
+}
+
+/// How the L2 slice (memory sub-partition) of a line is chosen (GPGPU-Sim
+/// `-gpgpu_memory_partition_indexing`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SliceIndex {
+    /// `0` (consecutive): line number modulo the number of slices.
+    Linear,
+    /// `2` (IPOLY): the `2^k` part of `S = m * 2^k` from an IPOLY hash of the line number
+    /// (Rau, ISCA 1991; GPGPU-Sim `ipoly_hash_function`), the odd part `m` from a hash of the
+    /// line bits above it; with IPOLY sets, slice and set bits come from one IPOLY hash
+    /// (`sim::timing::addr_map`).
+    #[default]
+    Ipoly,
 }
 
 /// The L2, split in slices (one per memory sub-partition).
@@ -111,6 +162,12 @@ pub struct L2Config {
     pub mshr_max_merge: u32,
     /// Access latency (GPGPU-Sim ROP latency) in core cycles.
     pub latency_cycles: u32,
+    /// How the slice of a line is chosen.
+    #[serde(default)]
+    pub slice_index: SliceIndex,
+    /// How the set inside a slice is chosen (from the slice-local line number).
+    #[serde(default)]
+    pub set_index: SetIndex,
 }
 
 /// The network between SM clusters and memory partitions.
@@ -223,6 +280,50 @@ impl GpuConfig {
         }
     }
 
+    /// The shared-memory carveout in bytes for `shared_in_use` bytes of shared memory per
+    /// SM (resident TBs x their allocation): the pinned carveout if one is set, else the
+    /// smallest supported carveout that holds `shared_in_use` (the largest one when none
+    /// does). 0 without a unified array.
+    pub fn shared_carveout_bytes(&self, shared_in_use: u64) -> u64 {
+        let l1 = &self.l1;
+        if l1.unified_bytes == 0 {
+            return 0;
+        }
+        let kb = match l1.shared_carveout_kb {
+            Some(k) => k,
+            None => l1
+                .shared_carveouts_kb
+                .iter()
+                .copied()
+                .find(|&k| u64::from(k) * 1024 >= shared_in_use)
+                .or_else(|| l1.shared_carveouts_kb.last().copied())
+                .unwrap_or(0),
+        };
+        (u64::from(kb) * 1024).min(l1.unified_bytes)
+    }
+
+    /// L1 data-cache bytes per SM when `shared_in_use` bytes of shared memory are in use per
+    /// SM: the unified array minus the carveout on Volta and later (CUDA C++ Programming
+    /// Guide, compute capability 7.x / 9.0: "the portion of the L1 not used by shared
+    /// memory"), else the fixed `l1.size_bytes`. Rounded down to whole ways.
+    pub fn l1_bytes(&self, shared_in_use: u64) -> u64 {
+        let l1 = &self.l1;
+        if l1.unified_bytes == 0 {
+            return l1.size_bytes;
+        }
+        let way = u64::from(l1.sets.max(1)) * u64::from(l1.line_bytes.max(1));
+        let bytes = l1.unified_bytes - self.shared_carveout_bytes(shared_in_use);
+        (bytes / way).max(1) * way
+    }
+
+    /// Ways of the L1 for [`GpuConfig::l1_bytes`]: the sets stay and the ways scale, as in
+    /// GPGPU-Sim's adaptive L1 (`set_assoc` from the chosen `-gpgpu_shmem_option`): the set
+    /// index bits are wired in hardware, the carveout enables or disables ways.
+    pub fn l1_ways(&self, shared_in_use: u64) -> u32 {
+        let way = u64::from(self.l1.sets.max(1)) * u64::from(self.l1.line_bytes.max(1));
+        (self.l1_bytes(shared_in_use) / way).max(1) as u32
+    }
+
     /// Internal consistency: cache capacities match their geometry, counts are positive.
     fn check(&self, origin: &str) -> Result<()> {
         let bad = |message: String| Error::GpuConfig {
@@ -249,6 +350,37 @@ impl GpuConfig {
                 "l1.size_bytes = {} but sets x ways x line = {l1}",
                 self.l1.size_bytes
             )));
+        }
+        if self.l1.unified_bytes > 0 {
+            let kb = &self.l1.shared_carveouts_kb;
+            if kb.windows(2).any(|w| w[0] >= w[1]) || kb.is_empty() {
+                return Err(bad(
+                    "l1.shared_carveouts_kb must be a non-empty ascending list with a unified L1"
+                        .to_string(),
+                ));
+            }
+            let most = kb.iter().chain(&self.l1.shared_carveout_kb).max().copied();
+            if most.is_some_and(|k| u64::from(k) * 1024 >= self.l1.unified_bytes) {
+                return Err(bad(format!(
+                    "a shared carveout leaves no L1 of l1.unified_bytes = {}",
+                    self.l1.unified_bytes
+                )));
+            }
+        }
+        for (field, sets, f) in [
+            ("l1", self.l1.sets, self.l1.set_index),
+            ("l2", self.l2.sets_per_slice, self.l2.set_index),
+        ] {
+            let ok = match f {
+                SetIndex::Linear => sets > 0,
+                SetIndex::Xor | SetIndex::Ipoly => sets.is_power_of_two(),
+                SetIndex::Fermi => sets == 32 || sets == 64,
+            };
+            if !ok {
+                return Err(bad(format!(
+                    "{field}.set_index = {f:?} does not work with {sets} sets (xor and ipoly need a power of two, fermi 32 or 64)"
+                )));
+            }
         }
         let l2 = u64::from(self.l2.slices)
             * u64::from(self.l2.sets_per_slice)
@@ -324,6 +456,35 @@ mod tests {
                 * f64::from(c.dram.data_rate)
                 / 1000.0;
             assert!((bw - c.dram.bandwidth_gbps).abs() < 0.1, "{name}: {bw}");
+        }
+    }
+
+    #[test]
+    fn unified_l1_follows_the_carveout_rule() {
+        const K: u64 = 1024;
+        // Volta: 128 KB array, carveouts 0, 8, 16, 32, 64, 96 KB (CUDA programming guide).
+        let v = GpuConfig::builtin("volta").unwrap();
+        assert_eq!(v.l1_bytes(0), 128 * K);
+        assert_eq!(v.l1_ways(0), 256); // 4 sets x 128 B lines
+        assert_eq!(v.l1_bytes(1), 120 * K);
+        assert_eq!(v.l1_bytes(64 * K), 64 * K);
+        assert_eq!(v.l1_bytes(64 * K + 1), 32 * K);
+        assert_eq!(v.l1_bytes(500 * K), 32 * K); // more than any carveout: the largest
+        let mut pinned = v.clone();
+        pinned.l1.shared_carveout_kb = Some(32);
+        assert_eq!(pinned.l1_bytes(0), 96 * K);
+        // Hopper: 256 KB array, carveouts 0, 8, 16, 32, 64, 100, 132, 164, 196, 228 KB.
+        let h = GpuConfig::builtin("h100").unwrap();
+        assert_eq!(h.l1_bytes(K), 248 * K);
+        assert_eq!(h.l1_bytes(65 * K), 156 * K);
+        assert_eq!(h.l1_bytes(164 * K), 92 * K);
+        assert_eq!(h.l1_bytes(228 * K), 28 * K);
+        // Fermi and Pascal: fixed split.
+        for name in ["fermi", "pascal"] {
+            let c = GpuConfig::builtin(name).unwrap();
+            assert_eq!(c.l1_bytes(0), c.l1.size_bytes);
+            assert_eq!(c.l1_bytes(40 * K), c.l1.size_bytes);
+            assert_eq!(c.shared_carveout_bytes(40 * K), 0);
         }
     }
 

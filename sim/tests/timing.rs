@@ -144,7 +144,13 @@ fn pointer_chase_measures_configured_latencies() {
     assert!((15.0..=20.0).contains(&overhead), "overhead {overhead}");
 
     // L2 hits: a one-line L1 thrashed by alternating between elements 0 and 32 (two lines).
-    let tiny = &[("l1.sets", "1"), ("l1.ways", "1"), ("l1.size_bytes", "128")];
+    // A fixed (non-unified) one-line L1.
+    let tiny = &[
+        ("l1.unified_bytes", "0"),
+        ("l1.sets", "1"),
+        ("l1.ways", "1"),
+        ("l1.size_bytes", "128"),
+    ];
     let l2 = per_iter(&volta(tiny), 0, 32);
     let g = &base.gpu;
     let noc = f64::from(base.mem.noc_latency);

@@ -118,6 +118,8 @@ fn volta(sms: u32, x: u32, l1: u32) -> TimingConfig {
     let mut cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta").expect("volta"));
     cfg.set("core.num_sms", &sms.to_string()).expect("set");
     cfg.set("tbs_per_sm", &x.to_string()).expect("set");
+    // A fixed L1 of `l1` bytes, not the unified array's carveout rule.
+    cfg.set("l1.unified_bytes", "0").expect("set");
     cfg.set("l1.ways", &(l1 / 512).to_string()).expect("set");
     cfg.set("l1.size_bytes", &l1.to_string()).expect("set");
     cfg

@@ -8,8 +8,28 @@
 //! Outcomes follow GPGPU-Sim: a read of a block already in flight merges into its MSHR
 //! ("hit reserve") unless the entry has merged `mshr_max_merge` requests, and a miss with
 //! every MSHR taken is a reservation fail (nothing changes; the requester retries).
+//!
+//! Sectors and fills: with `sectored` (GPGPU-Sim `S:`; every shipped L1 but Fermi's and
+//! every shipped L2) a line is allocated on its first sector fill and each 32 B sector is
+//! fetched, valid and dirty on its own; a miss fetches the missing sector only. An L2 slice
+//! serves whole lines when its L1 is not sectored (Fermi).
+//!
+//! Write policies ([`WritePolicy`], `mem.l1_write` / `mem.l2_write`): the L1 is
+//! write-through without write allocation (a store updates a present sector and always goes
+//! on to the L2; GPGPU-Sim `T`, and `L` = write-through for global data, in the shipped L1
+//! configs of Fermi to Hopper); the L2 is write-back with write allocation, sector-wise and
+//! without fetch (a store allocates the line, marks its sector valid and dirty, dirty
+//! sectors go to DRAM when the line is evicted; GPGPU-Sim `B` with `L` lazy fetch-on-read,
+//! in every shipped L2 config). Stores are whole-sector writes: a partial-sector store does
+//! not fetch the rest of the sector.
+//!
+//! Set index: [`super::addr_map::SetMap`] (linear, XOR, IPOLY or the Fermi hash, per level and
+//! configuration); tags are whole line numbers.
 
+use super::addr_map::SetMap;
 use super::config::WritePolicy;
+use graph_partition::gpu_config::{SetIndex, SliceIndex};
+use graph_partition::GpuConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -103,7 +123,57 @@ pub struct Geometry {
     pub max_merge: u32,
     /// Write policy.
     pub write: WritePolicy,
+    /// How the set is chosen from the cache-local line number.
+    pub set_index: SetIndex,
+    /// Caches the lines are dealt across (the L2 slices; 1 for an L1): the cache-local line
+    /// number is `line / interleave`, the line address with the slice choice divided out
+    /// (see [`super::addr_map`]).
+    pub interleave: u32,
+    /// How those slices are chosen (the L2's joint IPOLY hash takes slice and set bits from
+    /// one hash).
+    pub slice_index: SliceIndex,
 }
+
+impl Geometry {
+    /// The per-SM L1 of `gpu` with `ways` ways (the carveout's, [`GpuConfig::l1_ways`]).
+    pub fn l1(gpu: &GpuConfig, ways: u32, write: WritePolicy) -> Geometry {
+        let l1 = &gpu.l1;
+        Geometry {
+            sets: l1.sets.max(1),
+            ways: ways.max(1),
+            line: l1.line_bytes.max(32),
+            sectored: l1.sectored,
+            mshrs: l1.mshr_entries.max(1),
+            max_merge: l1.mshr_max_merge.max(1),
+            write,
+            set_index: l1.set_index,
+            interleave: 1,
+            slice_index: SliceIndex::Linear,
+        }
+    }
+
+    /// One L2 slice of `gpu`.
+    pub fn l2_slice(gpu: &GpuConfig, write: WritePolicy) -> Geometry {
+        let l2 = &gpu.l2;
+        Geometry {
+            sets: l2.sets_per_slice.max(1),
+            ways: l2.ways.max(1),
+            line: l2.line_bytes.max(32),
+            // An L1 with whole-line blocks asks for whole lines: the L2 serves them whole.
+            sectored: l2.sectored && gpu.l1.sectored,
+            mshrs: l2.mshr_entries.max(1),
+            max_merge: l2.mshr_max_merge.max(1),
+            write,
+            set_index: l2.set_index,
+            interleave: l2.slices.max(1),
+            slice_index: l2.slice_index,
+        }
+    }
+}
+
+/// Above this many ways a lookup goes through a tag -> way map instead of comparing every
+/// way (a 256 KB unified L1 without shared memory has 512 ways of 4 sets).
+const MAP_LOOKUP_WAYS: u32 = 32;
 
 const INVALID: u64 = u64::MAX;
 
@@ -112,17 +182,24 @@ struct Line {
     tag: u64,
     valid: u8,
     dirty: u8,
-    stamp: u64,
 }
 
 /// The cache; `T` is what an MSHR remembers per merged request.
+///
+/// Tags are whole line numbers (unique in the cache whatever the set function); the set is
+/// [`SetMap`]'s.
 #[derive(Clone, Debug)]
 pub struct Cache<T> {
     g: Geometry,
     block: u64,
+    sets: SetMap,
     lines: Vec<Line>,
-    /// `lines[i].tag` when valid, else `INVALID` (the search array).
+    /// `lines[i].tag` when allocated, else `INVALID` (the search array).
     tags: Vec<u64>,
+    /// LRU stamps, 0 = never allocated (so the LRU choice takes an empty way first).
+    stamps: Vec<u64>,
+    /// tag -> way index, for caches with more than [`MAP_LOOKUP_WAYS`] ways.
+    where_is: Option<BlockMap<u32>>,
     mshr: BlockMap<Vec<T>>,
     clock: u64,
     stats: CacheStats,
@@ -132,11 +209,15 @@ impl<T> Cache<T> {
     /// An empty cache.
     pub fn new(g: Geometry) -> Cache<T> {
         let block = if g.sectored { 32 } else { u64::from(g.line) };
+        let n = (g.sets * g.ways) as usize;
         Cache {
             g,
             block,
-            lines: vec![Line::default(); (g.sets * g.ways) as usize],
-            tags: vec![INVALID; (g.sets * g.ways) as usize],
+            sets: SetMap::new(g.set_index, g.sets, g.interleave, g.slice_index),
+            lines: vec![Line::default(); n],
+            tags: vec![INVALID; n],
+            stamps: vec![0; n],
+            where_is: (g.ways > MAP_LOOKUP_WAYS).then(BlockMap::default),
             mshr: BlockMap::default(),
             clock: 0,
             stats: CacheStats::default(),
@@ -161,12 +242,20 @@ impl<T> Cache<T> {
     fn locate(&self, addr: u64) -> (u64, usize, u8) {
         let line = u64::from(self.g.line);
         let tag = addr / line;
-        let set = (tag % u64::from(self.g.sets)) as usize;
+        let set = self.sets.set(tag);
         let bit = ((addr % line) / self.block) as u8;
         (tag, set * self.g.ways as usize, 1u8 << bit)
     }
 
+    /// The set (0-based) that holds `addr` (for tests of the mapping).
+    pub fn set_of(&self, addr: u64) -> usize {
+        self.locate(addr).1 / self.g.ways as usize
+    }
+
     fn find(&self, tag: u64, base: usize) -> Option<usize> {
+        if let Some(m) = &self.where_is {
+            return m.get(&tag).map(|&i| i as usize);
+        }
         // Tags of invalid ways are `INVALID`, so one compare per way (vectorises).
         self.tags[base..base + self.g.ways as usize]
             .iter()
@@ -188,7 +277,7 @@ impl<T> Cache<T> {
         self.clock += 1;
         if let Some(i) = self.find(tag, base) {
             if self.lines[i].valid & bit != 0 {
-                self.lines[i].stamp = self.clock;
+                self.stamps[i] = self.clock;
                 self.stats.accesses += 1;
                 self.stats.hits += 1;
                 return Outcome::Hit;
@@ -235,7 +324,7 @@ impl<T> Cache<T> {
         match self.g.write {
             WritePolicy::WriteThrough => {
                 if let Some(i) = present.filter(|_| hit) {
-                    self.lines[i].stamp = self.clock;
+                    self.stamps[i] = self.clock;
                 }
                 (outcome, None)
             }
@@ -247,7 +336,7 @@ impl<T> Cache<T> {
                 let l = &mut self.lines[i];
                 l.valid |= bit;
                 l.dirty |= bit;
-                l.stamp = self.clock;
+                self.stamps[i] = self.clock;
                 (outcome, victim)
             }
         }
@@ -257,12 +346,21 @@ impl<T> Cache<T> {
     /// a dirty block it held (one per dirty block would be exact; the first is reported and
     /// the rest counted).
     fn allocate(&mut self, tag: u64, base: usize) -> (usize, Option<u64>) {
-        let ways = base..base + self.g.ways as usize;
-        let i = ways
-            .clone()
-            .find(|&i| self.lines[i].valid == 0)
-            .unwrap_or_else(|| ways.min_by_key(|&i| self.lines[i].stamp).unwrap_or(base));
+        // Never-allocated ways have stamp 0 and every other stamp is distinct, so the first
+        // minimum is the first empty way, else the least recently used one.
+        let i = base
+            + self.stamps[base..base + self.g.ways as usize]
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, &t)| t)
+                .map_or(0, |(k, _)| k);
         let old = self.lines[i];
+        if let Some(m) = &mut self.where_is {
+            if self.tags[i] != INVALID {
+                m.remove(&self.tags[i]);
+            }
+            m.insert(tag, i as u32);
+        }
         let mut victim = None;
         if old.valid != 0 && old.dirty != 0 {
             self.stats.writebacks += u64::from(old.dirty.count_ones());
@@ -273,8 +371,8 @@ impl<T> Cache<T> {
             tag,
             valid: 0,
             dirty: 0,
-            stamp: self.clock,
         };
+        self.stamps[i] = self.clock;
         self.tags[i] = tag;
         (i, victim)
     }
@@ -290,9 +388,8 @@ impl<T> Cache<T> {
             Some(i) => (i, None),
             None => self.allocate(tag, base),
         };
-        let l = &mut self.lines[i];
-        l.valid |= bit;
-        l.stamp = self.clock;
+        self.lines[i].valid |= bit;
+        self.stamps[i] = self.clock;
         (waiters, victim)
     }
 }
@@ -311,6 +408,9 @@ mod tests {
             mshrs,
             max_merge: 2,
             write: WritePolicy::WriteBack,
+            set_index: SetIndex::Linear,
+            interleave: 1,
+            slice_index: SliceIndex::Linear,
         }
     }
 

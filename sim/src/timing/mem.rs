@@ -8,6 +8,7 @@
 //! transfer and `dram.latency_cycles`. Writes are fire-and-forget (write-back L2 by
 //! default). Atomics are performed at the L2 (a write there) and answered like a hit.
 
+use super::addr_map::SliceMap;
 use super::cache::{Cache, CacheStats, Geometry, Outcome};
 use super::config::TimingConfig;
 use super::dram::{Channel, DramStats};
@@ -47,6 +48,7 @@ enum Event {
 pub struct MemSystem {
     noc: Noc,
     l2: Vec<Cache<(u32, ReqKind)>>,
+    slice_map: SliceMap,
     dram: Vec<Channel>,
     l2_line: u64,
     l2_latency: u64,
@@ -65,16 +67,7 @@ impl MemSystem {
     pub fn new(cfg: &TimingConfig) -> MemSystem {
         let g = &cfg.gpu;
         let slices = g.l2.slices.max(1);
-        let geometry = Geometry {
-            sets: g.l2.sets_per_slice.max(1),
-            ways: g.l2.ways.max(1),
-            line: g.l2.line_bytes.max(32),
-            // An L1 with whole-line blocks asks for whole lines: the L2 serves them whole.
-            sectored: g.l2.sectored && g.l1.sectored,
-            mshrs: g.l2.mshr_entries.max(1),
-            max_merge: g.l2.mshr_max_merge.max(1),
-            write: cfg.mem.l2_write,
-        };
+        let geometry = Geometry::l2_slice(g, cfg.mem.l2_write);
         let core = f64::from(g.core.clock_mhz.max(1));
         let per_channel = f64::from(g.dram.bus_bytes_per_channel)
             * f64::from(g.dram.data_rate)
@@ -95,6 +88,12 @@ impl MemSystem {
                 g.interconnect.clock_mhz,
             ),
             l2,
+            slice_map: SliceMap::new(
+                g.l2.slice_index,
+                slices,
+                g.l2.set_index,
+                g.l2.sets_per_slice,
+            ),
             dram: (0..g.dram.channels.max(1))
                 .map(|_| Channel::new(per_channel, g.dram.latency_cycles))
                 .collect(),
@@ -108,10 +107,14 @@ impl MemSystem {
         }
     }
 
-    fn slice_of(&self, block: u64) -> u32 {
-        ((block / self.l2_line) % self.l2.len() as u64) as u32
+    /// The L2 slice of the block at `block`: hashed line-address bits
+    /// ([`super::addr_map::SliceMap`]).
+    pub fn slice_of(&self, block: u64) -> u32 {
+        self.slice_map.slice(block / self.l2_line)
     }
 
+    /// The DRAM channel behind `slice`: `slices / channels` consecutive slices share one
+    /// (GPGPU-Sim's two sub-partitions per memory partition).
     fn channel_of(&self, slice: u32) -> usize {
         (slice as usize * self.dram.len() / self.l2.len()).min(self.dram.len() - 1)
     }

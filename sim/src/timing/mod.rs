@@ -23,6 +23,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod addr_map;
 pub mod cache;
 pub mod coalesce;
 pub mod config;
@@ -155,6 +156,26 @@ pub fn occupancy(
     gpu::tbs_per_sm(&cfg.gpu, &k, &o).map_err(|e| SimError::Setup(format!("occupancy: {e}")))
 }
 
+/// The L1 each SM gets with `x` resident TBs of `shared_per_tb` bytes of shared memory:
+/// (L1 bytes, shared carveout bytes, the configuration with that L1's ways and size).
+/// Shared memory in use counts each TB's allocation as the occupancy calculator does
+/// (`round_up(shared + shared_reserved_per_tb, shared_alloc_unit)`).
+fn l1_for(cfg: &TimingConfig, x: u32, shared_per_tb: u64) -> (u64, u64, TimingConfig) {
+    let c = &cfg.gpu.core;
+    let per_tb = shared_per_tb + u64::from(c.shared_reserved_per_tb);
+    let per_tb = per_tb.div_ceil(u64::from(c.shared_alloc_unit.max(1)))
+        * u64::from(c.shared_alloc_unit.max(1));
+    let in_use = u64::from(x) * per_tb;
+    let mut sm_cfg = cfg.clone();
+    sm_cfg.gpu.l1.ways = cfg.gpu.l1_ways(in_use);
+    sm_cfg.gpu.l1.size_bytes = cfg.gpu.l1_bytes(in_use);
+    (
+        sm_cfg.gpu.l1.size_bytes,
+        cfg.gpu.shared_carveout_bytes(in_use),
+        sm_cfg,
+    )
+}
+
 fn make_scheduler(
     opts: &SimOptions,
     cfg: &TimingConfig,
@@ -234,8 +255,12 @@ pub fn simulate_with_progress(
     let x = occ.tbs_per_sm;
     let mut sched = make_scheduler(opts, cfg, num_tbs)?;
     let n = cfg.gpu.core.num_sms.max(1);
+    // The carveout is chosen for the TBs an SM can actually hold (a grid smaller than the
+    // GPU does not fill every context).
+    let resident = x.min(num_tbs.div_ceil(n).max(1));
+    let (l1_bytes, carveout, sm_cfg) = l1_for(cfg, resident, tracer.shared_bytes() as u64);
     let mut sms: Vec<sm::Sm> = (0..n)
-        .map(|i| sm::Sm::new(i, cfg, x, opts.warp_policy, kernel.num_regs))
+        .map(|i| sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs))
         .collect();
     let mut memsys = mem::MemSystem::new(cfg);
     let mut now = 0u64;
@@ -349,6 +374,8 @@ pub fn simulate_with_progress(
         thread_instructions: total.thread_instructions,
         stolen_tbs: sched.stolen(),
         l1,
+        l1_bytes,
+        shared_carveout_bytes: carveout,
         l2: memsys.l2_stats(),
         noc: memsys.noc_stats(),
         dram: memsys.dram_stats(),

@@ -107,15 +107,8 @@ impl Sm {
         num_regs: usize,
     ) -> Sm {
         let g = &cfg.gpu;
-        let l1 = Cache::new(Geometry {
-            sets: g.l1.sets.max(1),
-            ways: g.l1.ways.max(1),
-            line: g.l1.line_bytes.max(32),
-            sectored: g.l1.sectored,
-            mshrs: g.l1.mshr_entries.max(1),
-            max_merge: g.l1.mshr_max_merge.max(1),
-            write: cfg.mem.l1_write,
-        });
+        // `g.l1.ways` is the carveout's (the engine passes the configuration the SM runs with).
+        let l1 = Cache::new(Geometry::l1(g, g.l1.ways, cfg.mem.l1_write));
         let block_bytes = l1.block_bytes() as u32;
         let nw = g.core.max_warps_per_sm.max(1) as usize;
         Sm {

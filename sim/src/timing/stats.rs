@@ -59,6 +59,14 @@ pub struct Stats {
     pub stolen_tbs: u64,
     /// L1 data caches, summed over SMs (block requests: 32 B sectors when sectored).
     pub l1: CacheStats,
+    /// L1 data-cache bytes per SM in this run: the unified array minus the shared-memory
+    /// carveout on Volta and later ([`graph_partition::GpuConfig::l1_bytes`]), else the
+    /// configured size.
+    #[serde(default)]
+    pub l1_bytes: u64,
+    /// Shared-memory carveout per SM in bytes (0 without a unified L1 / shared array).
+    #[serde(default)]
+    pub shared_carveout_bytes: u64,
     /// L2, summed over slices.
     pub l2: CacheStats,
     /// Interconnect.

@@ -1,0 +1,449 @@
+//! The classic GPU memory microbenchmarks, run on the timing model for every shipped GPU
+//! configuration (issue 11). Kernels: `tests/microbench/ubench.cu`, compiled to PTX by
+//! `tests/microbench/regenerate` (NVRTC 12.9). Every expected value is computed here from the
+//! configuration (capacities, latencies, clocks, bandwidths), never from a simulator run.
+//!
+//! * pointer chase (one thread, `j = next[j]`): cycles per load on an L1-resident chain =
+//!   the L1 latency plus the loop's dependent integer ops; on a chain twice the L1 (LRU thrash,
+//!   far below the L2) = that plus the L2 path (NoC both ways + `l2.latency_cycles`); on
+//!   never-touched lines = that plus the DRAM latency and one block's transfer;
+//! * a working set read twice: the second pass hits in the L2 below its capacity and goes to
+//!   DRAM above it; the same for the L1, whose capacity is the unified array minus the
+//!   shared-memory carveout on Volta and Hopper (a kernel using shared memory gets less);
+//! * streaming bandwidth against the number of TBs: never above the configured DRAM
+//!   bandwidth, within 20 % of it with enough TBs;
+//! * one line read by every TB: the L2 misses once per block, every other access hits.
+//!
+//! `cargo test --release -p sim --test microbench -- --nocapture` prints the measured
+//! values (docs/VALIDATION.md has the table). Bigger sweeps: `-- --ignored`.
+
+use graph_partition::GpuConfig;
+use launch::Launch;
+use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig};
+use std::path::{Path, PathBuf};
+
+const PTX: &str = include_str!("microbench/ubench.compute_70.ptx");
+const KB: u64 = 1024;
+
+fn configs() -> Vec<TimingConfig> {
+    GpuConfig::builtin_names()
+        .map(|n| TimingConfig::new(GpuConfig::builtin(n).expect("builtin")))
+        .collect()
+}
+
+/// A parameter of a launch: a u32 buffer of `len` words with `init`, or a u32 value.
+enum P {
+    Buf(u64, String),
+    Val(u64),
+}
+
+fn run(cfg: &TimingConfig, kernel: &str, grid: u64, block: u64, shared: u64, ps: &[P]) -> Stats {
+    let params: Vec<String> = ps
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p {
+            P::Buf(len, init) => {
+                format!(r#"{{"index":{i},"buffer":{{"type":"u32","len":{len},"init":"{init}"}}}}"#)
+            }
+            P::Val(v) => format!(r#"{{"index":{i},"value":{v}}}"#),
+        })
+        .collect();
+    let json = format!(
+        r#"{{"format":"paver-launch/1","kernel":"{kernel}","grid":[{grid},1,1],"block":[{block},1,1],"dynamic_shared_bytes":{shared},"params":[{}]}}"#,
+        params.join(",")
+    );
+    let m = ptx_parser::parse(PTX).expect("parse");
+    let f = m.kernel(kernel).expect("kernel");
+    let b = Launch::from_json(&json, Path::new("."))
+        .expect("launch")
+        .bind(kernel, &sim::param_sigs(f), Path::new("."))
+        .expect("bind");
+    simulate(&m, f, &b, cfg, &SimOptions::new(TbPolicy::Lrr)).expect("simulate")
+}
+
+/// Bytes a cache level moves per request: a 32 B sector when sectored, else the line.
+fn l1_block(g: &GpuConfig) -> u64 {
+    if g.l1.sectored {
+        32
+    } else {
+        u64::from(g.l1.line_bytes)
+    }
+}
+
+/// Core cycles a packet of `bytes` occupies an interconnect port (flits at the NoC clock).
+fn port_cycles(g: &GpuConfig, bytes: u64) -> f64 {
+    let flits = bytes.div_ceil(u64::from(g.interconnect.flit_bytes));
+    (flits * u64::from(g.core.clock_mhz)).div_ceil(u64::from(g.interconnect.clock_mhz)) as f64
+}
+
+/// The configured round trip from the L1 to an L2 hit and back, beyond the L1 lookup:
+/// request header over the NoC, the L2 latency, the reply (header + one block) back.
+fn l2_path(cfg: &TimingConfig) -> f64 {
+    let g = &cfg.gpu;
+    let h = u64::from(cfg.mem.header_bytes);
+    port_cycles(g, h)
+        + port_cycles(g, h + l1_block(g))
+        + 2.0 * f64::from(cfg.mem.noc_latency)
+        + f64::from(g.l2.latency_cycles)
+}
+
+/// The configured extra of a DRAM access over an L2 hit: the DRAM latency plus one block's
+/// transfer at one channel's bandwidth.
+fn dram_extra(cfg: &TimingConfig) -> f64 {
+    let g = &cfg.gpu;
+    let per_cycle = f64::from(g.dram.bus_bytes_per_channel)
+        * f64::from(g.dram.data_rate)
+        * f64::from(g.dram.clock_mhz)
+        / f64::from(g.core.clock_mhz);
+    f64::from(g.dram.latency_cycles) + l1_block(g) as f64 / per_cycle
+}
+
+/// Peak DRAM bytes per core cycle.
+fn dram_peak(g: &GpuConfig) -> f64 {
+    g.dram.bandwidth_gbps * 1e3 / f64::from(g.core.clock_mhz)
+}
+
+/// The L1 bytes an SM gets with `tbs` resident TBs of `shared` bytes of dynamic shared
+/// memory: the carveout rule, worked out here from the configured lists.
+fn expected_l1(g: &GpuConfig, tbs: u64, shared: u64) -> u64 {
+    if g.l1.unified_bytes == 0 {
+        return g.l1.size_bytes;
+    }
+    let unit = u64::from(g.core.shared_alloc_unit);
+    let in_use = tbs * (shared + u64::from(g.core.shared_reserved_per_tb)).div_ceil(unit) * unit;
+    let kb =
+        g.l1.shared_carveouts_kb
+            .iter()
+            .map(|&k| u64::from(k))
+            .find(|&k| k * KB >= in_use)
+            .unwrap_or(u64::from(*g.l1.shared_carveouts_kb.last().expect("list")));
+    g.l1.unified_bytes - kb * KB
+}
+
+/// A pointer chain through `lines` lines 128 B apart (word 32 i -> 32 (i + 1) mod lines),
+/// written to a temporary file for the `file(PATH)` initialiser.
+fn chain_file(lines: u64) -> PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "paver-ubench-chain-{}-{lines}.bin",
+        std::process::id()
+    ));
+    let mut bytes = vec![0u8; (lines * 128) as usize];
+    for i in 0..lines {
+        let next = (((i + 1) % lines) * 32) as u32;
+        bytes[(i * 128) as usize..(i * 128 + 4) as usize].copy_from_slice(&next.to_le_bytes());
+    }
+    std::fs::write(&path, bytes).expect("write chain");
+    path
+}
+
+/// Cycles per load of a chase over `lines` lines: two runs of `warm + n` and `warm + 2n`
+/// steps (`warm` = one lap, filling the caches), so start-up and the warm lap cancel.
+fn chase(cfg: &TimingConfig, lines: u64, warm: bool) -> f64 {
+    let file = chain_file(lines);
+    let init = format!("file({})", file.display());
+    let n = lines.min(4096);
+    let w = if warm { lines } else { 0 };
+    let go = |steps: u64| {
+        run(
+            cfg,
+            "ubench_chase",
+            1,
+            1,
+            0,
+            &[
+                P::Buf(lines * 32, init.clone()),
+                P::Val(steps),
+                P::Buf(1, "zeros".into()),
+            ],
+        )
+        .cycles
+    };
+    let (a, b) = (go(w + n / 2), go(w + n));
+    let _ = std::fs::remove_file(&file);
+    (b - a) as f64 / (n - n / 2) as f64
+}
+
+/// Pointer chase: L1, L2 and DRAM plateaus at the configured latencies.
+#[test]
+fn pointer_chase_plateaus_at_the_configured_latencies() {
+    let mut report = String::new();
+    for cfg in configs() {
+        let g = &cfg.gpu;
+        let l1 = expected_l1(g, 1, 0);
+        // Half the L1, warm: every load an L1 hit.
+        let at_l1 = chase(&cfg, l1 / 2 / 128, true);
+        // The chain's dependent integer ops per load (mul.wide + add.s64) plus issue.
+        let overhead = at_l1 - f64::from(g.l1.latency_cycles);
+        let int = f64::from(cfg.pipeline.int);
+        assert!(
+            (2.0 * int..=2.0 * int + 6.0).contains(&overhead),
+            "{}: L1 chase {at_l1:.1} = latency {} + overhead {overhead:.1}",
+            g.name,
+            g.l1.latency_cycles
+        );
+        // Twice the L1 (LRU: every L1 access misses), a small part of the L2.
+        let at_l2 = chase(&cfg, 2 * l1 / 128, true);
+        let want_l2 = at_l1 + l2_path(&cfg);
+        assert!(
+            (at_l2 - want_l2).abs() <= 1.0,
+            "{}: L2 chase {at_l2:.1}, configured {want_l2:.1}",
+            g.name
+        );
+        // Never-touched lines: every load misses the L2.
+        let at_dram = chase(&cfg, 8192, false);
+        let want_dram = want_l2 + dram_extra(&cfg);
+        assert!(
+            (at_dram - want_dram).abs() <= 1.5,
+            "{}: DRAM chase {at_dram:.1}, configured {want_dram:.1}",
+            g.name
+        );
+        report.push_str(&format!(
+            "{:14} L1 {at_l1:6.1} (cfg {:6.1})  L2 {at_l2:6.1} (cfg {want_l2:6.1})  DRAM {at_dram:6.1} (cfg {want_dram:6.1}) cycles/load\n",
+            g.name,
+            f64::from(g.l1.latency_cycles) + overhead,
+        ));
+    }
+    eprint!("{report}");
+}
+
+/// A `bytes` working set read twice by `tbs` TBs of `threads` threads, one word per 32 B sector,
+/// with `shared` bytes of dynamic shared memory per TB. `shift` = 0: each TB re-reads its own
+/// words (L1 reuse); 1: TB b re-reads TB b+1's, which another SM read (L2 reuse).
+fn twice(cfg: &TimingConfig, bytes: u64, tbs: u64, threads: u64, shift: u64, shared: u64) -> Stats {
+    let words = bytes / 4;
+    let kernel = if shared > 0 {
+        "ubench_read_shared"
+    } else {
+        "ubench_read"
+    };
+    run(
+        cfg,
+        kernel,
+        tbs,
+        threads,
+        shared,
+        &[
+            P::Buf(words, "zeros".into()),
+            P::Val(words),
+            P::Val(8),
+            P::Val(2),
+            P::Val(shift),
+            P::Buf(1, "zeros".into()),
+        ],
+    )
+}
+
+/// L1: a working set read twice by one TB hits in the second pass below the L1 size and
+/// misses above it, with the L1 the carveout leaves (shared memory shrinks it on Volta and
+/// Hopper only).
+#[test]
+fn working_set_read_twice_hits_in_l1_below_its_capacity() {
+    let mut report = String::new();
+    for cfg in configs() {
+        let g = &cfg.gpu;
+        let block = l1_block(g);
+        // The largest dynamic allocation one TB may have, minus the reserved part, so the
+        // carveout is the largest one.
+        let shared = (u64::from(g.core.max_shared_mem_per_tb) / 2).max(KB);
+        let big = expected_l1(g, 1, 0);
+        let small = expected_l1(g, 1, shared);
+        for (what, l1, sh) in [("no shared", big, 0), ("shared", small, shared)] {
+            for (frac, want_hits) in [(0.5, true), (2.0, false)] {
+                let bytes = ((l1 as f64 * frac) as u64 / 1024).max(1) * 1024;
+                let s = twice(&cfg, bytes, 1, 256, 0, sh);
+                assert_eq!(s.l1_bytes, l1, "{} {what}: L1 size", g.name);
+                let pass = bytes / block;
+                let rate = s.l1.hits as f64 / pass as f64;
+                report.push_str(&format!(
+                    "{:14} {what:9} L1 {:4} KB, set {:5} KB: second-pass L1 hit rate {rate:.3}\n",
+                    g.name,
+                    l1 / KB,
+                    bytes / KB
+                ));
+                if want_hits {
+                    assert!(
+                        rate >= 0.95,
+                        "{} {what}: {bytes} B, L1 {l1}: hit rate {rate}",
+                        g.name
+                    );
+                } else {
+                    assert!(
+                        rate <= 0.1,
+                        "{} {what}: {bytes} B, L1 {l1}: hit rate {rate}",
+                        g.name
+                    );
+                }
+            }
+        }
+        // Between the two L1 sizes: hits without shared memory, misses with it.
+        if small < big {
+            let bytes = (small + big) / 2 / KB * KB;
+            let without = twice(&cfg, bytes, 1, 256, 0, 0).l1.hits as f64 / (bytes / block) as f64;
+            let with =
+                twice(&cfg, bytes, 1, 256, 0, shared).l1.hits as f64 / (bytes / block) as f64;
+            assert!(
+                without >= 0.95 && with <= 0.1,
+                "{}: {without} vs {with}",
+                g.name
+            );
+        }
+    }
+    eprint!("{report}");
+}
+
+/// The L2 of `cfg` cut to at most 1 MB by taking fewer sets per slice (a power of two), the
+/// slices, ways and hashing unchanged: the default test's size. Full size: `l2_full_size`.
+fn small_l2(cfg: &TimingConfig) -> TimingConfig {
+    let g = &cfg.gpu.l2;
+    let per_set = u64::from(g.slices) * u64::from(g.ways) * u64::from(g.line_bytes);
+    let mut sets = g.sets_per_slice;
+    while sets > 1 && u64::from(sets) * per_set > 1 << 20 {
+        sets /= 2;
+    }
+    let mut c = cfg.clone();
+    c.set("l2.sets_per_slice", &sets.to_string()).expect("set");
+    c.set("l2.size_bytes", &(u64::from(sets) * per_set).to_string())
+        .expect("set");
+    c
+}
+
+/// The read-twice L2 check on `cfgs`: at half the L2 the second pass hits (>= 90 %) and
+/// DRAM sees one pass; at 1.5 times it misses (<= 35 %, LRU on a cyclic stream: ideally 0,
+/// sets holding fewer lines than the average and the TBs' skew keep some) and DRAM sees at
+/// least 1.5 passes. 64-thread TBs, one per SM: each pass is many grid-stride steps, so the
+/// second pass reaches a word about one pass after the first.
+fn l2_twice(cfgs: &[TimingConfig]) {
+    let mut report = String::new();
+    let mut bad = Vec::new();
+    for cfg in cfgs {
+        let g = &cfg.gpu;
+        let block = l1_block(g);
+        let l2 = g.l2.size_bytes;
+        for (frac, want_hits) in [(0.5, true), (1.5, false)] {
+            let bytes = (l2 as f64 * frac) as u64 / KB * KB;
+            let s = twice(cfg, bytes, u64::from(g.core.num_sms), 64, 1, 0);
+            let pass = bytes / block;
+            let second = s.l2.accesses.saturating_sub(pass).max(1);
+            let rate = (s.l2.hits + s.l2.hit_reserve) as f64 / second as f64;
+            report.push_str(&format!(
+                "{:14} L2 {:6} KB, set {:6} KB: second-pass L2 hit rate {rate:.3}, DRAM reads {} (one pass {pass})\n",
+                g.name,
+                l2 / KB,
+                bytes / KB,
+                s.dram.reads
+            ));
+            let ok = if want_hits {
+                rate >= 0.9 && s.dram.reads <= pass + pass / 10
+            } else {
+                rate <= 0.35 && s.dram.reads >= pass + pass / 2
+            };
+            if !ok {
+                bad.push(format!("{} x{frac}", g.name));
+            }
+        }
+    }
+    eprint!("{report}");
+    assert!(bad.is_empty(), "{bad:?}\n{report}");
+}
+
+/// L2: a working set read twice hits in the second pass below the L2 size and goes to DRAM
+/// above it (each TB re-reads the next TB's words, read by another SM, so the L1s do not
+/// serve them). Every configuration with its L2 cut to at most 1 MB ([`small_l2`]).
+#[test]
+fn working_set_read_twice_hits_in_l2_below_its_capacity() {
+    l2_twice(&configs().iter().map(small_l2).collect::<Vec<_>>());
+}
+
+/// [`working_set_read_twice_hits_in_l2_below_its_capacity`] at the full L2 sizes (the H100's
+/// 50 MB: several minutes). `cargo test --release -p sim --test microbench -- --ignored`
+#[test]
+#[ignore = "minutes: full-size L2s"]
+fn l2_full_size() {
+    l2_twice(&configs());
+}
+
+/// Streaming: DRAM bytes per cycle against the number of TBs (256 threads, one word per
+/// sector, one pass): never above the configured peak, within 20 % of it once every SM has
+/// 8 TBs.
+#[test]
+fn streaming_bandwidth_saturates_at_the_configured_dram_bandwidth() {
+    let mut report = String::new();
+    for cfg in configs() {
+        let g = &cfg.gpu;
+        let peak = dram_peak(g);
+        // 6,000 cycles at peak: the ramp-up (about one DRAM round trip) costs under 10 %.
+        let bytes = ((peak * 6_000.0) as u64 / KB + 1) * KB;
+        let n = u64::from(g.core.num_sms);
+        let mut line = format!("{:14} peak {peak:7.1} B/cycle:", g.name);
+        let mut last = 0.0;
+        for tbs in [1, n / 2, 8 * n] {
+            let words = bytes / 4;
+            let s = run(
+                &cfg,
+                "ubench_read",
+                tbs,
+                256,
+                0,
+                &[
+                    P::Buf(words, "zeros".into()),
+                    P::Val(words),
+                    P::Val(8),
+                    P::Val(1),
+                    P::Val(0),
+                    P::Buf(1, "zeros".into()),
+                ],
+            );
+            let bw = s.dram.bytes as f64 / s.cycles as f64;
+            line.push_str(&format!(" {tbs} TBs {bw:.1} ({:.0} %)", 100.0 * bw / peak));
+            assert!(
+                bw <= peak * 1.001,
+                "{}: {tbs} TBs {bw} > peak {peak}",
+                g.name
+            );
+            last = bw;
+        }
+        assert!(last >= 0.8 * peak, "{line}");
+        report.push_str(&line);
+        report.push('\n');
+    }
+    eprint!("{report}");
+}
+
+/// One line read by every TB (4 per SM): each SM's L1 misses each block of it once, the L2
+/// misses each block once, every other L2 access hits (or merges into the first miss).
+#[test]
+fn one_line_read_by_every_tb_hits_in_l2() {
+    for cfg in configs() {
+        let g = &cfg.gpu;
+        let n = u64::from(g.core.num_sms);
+        let s = run(
+            &cfg,
+            "ubench_one_line",
+            4 * n,
+            32,
+            0,
+            &[P::Buf(32, "iota".into()), P::Buf(4 * n, "zeros".into())],
+        );
+        // Blocks of the 128 B line as the L2 serves them (sectors if both levels are sectored).
+        let blocks = if g.l1.sectored && g.l2.sectored {
+            u64::from(g.l2.line_bytes) / 32
+        } else {
+            128 / u64::from(g.l1.line_bytes).min(128)
+        };
+        assert_eq!(s.l2.misses, blocks, "{}", g.name);
+        assert_eq!(
+            s.l2.accesses,
+            n * blocks,
+            "{}: one L1 miss per block per SM",
+            g.name
+        );
+        let rate = (s.l2.hits + s.l2.hit_reserve) as f64 / s.l2.accesses as f64;
+        let want = 1.0 - 1.0 / n as f64;
+        assert!((rate - want).abs() < 1e-9, "{}: {rate} vs {want}", g.name);
+        eprintln!(
+            "{:14} one line, {} TBs: L2 hit rate {rate:.4} (expected 1 - 1/{n})",
+            g.name,
+            4 * n
+        );
+    }
+}
