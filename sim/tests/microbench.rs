@@ -17,7 +17,7 @@
 //! `cargo test --release -p sim --test microbench -- --nocapture` prints the measured
 //! values (docs/VALIDATION.md has the table). Bigger sweeps: `-- --ignored`.
 
-use graph_partition::GpuConfig;
+use gpu::GpuConfig;
 use launch::Launch;
 use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig};
 use std::path::{Path, PathBuf};

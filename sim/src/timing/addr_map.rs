@@ -23,7 +23,7 @@
 //!   many lines: rows walked sequentially and power-of-two column walks use every set of
 //!   every slice evenly (the test `every_l2_set_of_every_slice_is_used_by_ordinary_streams`).
 
-use graph_partition::gpu_config::{SetIndex, SliceIndex};
+use gpu::config::{SetIndex, SliceIndex};
 
 /// Irreducible (primitive) GF(2) polynomials by degree, bit `d` = x^d: the ones GPGPU-Sim
 /// names for 16, 32, 64, 128 and 256 banks (IPOLY(19), (37), (67), (131), (283)) and
@@ -269,7 +269,7 @@ mod tests {
     use super::super::cache::{Cache, Geometry};
     use super::super::config::WritePolicy;
     use super::*;
-    use graph_partition::GpuConfig;
+    use gpu::GpuConfig;
 
     /// `p` has no factor of degree 1..=deg/2 (trial division over GF(2)).
     fn irreducible(p: u64) -> bool {

@@ -28,8 +28,8 @@
 
 use super::addr_map::SetMap;
 use super::config::WritePolicy;
-use graph_partition::gpu_config::{SetIndex, SliceIndex};
-use graph_partition::GpuConfig;
+use gpu::config::{SetIndex, SliceIndex};
+use gpu::GpuConfig;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

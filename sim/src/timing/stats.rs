@@ -60,7 +60,7 @@ pub struct Stats {
     /// L1 data caches, summed over SMs (block requests: 32 B sectors when sectored).
     pub l1: CacheStats,
     /// L1 data-cache bytes per SM in this run: the unified array minus the shared-memory
-    /// carveout on Volta and later ([`graph_partition::GpuConfig::l1_bytes`]), else the
+    /// carveout on Volta and later ([`gpu::GpuConfig::l1_bytes`]), else the
     /// configured size.
     #[serde(default)]
     pub l1_bytes: u64,
