@@ -196,13 +196,36 @@ pub fn simulate_with_progress(
     opts: &SimOptions,
     progress: &mut dyn FnMut(u64, u64, u64),
 ) -> Result<Stats, SimError> {
+    simulate_with_info(module, f, bound, cfg, opts, progress).map(|(s, _)| s)
+}
+
+/// What a run used, beside its statistics (not part of the stats JSON).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunInfo {
+    /// An upper bound on the trace bytes held at once: the sum over SMs of the most each
+    /// held (sampled when TBs launch and finish). Bounded by the resident warps times
+    /// [`trace::CHUNK`] instructions, whatever the kernel executes.
+    pub peak_trace_bytes: usize,
+}
+
+/// [`simulate_with_progress`], also returning what the run used ([`RunInfo`]).
+pub fn simulate_with_info(
+    module: &Module,
+    f: &Function,
+    bound: &BoundLaunch,
+    cfg: &TimingConfig,
+    opts: &SimOptions,
+    progress: &mut dyn FnMut(u64, u64, u64),
+) -> Result<(Stats, RunInfo), SimError> {
     let prog = Program::from_function(module, f);
     let kernel = trace::Kernel::new(f);
     let l1_block = TimingConfig::block_bytes(cfg.gpu.l1.sectored, cfg.gpu.l1.line_bytes);
+    let params = trace::Tracer::params(&prog, bound);
     let mut tracer = trace::Tracer::new(
         &prog,
         &kernel,
         bound,
+        &params,
         l1_block,
         cfg.pipeline.shared_banks,
         opts.max_warp_instructions_per_tb,
@@ -249,8 +272,7 @@ pub fn simulate_with_progress(
             assigned.clear();
             sched.assign(&free, &mut assigned);
             for &(s, tb) in &assigned {
-                let t = tracer.trace(u64::from(tb))?;
-                sms[s as usize].launch(tb, t, now);
+                sms[s as usize].launch(tb, &mut tracer, now)?;
                 launched = true;
             }
             ask = launched;
@@ -265,7 +287,7 @@ pub fn simulate_with_progress(
                 s.take_finished(&mut finished);
                 continue;
             }
-            let (a, w) = s.cycle(now, &kernel, &mut memsys);
+            let (a, w) = s.cycle(now, &kernel, &mut memsys, &mut tracer)?;
             active |= a;
             wake = wake.min(w);
             s.take_finished(&mut finished);
@@ -312,7 +334,10 @@ pub fn simulate_with_progress(
         total += s.stats();
     }
     let cycles = now;
-    Ok(Stats {
+    let info = RunInfo {
+        peak_trace_bytes: sms.iter().map(sm::Sm::peak_trace_bytes).sum(),
+    };
+    let stats = Stats {
         kernel: f.name.clone(),
         tb_policy: opts.policy_name.clone(),
         warp_policy: format!("{:?}", opts.warp_policy).to_ascii_lowercase(),
@@ -334,5 +359,6 @@ pub fn simulate_with_progress(
         dram: memsys.dram_stats(),
         sms: sms.iter().map(|s| s.stats().clone()).collect(),
         config: cfg.clone(),
-    })
+    };
+    Ok((stats, info))
 }
