@@ -103,6 +103,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 s.l2.reservation_fails,
                 fnv(s.to_json().as_bytes()),
             );
+            if std::env::var_os("SWEEP_VERBOSE").is_some() {
+                println!("  L1 {:?}\n  L2 {:?}\n  NoC {:?}\n  DRAM {:?}", s.l1, s.l2, s.noc, s.dram);
+            }
             rates.push((rate, label));
         }
         rates.sort_by(|a, b| a.0.total_cmp(&b.0));
