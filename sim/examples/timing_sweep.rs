@@ -6,9 +6,11 @@
 //! (to check that an optimisation changes no result), and the slowest and median rate per
 //! configuration.
 //!
-//! `cargo run -p sim --release --example timing_sweep -- [repeats] [filter] [configs]`
+//! `cargo run -p sim --release --example timing_sweep -- [repeats] [filter] [configs] [size]`
 //! (`filter`: only launch files whose path contains it, `-` for all; `configs`: a
-//! comma-separated subset such as `titanv,h100`).
+//! comma-separated subset such as `titanv,h100`, `-` for all; `size`: `small` (default) or
+//! `paper`, the launch files' prefix). `SWEEP_VERBOSE=1` also prints each run's L1, L2, NoC
+//! and DRAM counters.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -17,8 +19,8 @@ use sim::timing::{simulate, SimOptions, TbPolicy, TimingConfig};
 
 const CONFIGS: [&str; 4] = ["gtx480", "titanx_pascal", "titanv", "h100"];
 
-/// The small launch files, sorted.
-fn launches(root: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
+/// The launch files named `{prefix}*.json`, sorted.
+fn launches(root: &Path, prefix: &str) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
     let mut out = Vec::new();
     for d in std::fs::read_dir(root)? {
         let d = d?.path();
@@ -28,7 +30,7 @@ fn launches(root: &Path) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
         for f in std::fs::read_dir(&d)? {
             let f = f?.path();
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.starts_with("small") && name.ends_with(".json") {
+            if name.starts_with(prefix) && name.ends_with(".json") {
                 out.push(f);
             }
         }
@@ -41,12 +43,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let repeats: usize = args.first().map_or(Ok(1), |s| s.parse())?;
     let filter = args.get(1).map_or("-", String::as_str);
-    let configs: Vec<&str> = match args.get(2) {
-        Some(c) => c.split(',').collect(),
-        None => CONFIGS.to_vec(),
+    let configs: Vec<&str> = match args.get(2).map(String::as_str) {
+        Some(c) if c != "-" => c.split(',').collect(),
+        _ => CONFIGS.to_vec(),
     };
+    let prefix = args.get(3).map_or("small", String::as_str);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
-    let files: Vec<PathBuf> = launches(&root)?
+    let files: Vec<PathBuf> = launches(&root, prefix)?
         .into_iter()
         .filter(|f| filter == "-" || f.to_string_lossy().contains(filter))
         .collect();
