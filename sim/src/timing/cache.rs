@@ -393,6 +393,25 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_request_counts_once() {
+        let mut c: Cache<u32> = Cache::new(geom(1, 4, 1));
+        assert_eq!(c.read(0, 1), Outcome::Miss);
+        assert_eq!(c.read(4, 2), Outcome::HitReserve);
+        assert_eq!(c.read(8, 3), Outcome::ReservationFail);
+        assert_eq!(c.refusal(8), Refusal::MergeFull);
+        assert_eq!(c.read(128, 4), Outcome::ReservationFail);
+        assert_eq!(c.refusal(128), Refusal::NoMshr);
+        // Presented again while still refused: not counted a second time.
+        assert_eq!(c.read_again(8, 3), Outcome::ReservationFail);
+        assert_eq!(c.read_again(128, 4), Outcome::ReservationFail);
+        assert_eq!(c.stats().reservation_fails, 2);
+        c.fill(0);
+        assert_eq!(c.read_again(8, 3), Outcome::Hit);
+        assert_eq!(c.read_again(128, 4), Outcome::Miss);
+        assert_eq!(c.stats().reservation_fails, 2);
+    }
+
+    #[test]
     fn sectors_miss_separately() {
         let mut g = geom(1, 2, 8);
         g.sectored = true;
