@@ -6,10 +6,11 @@
 //! a FIFO of the events at that time (every event in a slot has the same time), with a
 //! bitmap of the non-empty slots; events beyond the window wait in a binary heap and move
 //! into their slot, in (time, push order), as the window reaches them. Pushing and popping
-//! cost O(1) instead of a heap's O(log n) with its cache misses.
+//! cost O(1) instead of a heap's O(log n) with its cache misses. The slots' FIFOs are
+//! linked lists in one pool of nodes, so memory follows the events queued at once.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 struct Entry<E> {
     time: u64,
@@ -39,12 +40,23 @@ pub const WHEEL: usize = 4096;
 const MASK: u64 = WHEEL as u64 - 1;
 const WORDS: usize = WHEEL / 64;
 
+const NIL: u32 = u32::MAX;
+
+struct Node<E> {
+    ev: Option<E>,
+    next: u32,
+}
+
 /// The queue.
 pub struct EventQueue<E> {
     /// Every queued event is at or after `base`; the wheel holds those before
     /// `base + WHEEL`.
     base: u64,
-    slots: Vec<VecDeque<E>>,
+    /// Per slot: first and last node of its FIFO.
+    slots: Vec<(u32, u32)>,
+    nodes: Vec<Node<E>>,
+    /// Unused nodes, linked through `next`.
+    free: u32,
     /// Bit `i`: slot `i` is not empty.
     bits: [u64; WORDS],
     in_wheel: usize,
@@ -56,7 +68,9 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             base: 0,
-            slots: (0..WHEEL).map(|_| VecDeque::new()).collect(),
+            slots: vec![(NIL, NIL); WHEEL],
+            nodes: Vec::new(),
+            free: NIL,
             bits: [0; WORDS],
             in_wheel: 0,
             far: BinaryHeap::new(),
@@ -83,9 +97,29 @@ impl<E> EventQueue<E> {
     }
 
     fn put(&mut self, time: u64, ev: E) {
+        let n = if self.free != NIL {
+            let n = self.free;
+            let node = &mut self.nodes[n as usize];
+            self.free = node.next;
+            node.ev = Some(ev);
+            node.next = NIL;
+            n
+        } else {
+            self.nodes.push(Node {
+                ev: Some(ev),
+                next: NIL,
+            });
+            (self.nodes.len() - 1) as u32
+        };
         let i = (time & MASK) as usize;
-        self.slots[i].push_back(ev);
-        self.bits[i / 64] |= 1 << (i % 64);
+        let (head, tail) = self.slots[i];
+        if head == NIL {
+            self.slots[i] = (n, n);
+            self.bits[i / 64] |= 1 << (i % 64);
+        } else {
+            self.nodes[tail as usize].next = n;
+            self.slots[i].1 = n;
+        }
         self.in_wheel += 1;
     }
 
@@ -150,9 +184,17 @@ impl<E> EventQueue<E> {
         }
         self.advance(t);
         let i = (t & MASK) as usize;
-        let ev = self.slots[i].pop_front()?;
-        if self.slots[i].is_empty() {
+        let head = self.slots[i].0;
+        let node = self.nodes.get_mut(head as usize)?;
+        let ev = node.ev.take()?;
+        let next = node.next;
+        node.next = self.free;
+        self.free = head;
+        if next == NIL {
+            self.slots[i] = (NIL, NIL);
             self.bits[i / 64] &= !(1 << (i % 64));
+        } else {
+            self.slots[i].0 = next;
         }
         self.in_wheel -= 1;
         Some((t, ev))
