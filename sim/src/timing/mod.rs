@@ -273,8 +273,9 @@ pub fn simulate_with_info(
         replies.clear();
         memsys.cycle(now, &mut replies);
         for r in &replies {
-            sms[r.sm as usize].on_reply(r, now);
-            due[r.sm as usize] = now;
+            if sms[r.sm as usize].on_reply(r, now) {
+                due[r.sm as usize] = now;
+            }
         }
         let mut launched = false;
         // A scheduler's answer depends on its state and the free contexts only, and both

@@ -121,6 +121,11 @@ pub struct Sm<'p> {
     /// can change until the fill that admits it, so it waits for that fill.
     lsu_blocked: bool,
     lsu_wait: LsuWait,
+    /// No warp can become ready before this (the earliest time the last scan of the warps
+    /// found, when it issued nothing), unless an event resets it: a launch, a completed
+    /// load, a released barrier, room or admission in the LSU. Until then a cycle only
+    /// runs the LSU and skips the scan.
+    scan_at: u64,
     /// Free TB contexts and free warp slots.
     free_ctxs: u32,
     free_slots: u32,
@@ -173,6 +178,7 @@ impl<'p> Sm<'p> {
             used: vec![Vec::new(); g.core.warp_schedulers_per_sm.max(1) as usize],
             lsu_blocked: false,
             lsu_wait: LsuWait::No,
+            scan_at: 0,
             free_ctxs: contexts.max(1),
             free_slots: nw as u32,
             peak_trace_bytes: 0,
@@ -212,6 +218,7 @@ impl<'p> Sm<'p> {
     /// Starts TB `tb` at `now`, tracing its warps' first chunks with `tracer`.
     pub fn launch(&mut self, tb: u32, tracer: &mut Tracer<'p>, now: u64) -> Result<(), SimError> {
         self.sleep_until = 0;
+        self.scan_at = 0;
         let Some(c) = self.ctxs.iter().position(Option::is_none) else {
             return Ok(());
         };
@@ -311,13 +318,17 @@ impl<'p> Sm<'p> {
     }
 
     /// A reply from the memory side arrived at `now`.
-    pub fn on_reply(&mut self, r: &Reply, now: u64) {
-        self.sleep_until = 0;
+    ///
+    /// Returns whether the SM can do something new (the LSU is admitted again, or a load
+    /// completed): otherwise its next cycle stays when it was, since a cycle before then
+    /// would find every warp as it left it.
+    pub fn on_reply(&mut self, r: &Reply, now: u64) -> bool {
         let admits = match self.lsu_wait {
-            LsuWait::No => true,
+            LsuWait::No => false,
             LsuWait::AnyFill => r.kind == ReqKind::Read,
             LsuWait::Fill(b) => r.kind == ReqKind::Read && r.block == b,
         };
+        let mut woke = admits;
         if admits {
             self.lsu_blocked = false;
             self.lsu_wait = LsuWait::No;
@@ -338,8 +349,14 @@ impl<'p> Sm<'p> {
             load.done_at = load.done_at.max(now);
             if load.remaining == 0 && load.issued_all {
                 self.complete(w, l, now);
+                woke = true;
             }
         }
+        if woke {
+            self.sleep_until = 0;
+            self.scan_at = 0;
+        }
+        woke
     }
 
     fn complete(&mut self, w: u32, l: u32, now: u64) {
@@ -355,6 +372,7 @@ impl<'p> Sm<'p> {
         ws.blocked_until = 0;
         ws.free_loads.push(l);
         ws.outstanding -= 1;
+        self.scan_at = 0;
         self.maybe_finish(w, now);
     }
 
@@ -402,6 +420,7 @@ impl<'p> Sm<'p> {
             return;
         }
         tb.at_barrier = 0;
+        self.scan_at = 0;
         for &s in &tb.warp_slots {
             let ws = &mut self.warps[s as usize];
             if ws.barrier {
@@ -430,7 +449,12 @@ impl<'p> Sm<'p> {
         }
         let mut issued = false;
         let mut wake = u64::MAX;
-        let n = self.scheds.len();
+        let n = if now < self.scan_at {
+            wake = self.scan_at;
+            0
+        } else {
+            self.scheds.len()
+        };
         for k in 0..n {
             self.ready.clear();
             for i in 0..self.used[k].len() {
@@ -480,6 +504,9 @@ impl<'p> Sm<'p> {
             let w = self.scheds[k].pick(&self.ready, &self.age);
             self.issue(w, now, kernel);
             issued = true;
+        }
+        if n > 0 {
+            self.scan_at = if issued { 0 } else { wake };
         }
         let active = issued || lsu_active || (!self.lsu.is_empty() && !self.lsu_blocked);
         if !active {
@@ -614,6 +641,7 @@ impl<'p> Sm<'p> {
                 if e.next >= e.op.len {
                     let (w, l) = (e.warp, e.load);
                     self.lsu.pop_front();
+                    self.scan_at = 0;
                     if l != NONE {
                         let t = now + u64::from(self.pipe.shared);
                         let ld = &mut self.warps[w as usize].loads[l as usize];
@@ -679,6 +707,7 @@ impl<'p> Sm<'p> {
                 let (w, l) = (e.warp, e.load);
                 self.lsu_blocks.drain(..e.op.len as usize);
                 self.lsu.pop_front();
+                self.scan_at = 0;
                 if l != NONE {
                     let ld = &mut self.warps[w as usize].loads[l as usize];
                     ld.issued_all = true;

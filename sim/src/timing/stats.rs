@@ -56,8 +56,10 @@ pub struct Stats {
     /// TBs moved by task stealing.
     pub stolen_tbs: u64,
     /// L1 data caches, summed over SMs (block requests: 32 B sectors when sectored).
+    /// `reservation_fails` counts each refused request once: it then waits for the fill
+    /// that admits it instead of retrying.
     pub l1: CacheStats,
-    /// L2, summed over slices.
+    /// L2, summed over slices (`reservation_fails` as for the L1).
     pub l2: CacheStats,
     /// Interconnect.
     pub noc: NocStats,
