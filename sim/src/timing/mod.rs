@@ -262,6 +262,8 @@ pub fn simulate_with_info(
     let mut due = vec![u64::MAX; n as usize];
     // Since when each SM has had a resident TB (for `busy_cycles`).
     let mut busy_since: Vec<Option<u64>> = vec![None; n as usize];
+    // The earliest of `due` (steps where no SM is due skip the pass over the SMs).
+    let mut first_due = u64::MAX;
     let mut ask = true;
     while done < u64::from(num_tbs) {
         if now > opts.max_cycles {
@@ -275,6 +277,7 @@ pub fn simulate_with_info(
         for r in &replies {
             if sms[r.sm as usize].on_reply(r, now) {
                 due[r.sm as usize] = now;
+                first_due = now;
             }
         }
         let mut launched = false;
@@ -291,15 +294,22 @@ pub fn simulate_with_info(
                 sms[i].launch(tb, &mut tracer, now)?;
                 busy_since[i].get_or_insert(now);
                 due[i] = now;
+                first_due = now;
                 launched = true;
             }
             ask = launched;
         }
         let mut active = launched;
         let mut wake = memsys.next_time().unwrap_or(u64::MAX);
-        for (i, s) in sms.iter_mut().enumerate() {
+        let pass = first_due <= now;
+        if !pass {
+            wake = wake.min(first_due);
+        }
+        let mut min_due = u64::MAX;
+        for (i, s) in sms.iter_mut().enumerate().filter(|_| pass) {
             if due[i] > now {
                 wake = wake.min(due[i]);
+                min_due = min_due.min(due[i]);
                 continue;
             }
             // An SM without TBs has nothing to do (and nothing in flight towards it), but a
@@ -317,6 +327,10 @@ pub fn simulate_with_info(
                     s.stats_mut().busy_cycles += now - t;
                 }
             }
+            min_due = min_due.min(due[i]);
+        }
+        if pass {
+            first_due = min_due;
         }
         done += finished.len() as u64;
         let freed = !finished.is_empty();
