@@ -114,7 +114,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 fnv(s.to_json().as_bytes()),
             );
             if std::env::var_os("SWEEP_VERBOSE").is_some() {
-                println!("  L1 {:?}\n  L2 {:?}\n  NoC {:?}\n  DRAM {:?}", s.l1, s.l2, s.noc, s.dram);
+                println!(
+                    "  L1 {:?}\n  L2 {:?}\n  NoC {:?}\n  DRAM {:?}",
+                    s.l1, s.l2, s.noc, s.dram
+                );
             }
             rates.push((rate, label));
         }

@@ -35,8 +35,15 @@ fn mm_naive(n: u64, g: u64) -> (ptx_parser::Module, BoundLaunch) {
 
 fn run(m: &ptx_parser::Module, b: &BoundLaunch, cfg: &TimingConfig) -> (Stats, RunInfo) {
     let f = m.kernel("mm_naive").expect("kernel");
-    simulate_with_info(m, f, b, cfg, &SimOptions::new(TbPolicy::Lrr), &mut |_, _, _| {})
-        .expect("simulate")
+    simulate_with_info(
+        m,
+        f,
+        b,
+        cfg,
+        &SimOptions::new(TbPolicy::Lrr),
+        &mut |_, _, _| {},
+    )
+    .expect("simulate")
 }
 
 /// One TB of naive GEMM with a k loop 8 times longer executes about 8 times the warp

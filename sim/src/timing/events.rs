@@ -136,16 +136,14 @@ impl<E> EventQueue<E> {
         let slot = if first != 0 {
             w0 * 64 + first.trailing_zeros() as usize
         } else {
-            (1..=WORDS)
-                .map(|k| (w0 + k) % WORDS)
-                .find_map(|w| {
-                    let m = if w == w0 {
-                        self.bits[w] & !(u64::MAX << b0)
-                    } else {
-                        self.bits[w]
-                    };
-                    (m != 0).then(|| w * 64 + m.trailing_zeros() as usize)
-                })?
+            (1..=WORDS).map(|k| (w0 + k) % WORDS).find_map(|w| {
+                let m = if w == w0 {
+                    self.bits[w] & !(u64::MAX << b0)
+                } else {
+                    self.bits[w]
+                };
+                (m != 0).then(|| w * 64 + m.trailing_zeros() as usize)
+            })?
         };
         Some(self.base + ((slot as u64).wrapping_sub(start as u64) & MASK))
     }

@@ -19,11 +19,11 @@
 //! counted once in `reservation_fails`, however long it waits ([`Cache::read_again`]).
 
 use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome, Refusal};
-use std::collections::VecDeque;
 use super::config::TimingConfig;
 use super::dram::{Channel, DramStats};
 use super::events::EventQueue;
 use super::noc::{Noc, NocStats};
+use std::collections::VecDeque;
 
 /// What a request does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

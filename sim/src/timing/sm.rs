@@ -19,9 +19,9 @@ use super::config::{PipelineConfig, TimingConfig};
 use super::mem::{MemSystem, Reply, ReqKind};
 use super::stats::SmStats;
 use super::trace::{Class, Kernel, MemOp, TbStream, Tracer, WarpTrace, NO_MEM};
-use crate::SimError;
 use super::warp_sched::{WarpPolicy, WarpScheduler};
 use crate::interp::{AccessKind, Space};
+use crate::SimError;
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
