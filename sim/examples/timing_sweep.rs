@@ -2,9 +2,10 @@
 //! (`kernels/*/small*.json`, 36 of them) on every built-in GPU configuration (gtx480,
 //! titanx_pascal, titanv, h100), LRR TBs, GTO warps, the launch file's ptxas register count
 //! for the occupancy limit (as `paver simulate` does). Prints each run's rate in simulated
-//! warp instructions per second (best of `repeats`, in CPU time of the thread, from
-//! `/proc/thread-self/schedstat`, so that other processes on a loaded machine do not
-//! count; wall-clock where that file is missing), an FNV-1a digest of its stats JSON
+//! warp instructions per second (after a warm-up run, over at least `repeats` runs and
+//! 0.3 s, in CPU time of the thread from `/proc/thread-self/schedstat`, so that other
+//! processes on a loaded machine do not count; wall-clock where that file is missing), an
+//! FNV-1a digest of its stats JSON
 //! (to check that an optimisation changes no result), and the slowest and median rate per
 //! configuration.
 //!
@@ -20,6 +21,9 @@ use std::time::Instant;
 use sim::timing::{simulate, SimOptions, TbPolicy, TimingConfig};
 
 const CONFIGS: [&str; 4] = ["gtx480", "titanx_pascal", "titanv", "h100"];
+
+/// CPU seconds of runs a rate is measured over, at least.
+const MIN_CPU: f64 = 0.3;
 
 /// The launch files named `{prefix}*.json`, sorted.
 fn launches(root: &Path, prefix: &str) -> Result<Vec<PathBuf>, Box<dyn std::error::Error>> {
@@ -84,21 +88,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .iter()
                 .find_map(|k| launch.resources.get(*k).map(|r| r.registers));
             let opts = SimOptions::new(TbPolicy::Lrr);
-            let mut best = f64::INFINITY;
-            let mut last = None;
-            for _ in 0..repeats.max(1) {
-                let (t, c) = (Instant::now(), cpu_ns());
-                let s = simulate(&module, f, &bound, &cfg, &opts)?;
-                let wall = t.elapsed().as_secs_f64();
-                let secs = match (c, cpu_ns()) {
+            // One warm-up run, then runs until they add up to `MIN_CPU` of CPU time (the
+            // thread's run time advances in scheduler ticks, so short runs are summed).
+            let s = simulate(&module, f, &bound, &cfg, &opts)?;
+            let (t0, c0) = (Instant::now(), cpu_ns());
+            let mut runs = 0u32;
+            let per_run = loop {
+                simulate(&module, f, &bound, &cfg, &opts)?;
+                runs += 1;
+                let wall = t0.elapsed().as_secs_f64();
+                let secs = match (c0, cpu_ns()) {
                     (Some(a), Some(b)) => (b - a) as f64 * 1e-9,
                     _ => wall,
                 };
-                best = best.min(secs);
-                last = Some(s);
-            }
-            let s = last.ok_or("no run")?;
-            let rate = s.warp_instructions as f64 / best;
+                if runs as usize >= repeats.max(1) && secs >= MIN_CPU {
+                    break secs / f64::from(runs);
+                }
+            };
+            let rate = s.warp_instructions as f64 / per_run;
             let label = file
                 .strip_prefix(&root)
                 .unwrap_or(file)
@@ -108,7 +115,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "{gpu:<14} {label:<48} {:>9} winst {:>9} cyc {:>8.1} ms {:>7.2} M/s  L2 rf {:>8}  {:016x}",
                 s.warp_instructions,
                 s.cycles,
-                best * 1e3,
+                per_run * 1e3,
                 rate / 1e6,
                 s.l2.reservation_fails,
                 fnv(s.to_json().as_bytes()),
