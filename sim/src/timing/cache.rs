@@ -7,7 +7,10 @@
 //! arrives (`fill`), MSHRs are keyed by block address and carry the waiters (`T`) to wake.
 //! Outcomes follow GPGPU-Sim: a read of a block already in flight merges into its MSHR
 //! ("hit reserve") unless the entry has merged `mshr_max_merge` requests, and a miss with
-//! every MSHR taken is a reservation fail (nothing changes; the requester retries).
+//! every MSHR taken is a reservation fail (nothing changes). The requester then waits for
+//! the event that can admit the request ([`Cache::refusal`] says which: that block's fill,
+//! or any fill) and presents it again with [`Cache::read_again`], which does not count a
+//! second refusal: `reservation_fails` counts requests refused, once each.
 //!
 //! Sectors and fills: with `sectored` (GPGPU-Sim `S:`; every shipped L1 but Fermi's and
 //! every shipped L2) a line is allocated on its first sector fill and each 32 B sector is
@@ -86,7 +89,9 @@ pub struct CacheStats {
     pub hit_reserve: u64,
     /// Misses.
     pub misses: u64,
-    /// Accesses refused for lack of an MSHR.
+    /// Read requests refused for lack of an MSHR or of a merge slot, each counted once
+    /// however long it then waits (its later presentations go through
+    /// [`Cache::read_again`]).
     pub reservation_fails: u64,
     /// Write accesses (included in `accesses`).
     pub writes: u64,
@@ -104,6 +109,15 @@ impl AddAssign<&CacheStats> for CacheStats {
         self.writes += o.writes;
         self.writebacks += o.writebacks;
     }
+}
+
+/// Why a read was refused, i.e. which event can admit it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The block's MSHR holds `max_merge` requests: its fill admits the read (as a hit).
+    MergeFull,
+    /// Every MSHR is taken: any fill frees one.
+    NoMshr,
 }
 
 /// Geometry and policy of a cache.
@@ -273,6 +287,25 @@ impl<T> Cache<T> {
     /// A read of the block at `addr` by `who`; on `Miss` the caller sends the block request
     /// to the next level and later calls [`Cache::fill`].
     pub fn read(&mut self, addr: u64, who: T) -> Outcome {
+        self.access(addr, who, true)
+    }
+
+    /// [`Cache::read`] of a request that was refused before: a refusal now is not counted
+    /// again (`reservation_fails` counts requests, not attempts).
+    pub fn read_again(&mut self, addr: u64, who: T) -> Outcome {
+        self.access(addr, who, false)
+    }
+
+    /// After a [`Outcome::ReservationFail`] for `addr`: what the request waits for.
+    pub fn refusal(&self, addr: u64) -> Refusal {
+        if self.mshr.contains_key(&(addr - addr % self.block)) {
+            Refusal::MergeFull
+        } else {
+            Refusal::NoMshr
+        }
+    }
+
+    fn access(&mut self, addr: u64, who: T, count_fail: bool) -> Outcome {
         let (tag, base, bit) = self.locate(addr);
         self.clock += 1;
         if let Some(i) = self.find(tag, base) {
@@ -291,11 +324,11 @@ impl<T> Cache<T> {
                 self.stats.hit_reserve += 1;
                 return Outcome::HitReserve;
             }
-            self.stats.reservation_fails += 1;
+            self.stats.reservation_fails += u64::from(count_fail);
             return Outcome::ReservationFail;
         }
         if self.mshr.len() as u32 >= self.g.mshrs {
-            self.stats.reservation_fails += 1;
+            self.stats.reservation_fails += u64::from(count_fail);
             return Outcome::ReservationFail;
         }
         self.mshr.insert(key, vec![who]);
@@ -457,6 +490,25 @@ mod tests {
             ),
             (3, 1, 1, 1, 2)
         );
+    }
+
+    #[test]
+    fn a_refused_request_counts_once() {
+        let mut c: Cache<u32> = Cache::new(geom(1, 4, 1));
+        assert_eq!(c.read(0, 1), Outcome::Miss);
+        assert_eq!(c.read(4, 2), Outcome::HitReserve);
+        assert_eq!(c.read(8, 3), Outcome::ReservationFail);
+        assert_eq!(c.refusal(8), Refusal::MergeFull);
+        assert_eq!(c.read(128, 4), Outcome::ReservationFail);
+        assert_eq!(c.refusal(128), Refusal::NoMshr);
+        // Presented again while still refused: not counted a second time.
+        assert_eq!(c.read_again(8, 3), Outcome::ReservationFail);
+        assert_eq!(c.read_again(128, 4), Outcome::ReservationFail);
+        assert_eq!(c.stats().reservation_fails, 2);
+        c.fill(0);
+        assert_eq!(c.read_again(8, 3), Outcome::Hit);
+        assert_eq!(c.read_again(128, 4), Outcome::Miss);
+        assert_eq!(c.stats().reservation_fails, 2);
     }
 
     #[test]

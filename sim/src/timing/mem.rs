@@ -7,13 +7,24 @@
 //! L2 hit = NoC request + `l2.latency_cycles` + NoC reply; L2 miss adds the DRAM channel's
 //! transfer and `dram.latency_cycles`. Writes are fire-and-forget (write-back L2 by
 //! default). Atomics are performed at the L2 (a write there) and answered like a hit.
+//!
+//! Waiting is event-driven. A read an L2 slice refuses (a reservation fail) waits for the
+//! event that can admit it and is presented again only then, never polled: a read refused
+//! because its block's MSHR has merged its maximum waits for that block's fill (and then
+//! hits); a read refused because every MSHR is taken joins the slice's queue of blocks
+//! waiting for an MSHR (oldest first; later reads of a queued block join its entry), and
+//! each fill, which frees an MSHR, admits the queue's head block with all its reads (one
+//! miss, merges up to the limit, the rest wait for that block's fill). A write that makes a
+//! queued or merge-waiting block present admits its reads as hits. Each refused read is
+//! counted once in `reservation_fails`, however long it waits ([`Cache::read_again`]).
 
 use super::addr_map::SliceMap;
-use super::cache::{Cache, CacheStats, Geometry, Outcome};
+use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::TimingConfig;
 use super::dram::{Channel, DramStats};
 use super::events::EventQueue;
 use super::noc::{Noc, NocStats};
+use std::collections::VecDeque;
 
 /// What a request does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,11 +66,26 @@ pub struct MemSystem {
     block: u32,
     header: u32,
     events: EventQueue<Event>,
-    /// Per slice: reads refused for lack of an MSHR (or merge slot), oldest first. They are
-    /// retried right after the next event that changes that slice (a fill, a write or an
-    /// atomic), the earliest moment they can succeed, instead of every cycle.
-    parked: Vec<Vec<(u32, u64)>>,
-    retry: Vec<(u32, u64)>,
+    /// Per slice: the refused reads, waiting for the event that admits them.
+    waiting: Vec<Waiting>,
+    /// Scratch of a wake-up: the SMs whose reads are presented again.
+    retry: Vec<u32>,
+}
+
+/// The refused reads of one slice (see the module doc).
+#[derive(Default)]
+struct Waiting {
+    /// Blocks waiting for an MSHR, oldest first, with the sequence number of their entry in
+    /// `groups` (an entry admitted early by a write leaves a stale item here, skipped).
+    order: VecDeque<(u64, u64)>,
+    /// Per block waiting for an MSHR: its entry's sequence number and the requesting SMs,
+    /// in arrival order.
+    groups: BlockMap<(u64, Vec<u32>)>,
+    /// Per block whose MSHR is full: the requesting SMs, in arrival order.
+    merge: BlockMap<Vec<u32>>,
+    seq: u64,
+    /// Reads waiting in all.
+    count: usize,
 }
 
 impl MemSystem {
@@ -102,7 +128,7 @@ impl MemSystem {
             block,
             header: cfg.mem.header_bytes,
             events: EventQueue::default(),
-            parked: vec![Vec::new(); slices as usize],
+            waiting: (0..slices).map(|_| Waiting::default()).collect(),
             retry: Vec::new(),
         }
     }
@@ -138,13 +164,25 @@ impl MemSystem {
 
     /// Whether nothing is in flight.
     pub fn is_idle(&self) -> bool {
-        self.events.is_empty() && self.parked.iter().all(Vec::is_empty)
+        self.events.is_empty() && self.waiting.iter().all(|w| w.count == 0)
     }
 
-    /// A read from `sm` reaching slice `slice` at `now`.
-    fn read(&mut self, slice: u32, sm: u32, block: u64, now: u64) {
+    /// Reads refused by an L2 slice and waiting for an MSHR or a fill, now.
+    pub fn waiting_reads(&self) -> usize {
+        self.waiting.iter().map(|w| w.count).sum()
+    }
+
+    /// A read from `sm` reaching slice `slice` at `now` (`again`: it was refused before and
+    /// is not counted as a reservation fail a second time).
+    fn read(&mut self, slice: u32, sm: u32, block: u64, now: u64, again: bool) {
         let s = slice as usize;
-        match self.l2[s].read(block, (sm, ReqKind::Read)) {
+        let c = &mut self.l2[s];
+        let outcome = if again {
+            c.read_again(block, (sm, ReqKind::Read))
+        } else {
+            c.read(block, (sm, ReqKind::Read))
+        };
+        match outcome {
             Outcome::Hit => self.reply(slice, sm, block, ReqKind::Read, now + self.l2_latency),
             Outcome::HitReserve => {}
             Outcome::Miss => {
@@ -152,20 +190,85 @@ impl MemSystem {
                 let t = self.dram[ch].access(self.block, false, now + self.l2_latency);
                 self.events.push(t, Event::DramFill { slice, block });
             }
-            Outcome::ReservationFail => self.parked[s].push((sm, block)),
+            Outcome::ReservationFail => {
+                let w = &mut self.waiting[s];
+                w.count += 1;
+                match self.l2[s].refusal(block) {
+                    Refusal::MergeFull => w.merge.entry(block).or_default().push(sm),
+                    Refusal::NoMshr => {
+                        if let Some(g) = w.groups.get_mut(&block) {
+                            g.1.push(sm);
+                        } else {
+                            w.seq += 1;
+                            w.order.push_back((w.seq, block));
+                            w.groups.insert(block, (w.seq, vec![sm]));
+                        }
+                    }
+                }
+            }
         }
     }
 
-    /// Slice `slice` changed at `now`: its parked reads try again, in arrival order.
-    fn unpark(&mut self, slice: u32, now: u64) {
+    /// Presents the reads of `sms` for `block` again at `now`, in order.
+    fn admit(&mut self, slice: u32, block: u64, sms: &[u32], now: u64) {
+        self.waiting[slice as usize].count -= sms.len();
+        for &sm in sms {
+            self.read(slice, sm, block, now, true);
+        }
+    }
+
+    /// Block `block` of slice `slice` was filled at `now`, freeing an MSHR: the reads that
+    /// waited for that block's MSHR hit, then the oldest block waiting for an MSHR gets it.
+    fn on_fill(&mut self, slice: u32, block: u64, now: u64) {
         let s = slice as usize;
-        if self.parked[s].is_empty() {
+        if self.waiting[s].count == 0 {
             return;
         }
         let mut retry = std::mem::take(&mut self.retry);
-        std::mem::swap(&mut retry, &mut self.parked[s]);
-        for &(sm, block) in &retry {
-            self.read(slice, sm, block, now);
+        if let Some(v) = self.waiting[s].merge.remove(&block) {
+            retry.clear();
+            retry.extend_from_slice(&v);
+            self.admit(slice, block, &retry, now);
+        }
+        // One MSHR is free: the head block takes it (its first read misses, the others merge
+        // or wait for its fill), unless a read of it hits now.
+        while let Some((seq, b)) = self.waiting[s].order.pop_front() {
+            let w = &mut self.waiting[s];
+            if w.groups.get(&b).is_none_or(|g| g.0 != seq) {
+                continue;
+            }
+            let Some((_, sms)) = w.groups.remove(&b) else {
+                continue;
+            };
+            let before = self.l2[s].mshrs_used();
+            self.admit(slice, b, &sms, now);
+            // A group that only hit leaves the MSHR free for the next one.
+            if self.l2[s].mshrs_used() > before || self.waiting[s].groups.contains_key(&b) {
+                break;
+            }
+        }
+        retry.clear();
+        self.retry = retry;
+    }
+
+    /// Slice `slice` wrote block `block` at `now`: if that made the block present, the reads
+    /// waiting for it hit.
+    fn on_write(&mut self, slice: u32, block: u64, now: u64) {
+        let s = slice as usize;
+        if self.waiting[s].count == 0 || !self.l2[s].is_present(block) {
+            return;
+        }
+        let mut retry = std::mem::take(&mut self.retry);
+        retry.clear();
+        let w = &mut self.waiting[s];
+        if let Some(v) = w.merge.remove(&block) {
+            retry.extend_from_slice(&v);
+        }
+        if let Some((_, v)) = w.groups.remove(&block) {
+            retry.extend_from_slice(&v);
+        }
+        if !retry.is_empty() {
+            self.admit(slice, block, &retry, now);
         }
         retry.clear();
         self.retry = retry;
@@ -197,15 +300,15 @@ impl MemSystem {
                         ReqKind::Write => {
                             let (_, victim) = self.l2[s].write(block);
                             self.writeback(slice, victim, now);
-                            self.unpark(slice, now);
+                            self.on_write(slice, block, now);
                         }
                         ReqKind::Atomic => {
                             let (_, victim) = self.l2[s].write(block);
                             self.writeback(slice, victim, now);
                             self.reply(slice, sm, block, kind, now + self.l2_latency);
-                            self.unpark(slice, now);
+                            self.on_write(slice, block, now);
                         }
-                        ReqKind::Read => self.read(slice, sm, block, now),
+                        ReqKind::Read => self.read(slice, sm, block, now, false),
                     }
                 }
                 Event::DramFill { slice, block } => {
@@ -214,7 +317,7 @@ impl MemSystem {
                     for (sm, kind) in waiters {
                         self.reply(slice, sm, block, kind, now);
                     }
-                    self.unpark(slice, now);
+                    self.on_fill(slice, block, now);
                 }
             }
         }
@@ -241,5 +344,51 @@ impl MemSystem {
     /// Interconnect counters.
     pub fn noc_stats(&self) -> NocStats {
         self.noc.stats().clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu::GpuConfig;
+
+    /// One L2 slice with one MSHR that merges one request: reads of blocks A, B, C and A
+    /// again arrive together. A misses; B and C wait for the MSHR, the second A for A's
+    /// fill. Each refusal counts once, every read is answered, A's second read as a hit at
+    /// A's fill, then B and C one after the other (each fill frees the MSHR for the next).
+    #[test]
+    fn refused_reads_wait_for_the_fill_and_count_once() {
+        let mut cfg = TimingConfig::new(GpuConfig::builtin("volta").expect("volta"));
+        for (k, v) in [
+            ("l2.slices", "1"),
+            ("l2.mshr_entries", "1"),
+            ("l2.mshr_max_merge", "1"),
+            ("dram.channels", "1"),
+        ] {
+            cfg.set(k, v).expect("set");
+        }
+        let mut m = MemSystem::new(&cfg);
+        let line = u64::from(cfg.gpu.l2.line_bytes);
+        let (a, b, c) = (0, 64 * line, 128 * line);
+        for blk in [a, b, c, a] {
+            m.send(0, blk, 128, ReqKind::Read, 0);
+        }
+        let mut got = Vec::new();
+        let mut out = Vec::new();
+        while let Some(t) = m.next_time() {
+            out.clear();
+            m.cycle(t, &mut out);
+            got.extend(out.iter().map(|r| (r.block, t)));
+        }
+        assert!(m.is_idle());
+        let order: Vec<u64> = got.iter().map(|g| g.0).collect();
+        assert_eq!(order, vec![a, a, b, c]);
+        // B's miss starts only at A's fill: its DRAM access follows, so it arrives later.
+        assert!(got[2].1 > got[1].1 && got[3].1 > got[2].1);
+        let s = m.l2_stats();
+        assert_eq!(
+            (s.accesses, s.hits, s.misses, s.reservation_fails),
+            (4, 1, 3, 3)
+        );
     }
 }

@@ -7,8 +7,15 @@
 //! including the PAVER runtime fed by any schedule JSON with task stealing. Results are
 //! [`Stats`] (serde, additive counters, byte-identical for identical inputs).
 //!
-//! The engine advances one core cycle at a time while anything can happen, and jumps to
-//! the next event (a memory reply, a latency expiring) when every SM is stalled.
+//! The engine advances one core cycle at a time while an SM issues, and jumps to the next
+//! event (a memory reply, a latency expiring, a refused request admitted) when every SM is
+//! stalled; within a cycle it visits only the SMs due then (issuing, woken by a reply or a
+//! launch, or at the end of a latency), so a stalled SM costs nothing. Nothing polls: a
+//! request an L1 or an L2 slice refuses waits for the fill that can admit it
+//! ([`sm`], [`mem`]), and `reservation_fails` counts each refused request once.
+//!
+//! Per-warp instruction streams are traced lazily, a chunk at a time ([`trace`]), so memory
+//! is bounded by the resident TBs, not by the instructions executed ([`RunInfo`]).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -235,13 +242,36 @@ pub fn simulate_with_progress(
     opts: &SimOptions,
     progress: &mut dyn FnMut(u64, u64, u64),
 ) -> Result<Stats, SimError> {
+    simulate_with_info(module, f, bound, cfg, opts, progress).map(|(s, _)| s)
+}
+
+/// What a run used, beside its statistics (not part of the stats JSON).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunInfo {
+    /// An upper bound on the trace bytes held at once: the sum over SMs of the most each
+    /// held (sampled when TBs launch and finish). Bounded by the resident warps times
+    /// [`trace::CHUNK`] instructions, whatever the kernel executes.
+    pub peak_trace_bytes: usize,
+}
+
+/// [`simulate_with_progress`], also returning what the run used ([`RunInfo`]).
+pub fn simulate_with_info(
+    module: &Module,
+    f: &Function,
+    bound: &BoundLaunch,
+    cfg: &TimingConfig,
+    opts: &SimOptions,
+    progress: &mut dyn FnMut(u64, u64, u64),
+) -> Result<(Stats, RunInfo), SimError> {
     let prog = Program::from_function(module, f);
     let kernel = trace::Kernel::new(f);
     let l1_block = TimingConfig::block_bytes(cfg.gpu.l1.sectored, cfg.gpu.l1.line_bytes);
+    let params = trace::Tracer::params(&prog, bound);
     let mut tracer = trace::Tracer::new(
         &prog,
         &kernel,
         bound,
+        &params,
         l1_block,
         cfg.pipeline.shared_banks,
         opts.max_warp_instructions_per_tb,
@@ -269,7 +299,15 @@ pub fn simulate_with_progress(
     let mut assigned = Vec::new();
     let mut finished = Vec::new();
     let mut free = vec![0u32; n as usize];
-    let mut busy = Vec::with_capacity(n as usize);
+    // When each SM next needs a cycle: `now + 1` while it issues, its wake-up time while its
+    // warps wait on latencies, `u64::MAX` while it waits for a reply (or has no TB). A
+    // reply or a launch makes it due at once. An SM's cycle before its due time would do
+    // nothing, so skipping it changes no result.
+    let mut due = vec![u64::MAX; n as usize];
+    // Since when each SM has had a resident TB (for `busy_cycles`).
+    let mut busy_since: Vec<Option<u64>> = vec![None; n as usize];
+    // The earliest of `due` (steps where no SM is due skip the pass over the SMs).
+    let mut first_due = u64::MAX;
     let mut ask = true;
     while done < u64::from(num_tbs) {
         if now > opts.max_cycles {
@@ -281,7 +319,10 @@ pub fn simulate_with_progress(
         replies.clear();
         memsys.cycle(now, &mut replies);
         for r in &replies {
-            sms[r.sm as usize].on_reply(r, now);
+            if sms[r.sm as usize].on_reply(r, now) {
+                due[r.sm as usize] = now;
+                first_due = now;
+            }
         }
         let mut launched = false;
         // A scheduler's answer depends on its state and the free contexts only, and both
@@ -293,29 +334,47 @@ pub fn simulate_with_progress(
             assigned.clear();
             sched.assign(&free, &mut assigned);
             for &(s, tb) in &assigned {
-                let t = tracer.trace(u64::from(tb))?;
-                sms[s as usize].launch(tb, t, now);
+                let i = s as usize;
+                sms[i].launch(tb, &mut tracer, now)?;
+                busy_since[i].get_or_insert(now);
+                due[i] = now;
+                first_due = now;
                 launched = true;
             }
             ask = launched;
         }
         let mut active = launched;
         let mut wake = memsys.next_time().unwrap_or(u64::MAX);
-        busy.clear();
-        for (i, s) in sms.iter_mut().enumerate() {
-            // An SM without TBs has nothing to do (and nothing in flight towards it), but a
-            // TB it launched may have finished at once.
-            if !s.is_busy() {
-                s.take_finished(&mut finished);
+        let pass = first_due <= now;
+        if !pass {
+            wake = wake.min(first_due);
+        }
+        let mut min_due = u64::MAX;
+        for (i, s) in sms.iter_mut().enumerate().filter(|_| pass) {
+            if due[i] > now {
+                wake = wake.min(due[i]);
+                min_due = min_due.min(due[i]);
                 continue;
             }
-            let (a, w) = s.cycle(now, &kernel, &mut memsys);
-            active |= a;
-            wake = wake.min(w);
-            s.take_finished(&mut finished);
+            // An SM without TBs has nothing to do (and nothing in flight towards it), but a
+            // TB it launched may have finished at once.
             if s.is_busy() {
-                busy.push(i);
+                let (a, w) = s.cycle(now, &kernel, &mut memsys, &mut tracer)?;
+                active |= a;
+                wake = wake.min(w);
+                due[i] = if a { now + 1 } else { w };
             }
+            s.take_finished(&mut finished);
+            if !s.is_busy() {
+                due[i] = u64::MAX;
+                if let Some(t) = busy_since[i].take() {
+                    s.stats_mut().busy_cycles += now - t;
+                }
+            }
+            min_due = min_due.min(due[i]);
+        }
+        if pass {
+            first_due = min_due;
         }
         done += finished.len() as u64;
         let freed = !finished.is_empty();
@@ -336,9 +395,6 @@ pub fn simulate_with_progress(
         } else {
             wake.max(now + 1)
         };
-        for &i in &busy {
-            sms[i].stats_mut().busy_cycles += next - now;
-        }
         now = next;
     }
     // Writes still on their way count in the L2 / DRAM statistics (the kernel made them);
@@ -356,7 +412,10 @@ pub fn simulate_with_progress(
         total += s.stats();
     }
     let cycles = now;
-    Ok(Stats {
+    let info = RunInfo {
+        peak_trace_bytes: sms.iter().map(sm::Sm::peak_trace_bytes).sum(),
+    };
+    let stats = Stats {
         kernel: f.name.clone(),
         tb_policy: opts.policy_name.clone(),
         warp_policy: format!("{:?}", opts.warp_policy).to_ascii_lowercase(),
@@ -381,5 +440,6 @@ pub fn simulate_with_progress(
         dram: memsys.dram_stats(),
         sms: sms.iter().map(|s| s.stats().clone()).collect(),
         config: cfg.clone(),
-    })
+    };
+    Ok((stats, info))
 }

@@ -7,22 +7,31 @@
 //! waiting (RAW and WAW). ALU classes make their destinations ready `latency` cycles after
 //! issue; loads mark them pending until every block of the access has hit (`l1` latency)
 //! or come back from the memory side.
+//!
+//! The LSU is in order. When the L1 refuses its head block (a reservation fail), the LSU
+//! waits for the event that can admit it, without retrying: the fill of that block when
+//! its MSHR had merged its maximum, any fill when every MSHR was taken. Then the block is
+//! presented again ([`Cache::read_again`]), so `reservation_fails` counts each refused
+//! request once.
 
-use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome};
+use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::{PipelineConfig, TimingConfig};
 use super::mem::{MemSystem, Reply, ReqKind};
 use super::stats::SmStats;
-use super::trace::{Class, Kernel, MemOp, TbTrace, NO_MEM};
+use super::trace::{Class, Kernel, MemOp, TbStream, Tracer, WarpTrace, NO_MEM};
 use super::warp_sched::{WarpPolicy, WarpScheduler};
 use crate::interp::{AccessKind, Space};
+use crate::SimError;
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 const PENDING: u64 = u64::MAX;
 
-struct TbSlot {
+struct TbSlot<'p> {
     tb: u32,
-    trace: TbTrace,
+    stream: TbStream<'p>,
+    /// Per warp of the TB: the traced window not yet issued.
+    windows: Vec<WarpTrace>,
     live: u32,
     at_barrier: u32,
     warp_slots: Vec<u32>,
@@ -41,8 +50,11 @@ struct WarpSlot {
     used: bool,
     ctx: u32,
     w: u32,
+    /// Next instruction in the window, and the window's length.
     pos: u32,
     len: u32,
+    /// No instruction follows the window (the warp exited functionally).
+    ended: bool,
     next_issue: u64,
     regs: Vec<u64>,
     barrier: bool,
@@ -64,10 +76,23 @@ struct LsuEntry {
     op: MemOp,
     next: u32,
     load: u32,
+    /// The block at `next` was refused by the L1 (and counted once).
+    refused: bool,
+}
+
+/// What a blocked LSU waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LsuWait {
+    /// Nothing: the LSU is not blocked.
+    No,
+    /// Any L1 fill (every MSHR was taken).
+    AnyFill,
+    /// The fill of this block (its MSHR was full).
+    Fill(u64),
 }
 
 /// The SM.
-pub struct Sm {
+pub struct Sm<'p> {
     id: u32,
     l1: Cache<(u32, u32)>,
     l1_latency: u64,
@@ -76,8 +101,11 @@ pub struct Sm {
     scheds: Vec<Box<dyn WarpScheduler>>,
     warps: Vec<WarpSlot>,
     age: Vec<u64>,
-    ctxs: Vec<Option<TbSlot>>,
+    ctxs: Vec<Option<TbSlot<'p>>>,
     lsu: VecDeque<LsuEntry>,
+    /// The blocks of the global accesses in `lsu`, in queue order (copied at issue, so a
+    /// warp's window can be refilled while its accesses wait in the queue).
+    lsu_blocks: VecDeque<u64>,
     atomics: BlockMap<VecDeque<(u32, u32)>>,
     dispatched: u64,
     stats: SmStats,
@@ -89,15 +117,23 @@ pub struct Sm {
     sleep_until: u64,
     /// Warp slots in use per warp scheduler, ascending.
     used: Vec<Vec<u32>>,
-    /// The LSU's head access was refused an L1 MSHR: nothing the LSU does can change until
-    /// a reply fills the L1, so it waits for one instead of retrying every cycle.
+    /// The LSU's head access was refused an L1 MSHR (or merge slot): nothing the LSU does
+    /// can change until the fill that admits it, so it waits for that fill.
     lsu_blocked: bool,
+    lsu_wait: LsuWait,
+    /// No warp can become ready before this (the earliest time the last scan of the warps
+    /// found, when it issued nothing), unless an event resets it: a launch, a completed
+    /// load, a released barrier, room or admission in the LSU. Until then a cycle only
+    /// runs the LSU and skips the scan.
+    scan_at: u64,
     /// Free TB contexts and free warp slots.
     free_ctxs: u32,
     free_slots: u32,
+    /// The most trace bytes held at once, sampled when TBs launch and finish.
+    peak_trace_bytes: usize,
 }
 
-impl Sm {
+impl<'p> Sm<'p> {
     /// SM `id` with `contexts` TB contexts.
     pub fn new(
         id: u32,
@@ -105,7 +141,7 @@ impl Sm {
         contexts: u32,
         warp: WarpPolicy,
         num_regs: usize,
-    ) -> Sm {
+    ) -> Sm<'p> {
         let g = &cfg.gpu;
         // `g.l1.ways` is the carveout's (the engine passes the configuration the SM runs with).
         let l1 = Cache::new(Geometry::l1(g, g.l1.ways, cfg.mem.l1_write));
@@ -124,6 +160,7 @@ impl Sm {
             age: vec![0; nw],
             ctxs: (0..contexts.max(1)).map(|_| None).collect(),
             lsu: VecDeque::new(),
+            lsu_blocks: VecDeque::new(),
             atomics: BlockMap::default(),
             dispatched: 0,
             stats: SmStats::default(),
@@ -133,8 +170,11 @@ impl Sm {
             sleep_until: 0,
             used: vec![Vec::new(); g.core.warp_schedulers_per_sm.max(1) as usize],
             lsu_blocked: false,
+            lsu_wait: LsuWait::No,
+            scan_at: 0,
             free_ctxs: contexts.max(1),
             free_slots: nw as u32,
+            peak_trace_bytes: 0,
         }
     }
 
@@ -168,14 +208,21 @@ impl Sm {
         out.append(&mut self.finished);
     }
 
-    /// Starts TB `tb` (its streams in `trace`) at `now`.
-    pub fn launch(&mut self, tb: u32, trace: TbTrace, now: u64) {
+    /// Starts TB `tb` at `now`, tracing its warps' first chunks with `tracer`.
+    pub fn launch(&mut self, tb: u32, tracer: &mut Tracer<'p>, now: u64) -> Result<(), SimError> {
         self.sleep_until = 0;
+        self.scan_at = 0;
         let Some(c) = self.ctxs.iter().position(Option::is_none) else {
-            return;
+            return Ok(());
         };
-        let mut slots = Vec::with_capacity(trace.warps.len());
-        for (w, wt) in trace.warps.iter().enumerate() {
+        let mut stream = tracer.start(u64::from(tb));
+        let nw = stream.num_warps();
+        let mut windows: Vec<WarpTrace> = (0..nw).map(|_| WarpTrace::default()).collect();
+        for w in 0..nw {
+            tracer.refill(&mut stream, w, &mut windows)?;
+        }
+        let mut slots = Vec::with_capacity(nw);
+        for (w, wt) in windows.iter().enumerate() {
             let Some(s) = self.warps.iter().position(|x| !x.used) else {
                 break;
             };
@@ -185,6 +232,7 @@ impl Sm {
             ws.w = w as u32;
             ws.pos = 0;
             ws.len = wt.insts.len() as u32;
+            ws.ended = wt.ended;
             ws.next_issue = now;
             ws.regs.clear();
             ws.regs.resize(self.num_regs, 0);
@@ -211,20 +259,73 @@ impl Sm {
         let live = slots.len() as u32;
         self.ctxs[c] = Some(TbSlot {
             tb,
-            trace,
+            stream,
+            windows,
             live,
             at_barrier: 0,
             warp_slots: slots.clone(),
         });
+        self.sample_trace_bytes();
         for s in slots {
             self.maybe_finish(s, now);
         }
+        Ok(())
+    }
+
+    fn sample_trace_bytes(&mut self) {
+        self.peak_trace_bytes = self.peak_trace_bytes.max(self.trace_bytes());
+    }
+
+    /// The most trace bytes this SM held at once (sampled when TBs launch and finish).
+    pub fn peak_trace_bytes(&self) -> usize {
+        self.peak_trace_bytes
+    }
+
+    /// Trace bytes the resident TBs hold (their warps' windows).
+    pub fn trace_bytes(&self) -> usize {
+        self.ctxs
+            .iter()
+            .flatten()
+            .map(|t| t.windows.iter().map(WarpTrace::bytes).sum::<usize>())
+            .sum::<usize>()
+            + self.lsu_blocks.capacity() * std::mem::size_of::<u64>()
+    }
+
+    /// Warp slot `s` has issued its whole window and more follows: traces the next chunk.
+    fn refill(&mut self, s: usize, tracer: &mut Tracer<'p>) -> Result<(), SimError> {
+        let c = self.warps[s].ctx as usize;
+        let Some(tb) = self.ctxs[c].as_mut() else {
+            return Ok(());
+        };
+        let w = self.warps[s].w as usize;
+        tracer.refill(&mut tb.stream, w, &mut tb.windows)?;
+        self.warps[s].pos = 0;
+        // A refill may also have appended to other warps' windows (run to a barrier).
+        for &x in &tb.warp_slots {
+            let ws = &mut self.warps[x as usize];
+            let wt = &tb.windows[ws.w as usize];
+            ws.len = wt.insts.len() as u32;
+            ws.ended = wt.ended;
+        }
+        Ok(())
     }
 
     /// A reply from the memory side arrived at `now`.
-    pub fn on_reply(&mut self, r: &Reply, now: u64) {
-        self.sleep_until = 0;
-        self.lsu_blocked = false;
+    ///
+    /// Returns whether the SM can do something new (the LSU is admitted again, or a load
+    /// completed): otherwise its next cycle stays when it was, since a cycle before then
+    /// would find every warp as it left it.
+    pub fn on_reply(&mut self, r: &Reply, now: u64) -> bool {
+        let admits = match self.lsu_wait {
+            LsuWait::No => false,
+            LsuWait::AnyFill => r.kind == ReqKind::Read,
+            LsuWait::Fill(b) => r.kind == ReqKind::Read && r.block == b,
+        };
+        let mut woke = admits;
+        if admits {
+            self.lsu_blocked = false;
+            self.lsu_wait = LsuWait::No;
+        }
         let waiters: Vec<(u32, u32)> = match r.kind {
             ReqKind::Read => self.l1.fill(r.block).0,
             ReqKind::Atomic => self
@@ -241,8 +342,14 @@ impl Sm {
             load.done_at = load.done_at.max(now);
             if load.remaining == 0 && load.issued_all {
                 self.complete(w, l, now);
+                woke = true;
             }
         }
+        if woke {
+            self.sleep_until = 0;
+            self.scan_at = 0;
+        }
+        woke
     }
 
     fn complete(&mut self, w: u32, l: u32, now: u64) {
@@ -258,6 +365,7 @@ impl Sm {
         ws.blocked_until = 0;
         ws.free_loads.push(l);
         ws.outstanding -= 1;
+        self.scan_at = 0;
         self.maybe_finish(w, now);
     }
 
@@ -268,7 +376,7 @@ impl Sm {
 
     fn maybe_finish(&mut self, w: u32, now: u64) {
         let ws = &mut self.warps[w as usize];
-        if ws.done || ws.pos < ws.len || ws.outstanding > 0 {
+        if ws.done || ws.pos < ws.len || !ws.ended || ws.outstanding > 0 {
             return;
         }
         ws.done = true;
@@ -278,6 +386,7 @@ impl Sm {
         };
         tb.live -= 1;
         if tb.live == 0 {
+            self.sample_trace_bytes();
             let tb = self.ctxs[c].take().map(|t| (t.tb, t.warp_slots));
             if let Some((id, slots)) = tb {
                 for &s in &slots {
@@ -304,6 +413,7 @@ impl Sm {
             return;
         }
         tb.at_barrier = 0;
+        self.scan_at = 0;
         for &s in &tb.warp_slots {
             let ws = &mut self.warps[s as usize];
             if ws.barrier {
@@ -316,17 +426,28 @@ impl Sm {
 
     /// Advances one cycle at `now`. Returns whether anything happened or is queued (the
     /// next cycle matters) and the earliest future time a blocked warp becomes ready.
-    pub fn cycle(&mut self, now: u64, kernel: &Kernel, mem: &mut MemSystem) -> (bool, u64) {
+    pub fn cycle(
+        &mut self,
+        now: u64,
+        kernel: &Kernel,
+        mem: &mut MemSystem,
+        tracer: &mut Tracer<'p>,
+    ) -> Result<(bool, u64), SimError> {
         let lsu_active = !self.lsu.is_empty() && !self.lsu_blocked;
         if !lsu_active && now < self.sleep_until {
-            return (false, self.sleep_until);
+            return Ok((false, self.sleep_until));
         }
         if lsu_active {
             self.lsu_cycle(now, mem);
         }
         let mut issued = false;
         let mut wake = u64::MAX;
-        let n = self.scheds.len();
+        let n = if now < self.scan_at {
+            wake = self.scan_at;
+            0
+        } else {
+            self.scheds.len()
+        };
         for k in 0..n {
             self.ready.clear();
             for i in 0..self.used[k].len() {
@@ -338,6 +459,12 @@ impl Sm {
                     continue;
                 }
                 if !ws.ready_cached {
+                    if ws.pos >= ws.len && !ws.ended && !ws.barrier && ws.used && !ws.done {
+                        self.refill(s, tracer)?;
+                        if self.warps[s].pos >= self.warps[s].len {
+                            self.maybe_finish(s as u32, now);
+                        }
+                    }
                     match self.check(s, now, kernel) {
                         Ok(is_mem) => {
                             let ws = &mut self.warps[s];
@@ -371,11 +498,14 @@ impl Sm {
             self.issue(w, now, kernel);
             issued = true;
         }
+        if n > 0 {
+            self.scan_at = if issued { 0 } else { wake };
+        }
         let active = issued || lsu_active || (!self.lsu.is_empty() && !self.lsu_blocked);
         if !active {
             self.sleep_until = wake;
         }
-        (active, wake)
+        Ok((active, wake))
     }
 
     /// Ok(whether the instruction uses the LSU) if warp slot `s` can issue now as far as
@@ -392,7 +522,7 @@ impl Sm {
         let Some(tb) = self.ctxs[ws.ctx as usize].as_ref() else {
             return Err(u64::MAX);
         };
-        let di = tb.trace.warps[ws.w as usize].insts[ws.pos as usize];
+        let di = tb.windows[ws.w as usize].insts[ws.pos as usize];
         let st = &kernel.insts[di.pc as usize];
         let mut wait = 0u64;
         for r in st.srcs.iter().chain(&st.dsts) {
@@ -414,7 +544,7 @@ impl Sm {
             return;
         };
         let wi = self.warps[s].w as usize;
-        let di = tb.trace.warps[wi].insts[self.warps[s].pos as usize];
+        let di = tb.windows[wi].insts[self.warps[s].pos as usize];
         let st = &kernel.insts[di.pc as usize];
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(di.lanes);
@@ -441,7 +571,12 @@ impl Sm {
                 self.release_barrier(c, now);
             }
             Class::Mem if di.mem != NO_MEM => {
-                let op = tb.trace.warps[wi].mems[di.mem as usize];
+                let wt = &tb.windows[wi];
+                let op = wt.mems[di.mem as usize];
+                if op.space != Space::Shared {
+                    let b = &wt.blocks[op.start as usize..(op.start + op.len) as usize];
+                    self.lsu_blocks.extend(b.iter().copied());
+                }
                 let mut load = NONE;
                 if op.kind != AccessKind::Store {
                     let l = match ws.free_loads.pop() {
@@ -464,14 +599,14 @@ impl Sm {
                     }
                     load = l;
                 }
-                // Stores too keep the warp (and its TB's trace) alive until the LSU has
-                // sent them.
+                // Stores too keep the warp (and its TB) alive until the LSU has sent them.
                 ws.outstanding += 1;
                 self.lsu.push_back(LsuEntry {
                     warp: w,
                     op,
                     next: 0,
                     load,
+                    refused: false,
                 });
             }
             class => {
@@ -492,7 +627,6 @@ impl Sm {
             let Some(e) = self.lsu.front_mut() else {
                 return;
             };
-            let ws = &self.warps[e.warp as usize];
             if e.op.space == Space::Shared {
                 let step = budget.min(e.op.len - e.next);
                 e.next += step;
@@ -500,6 +634,7 @@ impl Sm {
                 if e.next >= e.op.len {
                     let (w, l) = (e.warp, e.load);
                     self.lsu.pop_front();
+                    self.scan_at = 0;
                     if l != NONE {
                         let t = now + u64::from(self.pipe.shared);
                         let ld = &mut self.warps[w as usize].loads[l as usize];
@@ -512,18 +647,20 @@ impl Sm {
                 }
                 continue;
             }
-            let Some(tb) = self.ctxs[ws.ctx as usize].as_ref() else {
-                self.lsu.pop_front();
-                continue;
-            };
-            let blocks = &tb.trace.warps[ws.w as usize].blocks;
             let at = now + self.l1_latency;
             while budget > 0 && e.next < e.op.len {
-                let block = blocks[(e.op.start + e.next) as usize];
+                let block = self.lsu_blocks[e.next as usize];
                 match e.op.kind {
                     AccessKind::Load => {
                         let ld = &mut self.warps[e.warp as usize].loads[e.load as usize];
-                        match self.l1.read(block, (e.warp, e.load)) {
+                        let who = (e.warp, e.load);
+                        let outcome = if e.refused {
+                            self.l1.read_again(block, who)
+                        } else {
+                            self.l1.read(block, who)
+                        };
+                        e.refused = false;
+                        match outcome {
                             Outcome::Hit => ld.done_at = ld.done_at.max(at),
                             Outcome::HitReserve => ld.remaining += 1,
                             Outcome::Miss => {
@@ -531,7 +668,12 @@ impl Sm {
                                 mem.send(self.id, block, self.block_bytes, ReqKind::Read, at);
                             }
                             Outcome::ReservationFail => {
+                                e.refused = true;
                                 self.lsu_blocked = true;
+                                self.lsu_wait = match self.l1.refusal(block) {
+                                    Refusal::MergeFull => LsuWait::Fill(block),
+                                    Refusal::NoMshr => LsuWait::AnyFill,
+                                };
                                 return;
                             }
                         }
@@ -556,7 +698,9 @@ impl Sm {
             }
             if e.next >= e.op.len {
                 let (w, l) = (e.warp, e.load);
+                self.lsu_blocks.drain(..e.op.len as usize);
                 self.lsu.pop_front();
+                self.scan_at = 0;
                 if l != NONE {
                     let ld = &mut self.warps[w as usize].loads[l as usize];
                     ld.issued_all = true;

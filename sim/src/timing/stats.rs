@@ -58,6 +58,8 @@ pub struct Stats {
     /// TBs moved by task stealing.
     pub stolen_tbs: u64,
     /// L1 data caches, summed over SMs (block requests: 32 B sectors when sectored).
+    /// `reservation_fails` counts each refused request once: it then waits for the fill
+    /// that admits it instead of retrying.
     pub l1: CacheStats,
     /// L1 data-cache bytes per SM in this run: the unified array minus the shared-memory
     /// carveout on Volta and later ([`gpu::GpuConfig::l1_bytes`]), else the
@@ -67,7 +69,7 @@ pub struct Stats {
     /// Shared-memory carveout per SM in bytes (0 without a unified L1 / shared array).
     #[serde(default)]
     pub shared_carveout_bytes: u64,
-    /// L2, summed over slices.
+    /// L2, summed over slices (`reservation_fails` as for the L1).
     pub l2: CacheStats,
     /// Interconnect.
     pub noc: NocStats,

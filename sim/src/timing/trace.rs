@@ -6,10 +6,16 @@
 //!
 //! Only the interpreter's public stepping API is used: a [`TbExec`] steps one warp
 //! instruction at a time and reports its PC and executing lanes ([`Step`]); memory
-//! instructions reach a [`MemObserver`] with their per-lane addresses, in the same step. The
-//! warps are scheduled as the interpreter's own runner does (each warp until it waits or
-//! exits, then the barrier is released). TBs are traced in the order they are issued, on one
-//! copy of global memory, so kernels whose TBs do not race see the same values as `sim::run`.
+//! instructions reach a [`MemObserver`] with their per-lane addresses, in the same step.
+//!
+//! Tracing is lazy, so memory is bounded by what is in flight rather than by what has
+//! executed: a TB starts ([`Tracer::start`]) when it is issued, and each of its warps is
+//! traced a chunk ([`CHUNK`] instructions) at a time, when the timing model has consumed
+//! the previous one ([`Tracer::refill`]). A warp's chunk ends at a barrier; the barrier is
+//! released functionally when the timing model needs the instructions after it, which is
+//! after every warp has issued it. All TBs run on one copy of global memory, in the
+//! (deterministic) order the timing model consumes them, so kernels whose warps and TBs do
+//! not race see the same values as `sim::run`.
 
 use super::coalesce::{bank_conflicts, coalesce};
 use crate::interp::{
@@ -179,7 +185,9 @@ pub struct MemOp {
     pub len: u32,
 }
 
-/// The instruction stream of one warp.
+/// The window of one warp's instruction stream that has been traced and not yet consumed:
+/// a chunk of at most [`CHUNK`] instructions, refilled by [`Tracer::refill`] when the timing
+/// model has issued them all.
 #[derive(Clone, Debug, Default)]
 pub struct WarpTrace {
     /// Instructions in execution order.
@@ -188,15 +196,34 @@ pub struct WarpTrace {
     pub mems: Vec<MemOp>,
     /// Coalesced block addresses.
     pub blocks: Vec<u64>,
+    /// The warp has exited: no instruction follows the window.
+    pub ended: bool,
 }
 
-/// The streams of one TB.
-#[derive(Clone, Debug, Default)]
-pub struct TbTrace {
-    /// Per warp.
-    pub warps: Vec<WarpTrace>,
-    /// Threads of the TB.
-    pub threads: u32,
+impl WarpTrace {
+    /// Bytes the window holds (its vectors' capacities).
+    pub fn bytes(&self) -> usize {
+        self.insts.capacity() * std::mem::size_of::<DynInst>()
+            + self.mems.capacity() * std::mem::size_of::<MemOp>()
+            + self.blocks.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
+/// Instructions a warp's window is refilled with at most (fewer at a barrier or the exit).
+/// Trace memory is then bounded by the resident warps, whatever the kernel executes.
+pub const CHUNK: usize = 256;
+
+/// One TB in execution, traced on demand: the interpreter's [`TbExec`], stepped warp by
+/// warp as the timing model consumes the windows.
+pub struct TbStream<'p> {
+    exec: TbExec<'p>,
+}
+
+impl TbStream<'_> {
+    /// Warps of the TB.
+    pub fn num_warps(&self) -> usize {
+        self.exec.num_warps()
+    }
 }
 
 #[derive(Default)]
@@ -244,22 +271,22 @@ impl MemObserver for Recorder {
 /// Runs TBs functionally on demand and records their streams.
 pub struct Tracer<'p> {
     prog: &'p Program,
-    params: Vec<u8>,
+    params: &'p [u8],
     globals: Globals,
     geom: Geometry,
-    block_bytes: u64,
-    banks: u32,
     budget: u64,
+    rec: Recorder,
 }
 
 impl<'p> Tracer<'p> {
-    /// A tracer of `prog` (whose IR gave `kernel`) over `bound`; global accesses coalesce
-    /// into `block_bytes` blocks, shared ones into `banks` banks; `budget` bounds each TB's
-    /// warp instructions.
+    /// A tracer of `prog` (whose IR gave `kernel`) over `bound`, whose parameter block
+    /// ([`param_block`]) is `params`; global accesses coalesce into `block_bytes` blocks,
+    /// shared ones into `banks` banks; `budget` bounds each TB's warp instructions.
     pub fn new(
         prog: &'p Program,
         kernel: &'p Kernel,
         bound: &BoundLaunch,
+        params: &'p [u8],
         block_bytes: u64,
         banks: u32,
         budget: u64,
@@ -275,13 +302,21 @@ impl<'p> Tracer<'p> {
         let geom = Geometry::of(prog, bound)?;
         Ok(Tracer {
             prog,
-            params: param_block(prog, bound),
+            params,
             globals,
             geom,
-            block_bytes,
-            banks,
             budget,
+            rec: Recorder {
+                block: block_bytes,
+                banks,
+                ..Recorder::default()
+            },
         })
+    }
+
+    /// The parameter block of `bound` for `prog` (what [`Tracer::new`] takes).
+    pub fn params(prog: &Program, bound: &BoundLaunch) -> Vec<u8> {
+        param_block(prog, bound)
     }
 
     /// Shared memory one TB uses.
@@ -289,36 +324,65 @@ impl<'p> Tracer<'p> {
         self.geom.shared_bytes
     }
 
-    /// Runs TB `tb` (linear id) and returns its streams.
-    pub fn trace(&mut self, tb: u64) -> Result<TbTrace, SimError> {
-        let mut exec = TbExec::new(self.prog, &self.params, &self.geom, tb, self.budget);
-        let nwarps = exec.num_warps();
-        let mut out: Vec<WarpTrace> = (0..nwarps).map(|_| WarpTrace::default()).collect();
-        let mut rec = Recorder {
-            block: self.block_bytes,
-            banks: self.banks,
-            ..Recorder::default()
-        };
+    /// Starts TB `tb` (linear id): its warps' windows are empty until [`Tracer::refill`].
+    pub fn start(&mut self, tb: u64) -> TbStream<'p> {
+        TbStream {
+            exec: TbExec::new(self.prog, self.params, &self.geom, tb, self.budget),
+        }
+    }
+
+    /// Replaces warp `w`'s window (`windows[w]`, one per warp of `tb`) with its next
+    /// instructions: up to [`CHUNK`], ending early after a barrier or at the exit. A warp
+    /// waiting at a barrier is released first (the timing model asks only once every warp
+    /// has reached it; a warp still short of it is run there, its instructions appended to
+    /// its own window).
+    pub fn refill(
+        &mut self,
+        tb: &mut TbStream<'p>,
+        w: usize,
+        windows: &mut [WarpTrace],
+    ) -> Result<(), SimError> {
+        let exec = &mut tb.exec;
+        let t = &mut windows[w];
+        t.insts.clear();
+        t.mems.clear();
+        t.blocks.clear();
         loop {
-            for (w, t) in out.iter_mut().enumerate() {
-                loop {
-                    rec.got.clear();
-                    rec.blocks.clear();
-                    match exec.step_warp(w, &mut self.globals, &mut rec)? {
-                        Some(step) => record(t, &rec, step),
-                        None if exec.state(w) == Control::Continue => {}
-                        None => break,
-                    }
+            match exec.state(w) {
+                Control::Exited => {
+                    windows[w].ended = true;
+                    return Ok(());
                 }
+                Control::Barrier => {
+                    for (x, other) in windows.iter_mut().enumerate() {
+                        while exec.state(x) == Control::Continue {
+                            self.step(exec, x, other)?;
+                        }
+                    }
+                    exec.release_barrier();
+                }
+                Control::Continue => {}
             }
-            if !exec.release_barrier() {
-                break;
+            let t = &mut windows[w];
+            while t.insts.len() < CHUNK && exec.state(w) == Control::Continue {
+                self.step(exec, w, t)?;
+            }
+            if !t.insts.is_empty() || exec.state(w) == Control::Exited {
+                t.ended = exec.state(w) == Control::Exited;
+                return Ok(());
             }
         }
-        Ok(TbTrace {
-            warps: out,
-            threads: self.geom.threads(),
-        })
+    }
+
+    /// Steps warp `w` once, appending what it executed to `t`.
+    fn step(&mut self, exec: &mut TbExec<'p>, w: usize, t: &mut WarpTrace) -> Result<(), SimError> {
+        let rec = &mut self.rec;
+        rec.got.clear();
+        rec.blocks.clear();
+        if let Some(step) = exec.step_warp(w, &mut self.globals, rec)? {
+            record(t, rec, step);
+        }
+        Ok(())
     }
 }
 
