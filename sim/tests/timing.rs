@@ -308,7 +308,7 @@ fn paver_runtime_runs_any_schedule_and_steals() {
     let mut opts = SimOptions::new(TbPolicy::Paver);
     opts.schedule = Some(schedule);
     let steal = simulate(&m, f, &b, &cfg, &opts).expect("steal");
-    opts.steal = false;
+    opts.steal = Some(false);
     let no = simulate(&m, f, &b, &cfg, &opts).expect("no steal");
     eprintln!(
         "stealing: {} cycles ({} stolen), none: {} cycles",

@@ -133,7 +133,7 @@ fn sim_on(
 ) -> Stats {
     let mut opts = SimOptions::new(policy);
     opts.schedule = s;
-    opts.steal = steal;
+    opts.steal = Some(steal);
     let f = m.kernel(&b.kernel).expect("kernel");
     simulate(m, f, b, cfg, &opts).expect("simulate")
 }

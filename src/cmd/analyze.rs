@@ -93,6 +93,9 @@ struct AnalyzePartition {
     /// RB-TS leaf rule `< x` (PAVER Algorithm 1 as printed).
     #[arg(long)]
     strict_less: bool,
+    /// Keep groups of x TBs on grids smaller than one wave (see `paver partition`).
+    #[arg(long)]
+    fixed_group_size: bool,
 }
 
 /// Runs `paver analyze`.
@@ -165,10 +168,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             registers: None,
             shared_bytes: None,
             strict_less: args.partition.strict_less,
+            fixed_group_size: args.partition.fixed_group_size,
             sms_per_cluster: 1,
             seed: 1,
         };
-        let (schedule, why) = group_tbs(&loaded, &graph, &opts, &args.target.file)?;
+        let lds = descriptors
+            .as_ref()
+            .map(|d| serde_json::to_value(d).unwrap_or_default());
+        let (schedule, why) = group_tbs(&loaded, &graph, lds, &opts, &args.target.file)?;
         let text = schedule.to_json().map_err(|e| CliError::Partition {
             path: path.clone(),
             message: e.to_string(),
@@ -183,10 +190,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 /// Groups the TBs of a locality graph for `loaded`'s kernel and launch (`paver partition`
 /// on the graph in memory), with the ptxas numbers of the launch file or the PTX estimate
-/// for the occupancy; also says where x came from.
+/// for the occupancy, and the analysis's Locality Descriptors (as JSON) for `--policy ld`;
+/// also says where x came from.
 pub(crate) fn group_tbs(
     loaded: &Loaded,
     graph: &analysis::locality::Graph,
+    descriptors: Option<serde_json::Value>,
     opts: &PartitionOpts,
     origin: &std::path::Path,
 ) -> Result<(graph_partition::Schedule, String), CliError> {
@@ -208,6 +217,7 @@ pub(crate) fn group_tbs(
         block: dim(bound.block),
         ptxas: ptxas_resources(&loaded.launch),
         estimate: Some(ptx_estimate(&loaded.module, loaded.kernel(), bound)),
+        descriptors,
     };
     partition::schedule(opts, &input, origin)
 }

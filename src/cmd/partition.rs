@@ -11,7 +11,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use graph_partition::{
-    AnalysisGraph, GpuConfig, Graph, KernelResources, Params, PolicyKind, Schedule,
+    AnalysisGraph, GpuConfig, Graph, KernelResources, LdClustering, LdDescriptor, Params, Policy,
+    PolicyKind, Schedule,
 };
 use serde_json::Value;
 
@@ -41,7 +42,8 @@ pub struct Args {
 /// Grouping settings shared by `paver partition` and `paver analyze --policy`.
 #[derive(clap::Args, Debug)]
 pub struct PartitionOpts {
-    /// Grouping policy: lrr, bcs, mst-ts, kway-ts, rb-ts, distributed, distributed-block.
+    /// Grouping policy: lrr, bcs, mst-ts, kway-ts, rb-ts, distributed, distributed-block,
+    /// or ld (Locality Descriptor CTA clustering from the analysis's descriptors).
     #[arg(long, default_value = "rb-ts")]
     pub policy: String,
     /// GPU configuration: fermi|gtx480, pascal|titanx_pascal, volta|titanv, hopper|h100, or a .toml path.
@@ -60,6 +62,10 @@ pub struct PartitionOpts {
     /// RB-TS: a part is a leaf when its size is < x (PAVER Algorithm 1 as printed) instead of <= x.
     #[arg(long)]
     pub strict_less: bool,
+    /// Keep groups of x TBs on grids smaller than one wave (PAVER as published); by
+    /// default MST-TS and RB-TS shrink them to floor(TBs / SMs) so every SM gets work.
+    #[arg(long)]
+    pub fixed_group_size: bool,
     /// SMs sharing one NoC port (distributed policies form one TB range per cluster).
     #[arg(long, default_value_t = 1)]
     pub sms_per_cluster: u32,
@@ -89,6 +95,9 @@ pub struct Input {
     pub ptxas: Vec<(String, u32, u32)>,
     /// The PTX-declared estimate (registers, static + dynamic shared bytes).
     pub estimate: Option<(u32, u32)>,
+    /// The analysis's Locality Descriptors (`locality_descriptors` of a `paver-analysis/1`
+    /// document), for `--policy ld`.
+    pub descriptors: Option<Value>,
 }
 
 fn read_input(args: &Args) -> Result<Input, CliError> {
@@ -125,6 +134,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             (r as u32, shared as u32)
         });
         let n = graph.num_tbs();
+        let descriptors = doc.get("locality_descriptors").cloned();
         Ok(Input {
             kernel: kernel.unwrap_or_else(|| "kernel".into()),
             grid: grid.unwrap_or(dim(args.grid, [n, 1, 1])),
@@ -132,6 +142,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             graph,
             ptxas,
             estimate,
+            descriptors,
         })
     } else {
         let parsed = Graph::from_metis_str(&text).map_err(|e| gp_err(path, e))?;
@@ -146,6 +157,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             graph: parsed.graph,
             ptxas: Vec::new(),
             estimate: None,
+            descriptors: None,
         })
     }
 }
@@ -229,14 +241,31 @@ pub fn schedule(
     input: &Input,
     origin: &Path,
 ) -> Result<(Schedule, String), CliError> {
-    let policy: PolicyKind = opts
-        .policy
-        .parse()
-        .map_err(|e: graph_partition::Error| CliError::Usage(e.to_string()))?;
+    let policy: Box<dyn Policy> = if matches!(opts.policy.as_str(), "ld" | "ld-clustering") {
+        let doc = input.descriptors.as_ref().ok_or_else(|| {
+            CliError::Usage(format!(
+                "{}: --policy ld needs the analysis's Locality Descriptors: give a `paver \
+                 analyze` document made without --no-descriptors",
+                origin.display()
+            ))
+        })?;
+        let descriptors = LdDescriptor::from_analysis(doc).map_err(|e| gp_err(origin, e))?;
+        Box::new(LdClustering {
+            grid: input.grid,
+            descriptors,
+        })
+    } else {
+        let kind: PolicyKind = opts
+            .policy
+            .parse()
+            .map_err(|e: graph_partition::Error| CliError::Usage(format!("{e}, ld")))?;
+        kind.policy()
+    };
     let gpu = GpuConfig::lookup(&opts.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
     let (x, why) = tbs_per_sm(opts, input, &gpu, origin)?;
     let mut params = Params::new(gpu.core.num_sms, x);
     params.strict_less = opts.strict_less;
+    params.fixed_group_size = opts.fixed_group_size;
     params.sms_per_cluster = opts.sms_per_cluster.max(1);
     params.seed = opts.seed;
     let launch = graph_partition::Launch {
@@ -244,9 +273,8 @@ pub fn schedule(
         grid: input.grid,
         block: input.block,
     };
-    let schedule =
-        graph_partition::make_schedule(&input.graph, policy.policy().as_ref(), &params, &launch)
-            .map_err(|e| gp_err(origin, e))?;
+    let schedule = graph_partition::make_schedule(&input.graph, policy.as_ref(), &params, &launch)
+        .map_err(|e| gp_err(origin, e))?;
     Ok((schedule, why))
 }
 

@@ -53,6 +53,10 @@ pub struct Params {
     /// Kway-TS imbalance tolerance in thousandths (METIS `ufactor`; 30 = 3 %, METIS's
     /// k-way default).
     pub kway_ufactor: u32,
+    /// Keep the paper's group size x even when the grid has fewer TBs than `N * x` (a
+    /// faithful reproduction); by default groups shrink so every SM gets work (see
+    /// [`Params::group_size`]).
+    pub fixed_group_size: bool,
 }
 
 impl Params {
@@ -65,6 +69,23 @@ impl Params {
             sms_per_cluster: 1,
             seed: 1,
             kway_ufactor: 30,
+            fixed_group_size: false,
+        }
+    }
+
+    /// The group size the graph policies (MST-TS's first groups, RB-TS's leaves) use for a
+    /// grid of `num_tbs` TBs. With at least `N * x` TBs it is x, the paper's. With fewer
+    /// (a grid smaller than one wave), groups of x would leave SMs idle (256 TBs in groups
+    /// of 8 occupy 32 of Volta's 80 SMs), so it shrinks to `max(1, floor(num_tbs / N))`:
+    /// then there are at least N groups and every SM gets one. `fixed_group_size` keeps x.
+    /// Kway-TS needs no shrinking: it always makes `min(N, num_tbs)` parts.
+    pub fn group_size(&self, num_tbs: u32) -> u32 {
+        let x = self.tbs_per_sm.max(1);
+        let wave = u64::from(self.num_sms) * u64::from(x);
+        if self.fixed_group_size || u64::from(num_tbs) >= wave {
+            x
+        } else {
+            (num_tbs / self.num_sms.max(1)).clamp(1, x)
         }
     }
 

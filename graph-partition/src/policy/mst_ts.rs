@@ -3,6 +3,8 @@
 //! [`crate::mst`]). Consecutive TBs of that order form the groups: the first group of each
 //! of the N SMs holds x TBs, every later group one TB. With N = 2, x = 2 and MST order
 //! 0,4,1,5,2,3,7,6 this gives (0,4), (1,5), (2), (3), (7), (6), the paper's example.
+//! On a grid smaller than one wave (fewer than N·x TBs) the first groups hold
+//! [`Params::group_size`] TBs instead of x, so every SM gets one.
 
 use super::{Groups, Params, Policy};
 use crate::error::Result;
@@ -23,7 +25,11 @@ impl Policy for MstTs {
             return Ok(groups);
         }
         let order = prim_order(g).order;
-        Ok(group_mst_order(&order, p.num_sms, p.tbs_per_sm))
+        Ok(group_mst_order(
+            &order,
+            p.num_sms,
+            p.group_size(g.num_tbs()),
+        ))
     }
 }
 

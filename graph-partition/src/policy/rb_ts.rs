@@ -2,7 +2,9 @@
 //! METIS (balanced, minimum cut); a half becomes a leaf when its size is at most x (or
 //! below x with `strict_less`, the printed `< maxTB`), otherwise it goes to the back of
 //! the queue. The root is always bisected, as in Algorithm 1 (line 7); a part of one TB
-//! is always a leaf (it cannot be split).
+//! is always a leaf (it cannot be split). On a grid smaller than one wave (fewer than N·x
+//! TBs) the leaf size is [`Params::group_size`] instead of x, so there are at least N
+//! leaves and every SM gets work.
 //!
 //! Leaf order: left to right in the bisection tree (the half holding the smaller TB id is
 //! the left child, since METIS's 0/1 labels carry no meaning),
@@ -33,7 +35,7 @@ impl Policy for RbTs {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let x = p.tbs_per_sm as usize;
+        let x = p.group_size(n) as usize;
         let is_leaf = |size: usize| size <= 1 || if p.strict_less { size < x } else { size <= x };
         let mut part = Partitioner::new(g, p.seed);
         // (tree path: false = left, true = right; part)
