@@ -342,30 +342,29 @@ fn busy_sms(groups: &[Vec<u32>], num_sms: u32) -> usize {
 #[test]
 fn groups_shrink_so_every_sm_gets_work_on_a_small_grid() {
     // 256 TBs (16x16 GEMM) on Volta's 80 SMs with x = 8: one wave holds 640 > 256 TBs.
-    // Groups of 8 would be 256 / 8 = 32 groups, 48 SMs idle; groups shrink to
-    // floor(256 / 80) = 3 TBs, so there are at least 80 groups.
+    // Groups of 8 would be 256 / 8 = 32 groups, 48 SMs idle; the group size shrinks to one
+    // SM's share, ceil(256 / 80) = 4 TBs, and the policies make (at least) 80 groups.
     let g = graph_partition::synthetic::gemm(16);
     let p = Params::new(80, 8);
-    assert_eq!(p.group_size(256), 3);
+    assert!(p.shrinks(256));
+    assert_eq!(p.group_size(256), 4);
     for policy in [&RbTs as &dyn Policy, &MstTs, &KwayTs] {
         let groups = policy.groups(&g, &p).unwrap();
-        assert!(
-            groups.len() >= 80,
-            "{}: {} groups",
-            policy.name(),
-            groups.len()
-        );
+        assert_eq!(groups.len(), 80, "{}", policy.name());
         assert_eq!(busy_sms(&groups, 80), 80, "{}", policy.name());
     }
+    // RB-TS: leaves of at most 4 (64 leaves of 4 for a balanced tree), then the leftmost
+    // largest leaves are bisected again until there are 80.
     let rb = RbTs.groups(&g, &p).unwrap();
-    assert!(rb.iter().all(|l| l.len() <= 3));
-    // MST-TS: 80 first groups of 3 TBs (240), then 16 single TBs.
+    assert!(rb.iter().all(|l| !l.is_empty() && l.len() <= 4));
+    // MST-TS: the order cut into 80 consecutive groups: 256 = 16 * 4 + 64 * 3.
     let mst = MstTs.groups(&g, &p).unwrap();
-    assert_eq!(mst.len(), 96);
-    assert!(mst[..80].iter().all(|l| l.len() == 3));
+    assert!(mst[..16].iter().all(|l| l.len() == 4));
+    assert!(mst[16..].iter().all(|l| l.len() == 3));
     // The paper's fixed x: RB-TS leaves of 8 TBs (256 = 2^5 * 8), 32 groups on 32 SMs.
     let mut fixed = p.clone();
     fixed.fixed_group_size = true;
+    assert!(!fixed.shrinks(256));
     assert_eq!(fixed.group_size(256), 8);
     let rb = RbTs.groups(&g, &fixed).unwrap();
     assert_eq!(rb.len(), 32);
@@ -376,18 +375,19 @@ fn groups_shrink_so_every_sm_gets_work_on_a_small_grid() {
 
 #[test]
 fn group_size_is_x_from_one_wave_up() {
-    // N * x = 2 * 4 = 8 TBs is one wave: from 8 TBs on groups keep x; below, floor(n / N).
+    // N * x = 2 * 4 = 8 TBs is one wave: from 8 TBs on groups keep x; below, ceil(n / N).
     let p = Params::new(2, 4);
     assert_eq!(p.group_size(8), 4);
     assert_eq!(p.group_size(100), 4);
-    assert_eq!(p.group_size(7), 3);
-    assert_eq!(p.group_size(3), 1);
+    assert_eq!(p.group_size(7), 4);
+    assert_eq!(p.group_size(5), 3);
+    assert_eq!(p.group_size(3), 2);
     assert_eq!(p.group_size(1), 1);
     // A grid of one wave or more is grouped as before: 1024 TBs on 80 SMs x 8.
     let g = graph_partition::synthetic::gemm(32);
     let rb = RbTs.groups(&g, &Params::new(80, 8)).unwrap();
     assert!(rb.iter().all(|l| l.len() <= 8));
-    assert!(rb.iter().any(|l| l.len() > 3));
+    assert!(rb.iter().any(|l| l.len() > 4));
 }
 
 #[test]
