@@ -330,3 +330,113 @@ fn metis_policies_give_the_same_groups_from_concurrent_threads() {
         }
     });
 }
+
+/// SMs that get at least one TB when `groups` are handed out as the runtime does.
+fn busy_sms(groups: &[Vec<u32>], num_sms: u32) -> usize {
+    graph_partition::quality::assign_to_sms(groups, num_sms)
+        .iter()
+        .filter(|s| !s.is_empty())
+        .count()
+}
+
+#[test]
+fn groups_shrink_so_every_sm_gets_work_on_a_small_grid() {
+    // 256 TBs (16x16 GEMM) on Volta's 80 SMs with x = 8: one wave holds 640 > 256 TBs.
+    // Groups of 8 would be 256 / 8 = 32 groups, 48 SMs idle; the group size shrinks to one
+    // SM's share, ceil(256 / 80) = 4 TBs, and the policies make (at least) 80 groups.
+    let g = graph_partition::synthetic::gemm(16);
+    let p = Params::new(80, 8);
+    assert!(p.shrinks(256));
+    assert_eq!(p.group_size(256), 4);
+    for policy in [&RbTs as &dyn Policy, &MstTs, &KwayTs] {
+        let groups = policy.groups(&g, &p).unwrap();
+        assert_eq!(groups.len(), 80, "{}", policy.name());
+        assert_eq!(busy_sms(&groups, 80), 80, "{}", policy.name());
+    }
+    // RB-TS: leaves of at most 4 (64 leaves of 4 for a balanced tree), then the leftmost
+    // largest leaves are bisected again until there are 80.
+    let rb = RbTs.groups(&g, &p).unwrap();
+    assert!(rb.iter().all(|l| !l.is_empty() && l.len() <= 4));
+    // MST-TS: the order cut into 80 consecutive groups: 256 = 16 * 4 + 64 * 3.
+    let mst = MstTs.groups(&g, &p).unwrap();
+    assert!(mst[..16].iter().all(|l| l.len() == 4));
+    assert!(mst[16..].iter().all(|l| l.len() == 3));
+    // The paper's fixed x: RB-TS leaves of 8 TBs (256 = 2^5 * 8), 32 groups on 32 SMs.
+    let mut fixed = p.clone();
+    fixed.fixed_group_size = true;
+    assert!(!fixed.shrinks(256));
+    assert_eq!(fixed.group_size(256), 8);
+    let rb = RbTs.groups(&g, &fixed).unwrap();
+    assert_eq!(rb.len(), 32);
+    assert_eq!(busy_sms(&rb, 80), 32);
+    let mst = MstTs.groups(&g, &fixed).unwrap();
+    assert_eq!(mst.len(), 32);
+}
+
+#[test]
+fn group_size_is_x_from_one_wave_up() {
+    // N * x = 2 * 4 = 8 TBs is one wave: from 8 TBs on groups keep x; below, ceil(n / N).
+    let p = Params::new(2, 4);
+    assert_eq!(p.group_size(8), 4);
+    assert_eq!(p.group_size(100), 4);
+    assert_eq!(p.group_size(7), 4);
+    assert_eq!(p.group_size(5), 3);
+    assert_eq!(p.group_size(3), 2);
+    assert_eq!(p.group_size(1), 1);
+    // A grid of one wave or more is grouped as before: 1024 TBs on 80 SMs x 8.
+    let g = graph_partition::synthetic::gemm(32);
+    let rb = RbTs.groups(&g, &Params::new(80, 8)).unwrap();
+    assert!(rb.iter().all(|l| l.len() <= 8));
+    assert!(rb.iter().any(|l| l.len() > 4));
+}
+
+#[test]
+fn ld_descriptors_from_the_analysis() {
+    // An 8x4 GEMM-like grid: A (f32) is read by a row of TBs (C-Tile (8,1,1), D-Tile 16x64
+    // elements), B by a column (C-Tile (1,4,1), D-Tile 64x16), C is written only
+    // (NO-REUSE, dropped). Savings: A 1024 * 4 B * 7 = 28672, B 1024 * 4 B * 3 = 12288, so
+    // A ranks first (priority 2), B second (1).
+    let doc = serde_json::json!({"locality_descriptors": [
+        {"param": 0, "name": "B", "element_bytes": 4, "locality_type": "INTER-THREAD",
+         "c_tile": [1, 4, 1], "d_tile": [64, 16, 1]},
+        {"param": 1, "name": "A", "element_bytes": 4, "locality_type": "INTER-THREAD",
+         "c_tile": [8, 1, 1], "d_tile": [16, 64, 1]},
+        {"param": 2, "name": "C", "element_bytes": 4, "locality_type": "NO-REUSE",
+         "c_tile": [1, 1, 1], "d_tile": [16, 16, 1]}
+    ]});
+    let ds = LdDescriptor::from_analysis(&doc).unwrap();
+    assert_eq!(
+        ds,
+        vec![
+            LdDescriptor {
+                name: "A".into(),
+                c_tile: [8, 1, 1],
+                priority: 2
+            },
+            LdDescriptor {
+                name: "B".into(),
+                c_tile: [1, 4, 1],
+                priority: 1
+            },
+        ]
+    );
+    // Algorithm 1 on 4 SMs: A's 4 row tiles are enough (no split); merging B's (1,4,1)
+    // gives (8*max(1/8,1), 1*max(4/1,1), 1) = (8,4,1): 1 cluster < 4 SMs, refused. Each
+    // cluster is one grid row.
+    let ld = LdClustering {
+        grid: [8, 4, 1],
+        descriptors: ds,
+    };
+    assert_eq!(ld.cluster_dims(4).unwrap(), [8, 1, 1]);
+    let groups = ld.groups(&Graph::empty(32), &Params::new(4, 8)).unwrap();
+    let rows: Vec<Vec<u32>> = (0..4).map(|y| (8 * y..8 * y + 8).collect()).collect();
+    assert_eq!(groups, rows);
+    // No INTER-THREAD descriptor: no clustering, the default order (one TB per group).
+    let none = LdClustering {
+        grid: [8, 4, 1],
+        descriptors: Vec::new(),
+    };
+    let groups = none.groups(&Graph::empty(32), &Params::new(4, 8)).unwrap();
+    assert_eq!(groups.len(), 32);
+    assert!(LdDescriptor::from_analysis(&serde_json::json!({"graph": {}})).is_err());
+}

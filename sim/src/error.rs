@@ -102,6 +102,16 @@ pub enum SimError {
     /// The kernel or the launch cannot be set up (missing kernel, bad initialiser...).
     #[error("{0}")]
     Setup(String),
+    /// A schedule (`paver-schedule/1`) made for another kernel or launch than the one run.
+    #[error("the schedule is for {what} {schedule} but the launch has {what} {launch}")]
+    ScheduleMismatch {
+        /// What differs: `kernel`, `grid`, `block` or `TB count`.
+        what: &'static str,
+        /// The schedule's value.
+        schedule: String,
+        /// The launch's value.
+        launch: String,
+    },
     /// A buffer initialiser failed.
     #[error("{0}")]
     Launch(#[from] launch::LaunchError),
@@ -118,7 +128,7 @@ impl SimError {
             | SimError::DivideByZero { loc }
             | SimError::Trap { loc }
             | SimError::Unsupported { loc, .. } => Some(loc),
-            SimError::Setup(_) | SimError::Launch(_) => None,
+            SimError::Setup(_) | SimError::ScheduleMismatch { .. } | SimError::Launch(_) => None,
         }
     }
 }

@@ -314,7 +314,7 @@ fn paver_runtime_runs_any_schedule_and_steals() {
     let mut opts = SimOptions::new(TbPolicy::Paver);
     opts.schedule = Some(schedule);
     let steal = simulate(&m, f, &b, &cfg, &opts).expect("steal");
-    opts.steal = false;
+    opts.steal = Some(false);
     let no = simulate(&m, f, &b, &cfg, &opts).expect("no steal");
     eprintln!(
         "stealing: {} cycles ({} stolen), none: {} cycles",
@@ -324,4 +324,90 @@ fn paver_runtime_runs_any_schedule_and_steals() {
     assert_eq!(no.stolen_tbs, 0);
     assert!(steal.cycles < no.cycles);
     assert_eq!(steal.sms.iter().map(|s| s.tbs).sum::<u64>(), 16);
+}
+
+fn mm_schedule(policy: &str, issue_unit: u32, groups: Vec<Vec<u32>>) -> graph_partition::Schedule {
+    graph_partition::Schedule {
+        format: graph_partition::FORMAT.to_string(),
+        kernel: "mm_naive".into(),
+        grid: [4, 4, 1],
+        block: [16, 16, 1],
+        policy: policy.into(),
+        num_sms: 2,
+        tbs_per_sm: 3,
+        issue_unit,
+        sms_per_cluster: 1,
+        groups,
+        stats: None,
+    }
+}
+
+#[test]
+fn a_bcs_schedule_replays_in_pairs() {
+    // 16 TBs on 2 SMs x 3 contexts. BCS's pairs issue only into two free contexts, so an SM
+    // never holds more than 2 TBs: 8 TBs per SM take 4 rounds of 2 instead of 3 rounds of
+    // (up to) 3 unpaired. Replayed by the runtime, the BCS schedule must throttle exactly
+    // like the built-in BCS scheduler (same placement: pairs (0,1) and (2,3) first, then
+    // the next pair to the SM that frees two contexts).
+    let (m, b) = corpus("mm_naive");
+    let f = m.kernel(&b.kernel).expect("kernel");
+    let cfg = volta(&[("core.num_sms", "2"), ("tbs_per_sm", "3")]);
+    let pairs: Vec<Vec<u32>> = (0..8).map(|k| vec![2 * k, 2 * k + 1]).collect();
+    let mut opts = SimOptions::new(TbPolicy::Paver);
+    opts.schedule = Some(mm_schedule("bcs", 2, pairs.clone()));
+    let paired = simulate(&m, f, &b, &cfg, &opts).expect("paired");
+    opts.schedule = Some(mm_schedule("bcs", 1, pairs));
+    let unpaired = simulate(&m, f, &b, &cfg, &opts).expect("unpaired");
+    let bcs = simulate(&m, f, &b, &cfg, &SimOptions::new(TbPolicy::Bcs)).expect("bcs");
+    eprintln!(
+        "BCS schedule: paired {} cycles, unpaired {}, built-in BCS {}",
+        paired.cycles, unpaired.cycles, bcs.cycles
+    );
+    assert!(paired.cycles > unpaired.cycles);
+    assert_eq!(paired.cycles, bcs.cycles);
+    assert_eq!(paired.l2, bcs.l2);
+    assert!(
+        !paired.steal,
+        "BCS schedules run without stealing by default"
+    );
+}
+
+#[test]
+fn a_schedule_for_another_launch_is_refused() {
+    let (m, b) = corpus("mm_naive");
+    let f = m.kernel(&b.kernel).expect("kernel");
+    let cfg = volta(&[]);
+    let all: Vec<Vec<u32>> = (0..16).map(|tb| vec![tb]).collect();
+    let mut opts = SimOptions::new(TbPolicy::Paver);
+    let mut s = mm_schedule("lrr", 1, all.clone());
+    s.kernel = "syrk".into();
+    opts.schedule = Some(s);
+    let e = simulate(&m, f, &b, &cfg, &opts)
+        .expect_err("kernel")
+        .to_string();
+    assert!(e.contains("`syrk`") && e.contains("`mm_naive`"), "{e}");
+    let mut s = mm_schedule("lrr", 1, all.clone());
+    s.grid = [16, 1, 1];
+    opts.schedule = Some(s);
+    let e = simulate(&m, f, &b, &cfg, &opts)
+        .expect_err("grid")
+        .to_string();
+    assert!(
+        e.contains("grid [16, 1, 1]") && e.contains("grid [4, 4, 1]"),
+        "{e}"
+    );
+    let mut s = mm_schedule("lrr", 1, all.clone());
+    s.block = [32, 8, 1];
+    opts.schedule = Some(s);
+    let e = simulate(&m, f, &b, &cfg, &opts)
+        .expect_err("block")
+        .to_string();
+    assert!(e.contains("block [32, 8, 1]"), "{e}");
+    let mut s = mm_schedule("lrr", 1, all);
+    s.groups.pop();
+    opts.schedule = Some(s);
+    let e = simulate(&m, f, &b, &cfg, &opts)
+        .expect_err("count")
+        .to_string();
+    assert!(e.contains("15 TBs") && e.contains("16 TBs"), "{e}");
 }

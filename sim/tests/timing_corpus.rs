@@ -135,7 +135,7 @@ fn sim_on(
 ) -> Stats {
     let mut opts = SimOptions::new(policy);
     opts.schedule = s;
-    opts.steal = steal;
+    opts.steal = Some(steal);
     let f = m.kernel(&b.kernel).expect("kernel");
     simulate(m, f, b, cfg, &opts).expect("simulate")
 }
@@ -362,4 +362,35 @@ fn every_corpus_launch_issues_what_the_interpreter_executes() {
         n += 1;
     }
     assert!(n >= 30, "only {n} launches");
+}
+
+#[test]
+fn no_stealing_on_a_grid_smaller_than_one_wave() {
+    // syrk's small launch has 16 TBs; on Fermi (15 SMs; ptxas: 32 registers x 256 threads,
+    // so 4 TBs per SM by registers) one wave holds 60. Every TB is resident as soon as it
+    // is issued, none waits for a context, so nothing may be stolen: before Algorithm 2's
+    // "waiting" meant TBs waiting for a context, this launch reported 24 TBs stolen (TBs
+    // moving back and forth at launch).
+    let (m, b) = corpus("syrk", "small.json");
+    let g = graph(&m, &b);
+    let mut cfg = TimingConfig::new(gpu::GpuConfig::builtin("gtx480").expect("fermi"));
+    cfg.regs_per_thread = Some(32);
+    let launch = graph_partition::Launch {
+        kernel: b.kernel.clone(),
+        grid: [b.grid.x as u32, b.grid.y as u32, b.grid.z as u32],
+        block: [b.block.x as u32, b.block.y as u32, b.block.z as u32],
+    };
+    for (kind, fixed) in [
+        (PolicyKind::KwayTs, false),
+        (PolicyKind::RbTs, false),
+        (PolicyKind::RbTs, true),
+    ] {
+        let mut p = Params::new(15, 4);
+        p.fixed_group_size = fixed;
+        let s = make_schedule(&g, kind.policy().as_ref(), &p, &launch).expect("schedule");
+        let st = sim_on(&m, &b, TbPolicy::Paver, Some(s), true, &cfg);
+        assert_eq!(st.tbs_per_sm, 4);
+        assert_eq!(st.stolen_tbs, 0, "{kind:?} (fixed group size: {fixed})");
+        assert!(st.steal);
+    }
 }

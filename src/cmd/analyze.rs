@@ -102,6 +102,9 @@ struct AnalyzePartition {
     /// RB-TS leaf rule `< x` (PAVER Algorithm 1 as printed).
     #[arg(long)]
     strict_less: bool,
+    /// Keep groups of x TBs on grids smaller than one wave (see `paver partition`).
+    #[arg(long)]
+    fixed_group_size: bool,
 }
 
 /// Runs `paver analyze`.
@@ -184,10 +187,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             shared_bytes: None,
             ptxas: args.partition.ptxas.clone(),
             strict_less: args.partition.strict_less,
+            fixed_group_size: args.partition.fixed_group_size,
             sms_per_cluster: 1,
             seed: 1,
         };
-        let (schedule, occ) = group_tbs(&loaded, &graph, &opts, &args.target.file)?;
+        let lds = descriptors
+            .as_ref()
+            .map(|d| serde_json::to_value(d).unwrap_or_default());
+        let (schedule, occ) = group_tbs(&loaded, &graph, lds, &opts, &args.target.file)?;
         let text = crate::cmd::occupancy::schedule_json(&schedule, Some(&occ)).map_err(|e| {
             CliError::Partition {
                 path: path.clone(),
@@ -205,10 +212,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 /// Groups the TBs of a locality graph for `loaded`'s kernel and launch (`paver partition`
 /// on the graph in memory), with the kernel's resources from ptxas, the launch file or the
-/// liveness estimate for the occupancy; also says how x was computed.
+/// liveness estimate for the occupancy, and the analysis's Locality Descriptors (as JSON)
+/// for `--policy ld`; also says how x was computed.
 pub(crate) fn group_tbs(
     loaded: &Loaded,
     graph: &analysis::locality::Graph,
+    descriptors: Option<serde_json::Value>,
     opts: &PartitionOpts,
     origin: &std::path::Path,
 ) -> Result<(graph_partition::Schedule, gpu::Occupancy), CliError> {
@@ -239,6 +248,7 @@ pub(crate) fn group_tbs(
         recorded: crate::cmd::occupancy::recorded(&loaded.launch),
         estimate: None,
         resolved: Some(resolved),
+        descriptors,
     };
     partition::schedule(opts, &input, origin)
 }

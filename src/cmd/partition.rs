@@ -12,7 +12,9 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use gpu::{GpuConfig, KernelResources, Occupancy, RegisterSource, Registers};
-use graph_partition::{AnalysisGraph, Graph, Params, PolicyKind, Schedule};
+use graph_partition::{
+    AnalysisGraph, Graph, LdClustering, LdDescriptor, Params, Policy, PolicyKind, Schedule,
+};
 use serde_json::Value;
 
 use crate::error::{write_atomic, CliError};
@@ -41,7 +43,8 @@ pub struct Args {
 /// Grouping settings shared by `paver partition` and `paver analyze --policy`.
 #[derive(clap::Args, Debug)]
 pub struct PartitionOpts {
-    /// Grouping policy: lrr, bcs, mst-ts, kway-ts, rb-ts, distributed, distributed-block.
+    /// Grouping policy: lrr, bcs, mst-ts, kway-ts, rb-ts, distributed, distributed-block,
+    /// or ld (Locality Descriptor CTA clustering from the analysis's descriptors).
     #[arg(long, default_value = "rb-ts")]
     pub policy: String,
     /// GPU configuration: fermi|gtx480, pascal|titanx_pascal, volta|titanv, hopper|h100, or a .toml path.
@@ -65,6 +68,10 @@ pub struct PartitionOpts {
     /// RB-TS: a part is a leaf when its size is < x (PAVER Algorithm 1 as printed) instead of <= x.
     #[arg(long)]
     pub strict_less: bool,
+    /// Keep groups of x TBs on grids smaller than one wave (PAVER as published); by
+    /// default MST-TS and RB-TS shrink them to floor(TBs / SMs) so every SM gets work.
+    #[arg(long)]
+    pub fixed_group_size: bool,
     /// SMs sharing one NoC port (distributed policies form one TB range per cluster).
     #[arg(long, default_value_t = 1)]
     pub sms_per_cluster: u32,
@@ -97,6 +104,9 @@ pub struct Input {
     /// Resources already resolved from the PTX (ptxas run, launch file, estimate), when the
     /// caller has the PTX; they take precedence over `recorded` and `estimate`.
     pub resolved: Option<KernelResources>,
+    /// The analysis's Locality Descriptors (`locality_descriptors` of a `paver-analysis/1`
+    /// document), for `--policy ld`.
+    pub descriptors: Option<Value>,
 }
 
 fn read_input(args: &Args) -> Result<Input, CliError> {
@@ -137,6 +147,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             (u32::try_from(r).unwrap_or(u32::MAX), fixed, dynamic)
         });
         let n = graph.num_tbs();
+        let descriptors = doc.get("locality_descriptors").cloned();
         Ok(Input {
             kernel: kernel.unwrap_or_else(|| "kernel".into()),
             grid: grid.unwrap_or(dim(args.grid, [n, 1, 1])),
@@ -145,6 +156,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             recorded,
             estimate,
             resolved: None,
+            descriptors,
         })
     } else {
         let parsed = Graph::from_metis_str(&text).map_err(|e| gp_err(path, e))?;
@@ -160,6 +172,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             recorded: Vec::new(),
             estimate: None,
             resolved: None,
+            descriptors: None,
         })
     }
 }
@@ -254,14 +267,31 @@ pub fn schedule(
     input: &Input,
     origin: &Path,
 ) -> Result<(Schedule, Occupancy), CliError> {
-    let policy: PolicyKind = opts
-        .policy
-        .parse()
-        .map_err(|e: graph_partition::Error| CliError::Usage(e.to_string()))?;
+    let policy: Box<dyn Policy> = if matches!(opts.policy.as_str(), "ld" | "ld-clustering") {
+        let doc = input.descriptors.as_ref().ok_or_else(|| {
+            CliError::Usage(format!(
+                "{}: --policy ld needs the analysis's Locality Descriptors: give a `paver \
+                 analyze` document made without --no-descriptors",
+                origin.display()
+            ))
+        })?;
+        let descriptors = LdDescriptor::from_analysis(doc).map_err(|e| gp_err(origin, e))?;
+        Box::new(LdClustering {
+            grid: input.grid,
+            descriptors,
+        })
+    } else {
+        let kind: PolicyKind = opts
+            .policy
+            .parse()
+            .map_err(|e: graph_partition::Error| CliError::Usage(format!("{e}, ld")))?;
+        kind.policy()
+    };
     let gpu = GpuConfig::lookup(&opts.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
     let occ = occupancy(opts, input, &gpu, origin)?;
     let mut params = Params::new(gpu.core.num_sms, occ.tbs_per_sm);
     params.strict_less = opts.strict_less;
+    params.fixed_group_size = opts.fixed_group_size;
     params.sms_per_cluster = opts.sms_per_cluster.max(1);
     params.seed = opts.seed;
     let launch = graph_partition::Launch {
@@ -269,9 +299,8 @@ pub fn schedule(
         grid: input.grid,
         block: input.block,
     };
-    let schedule =
-        graph_partition::make_schedule(&input.graph, policy.policy().as_ref(), &params, &launch)
-            .map_err(|e| gp_err(origin, e))?;
+    let schedule = graph_partition::make_schedule(&input.graph, policy.as_ref(), &params, &launch)
+        .map_err(|e| gp_err(origin, e))?;
     Ok((schedule, occ))
 }
 

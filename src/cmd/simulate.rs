@@ -2,9 +2,12 @@
 //! (`sim::timing`) on a GPU configuration with a TB scheduling policy and writes the
 //! statistics as JSON.
 //!
-//! PAVER policies (`rb-ts`, `kway-ts`, `mst-ts`, `paver`) take their TB groups from
-//! `--schedule` (the `paver partition` output); without one, the static analysis and the
-//! partition run here first (`paver` meaning RB-TS), on the same GPU configuration. On a terminal, runs longer than a second
+//! PAVER policies (`rb-ts`, `kway-ts`, `mst-ts`, `paver`) and `ld` take their TB groups
+//! from `--schedule` (the `paver partition` output); without one, the static analysis and
+//! the partition run here first (`paver` meaning RB-TS; `ld` also derives the Locality
+//! Descriptors), on the same GPU configuration. The schedule must be for this kernel, grid
+//! and block. Task stealing follows the schedule's policy (on for kway-ts and rb-ts) unless
+//! `--steal` or `--no-steal` says otherwise. On a terminal, runs longer than a second
 //! show a progress bar (TBs done) on standard error.
 
 use std::io::{IsTerminal, Write};
@@ -31,7 +34,8 @@ pub struct Args {
     #[arg(long, default_value = "volta")]
     gpu: String,
     /// TB scheduling: lrr, bcs, two-level-rr, global-rr, greedy, distributed,
-    /// distributed-block, or a PAVER policy (rb-ts, kway-ts, mst-ts, paver) with --schedule.
+    /// distributed-block, or a PAVER policy (rb-ts, kway-ts, mst-ts, paver) or ld (Locality
+    /// Descriptor clustering) with --schedule.
     #[arg(long, default_value = "lrr")]
     tb_policy: String,
     /// Schedule JSON (paver-schedule/1) for the PAVER runtime.
@@ -40,7 +44,11 @@ pub struct Args {
     /// Warp scheduling: gto or lrr.
     #[arg(long, default_value = "gto")]
     warp_policy: String,
-    /// Disable task stealing in the PAVER runtime.
+    /// Task stealing in the PAVER runtime (PAVER §5.2) even where the schedule's policy
+    /// runs without it (default: on for kway-ts and rb-ts schedules, off otherwise).
+    #[arg(long, conflicts_with = "no_steal")]
+    steal: bool,
+    /// No task stealing in the PAVER runtime, even for kway-ts and rb-ts schedules.
     #[arg(long)]
     no_steal: bool,
     /// Registers per thread for the occupancy limit (default: ptxas, else the launch file's
@@ -87,10 +95,15 @@ fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
         shared_bytes: None,
         ptxas: args.ptxas.clone(),
         strict_less: false,
+        fixed_group_size: false,
         sms_per_cluster: 1,
         seed: 1,
     };
-    let (schedule, occ) = group_tbs(loaded, &graph, &opts, &args.target.file)?;
+    let descriptors = (opts.policy == "ld").then(|| {
+        let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);
+        serde_json::to_value(ds).unwrap_or_default()
+    });
+    let (schedule, occ) = group_tbs(loaded, &graph, descriptors, &opts, &args.target.file)?;
     if !args.quiet {
         eprintln!("{}", partition::human(&schedule, &occ.reason()).trim_end());
     }
@@ -121,7 +134,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
         CliError::Usage(format!(
-            "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts or paver",
+            "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts, paver or ld",
             args.tb_policy
         ))
     })?;
@@ -134,7 +147,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut opts = SimOptions::new(policy);
     opts.policy_name = args.tb_policy.to_ascii_lowercase();
     opts.warp_policy = warp;
-    opts.steal = !args.no_steal;
+    opts.steal = match (args.steal, args.no_steal) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    };
     opts.max_warp_instructions_per_tb = args.max_instructions_per_tb;
     opts.registers = Some(resources.registers);
     if policy == TbPolicy::Paver {
@@ -148,7 +165,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         opts.schedule = Some(s);
     } else if args.schedule.is_some() {
         return Err(CliError::Usage(
-            "--schedule is only used by the PAVER policies (rb-ts, kway-ts, mst-ts, paver)".into(),
+            "--schedule is only used by the PAVER policies (rb-ts, kway-ts, mst-ts, paver, ld)"
+                .into(),
         ));
     }
     let start = Instant::now();

@@ -7,6 +7,7 @@
 mod analyze;
 mod cli;
 mod common;
+mod evidence;
 mod launch_files;
 mod partition;
 mod run;

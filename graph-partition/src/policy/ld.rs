@@ -11,13 +11,21 @@
 //! X, then Y, then Z, and each cluster's TBs in linear id order (`x + y*gx + z*gx*gy`).
 //! Each cluster is one group, to be run on one SM.
 //!
-//! The analysis that derives descriptors from PTX does not exist yet; [`LdDescriptor`] is
-//! the input a caller (or that analysis) fills in.
+//! Input: [`LdDescriptor`]s, filled in by a caller or taken from the analysis's own
+//! Locality Descriptors with [`LdDescriptor::from_analysis`] (the `locality_descriptors` of
+//! a `paver-analysis/1` document). Only INTER-THREAD descriptors drive CTA scheduling (LD
+//! §4.2, Figure 11: INTRA-THREAD and NO-REUSE data get cache policies, not clustering),
+//! and the analysis has no programmer to set priorities, so it ranks them by the bytes the
+//! C-Tile's sharing can save (see [`LdDescriptor::from_analysis`]). A kernel without an
+//! INTER-THREAD descriptor is not clustered: its groups are the default scheduler's (LRR:
+//! one TB per group in id order), as in the LD design, where only INTER-THREAD data
+//! triggers CTA scheduling.
 
 use super::{Groups, Params, Policy};
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The part of a Locality Descriptor CTA clustering needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +37,86 @@ pub struct LdDescriptor {
     pub c_tile: [u32; 3],
     /// Higher runs first; equal priorities keep input order.
     pub priority: i32,
+}
+
+impl LdDescriptor {
+    /// The clustering inputs from an analysis document's Locality Descriptors (`doc` is the
+    /// whole `paver-analysis/1` document or its `locality_descriptors` array): one per
+    /// INTER-THREAD descriptor, its `c_tile` as is, and priorities ranking the descriptors
+    /// by the bytes their sharing can save, `D-Tile elements x element bytes x (C-Tile TBs -
+    /// 1)` (a D-Tile read once per C-Tile instead of once per TB), highest first; equal
+    /// savings keep parameter order. Errors when the document has no descriptors (analysed
+    /// with `--no-descriptors`) or one is malformed.
+    pub fn from_analysis(doc: &Value) -> Result<Vec<LdDescriptor>> {
+        let list = match doc.get("locality_descriptors") {
+            Some(v) => v,
+            None if doc.is_array() => doc,
+            None => {
+                return Err(Error::LocalityDescriptor(
+                    "the analysis has no `locality_descriptors` (run `paver analyze` without \
+                     --no-descriptors)"
+                        .into(),
+                ))
+            }
+        };
+        let Some(list) = list.as_array() else {
+            return Err(Error::LocalityDescriptor(
+                "`locality_descriptors` is not an array".into(),
+            ));
+        };
+        let mut found: Vec<(u128, LdDescriptor)> = Vec::new();
+        for (i, d) in list.iter().enumerate() {
+            if d["locality_type"].as_str() != Some("INTER-THREAD") {
+                continue;
+            }
+            let dims = |key: &str| -> Result<[u64; 3]> {
+                let bad = || {
+                    Error::LocalityDescriptor(format!(
+                        "locality_descriptors[{i}].{key}: expected three non-negative integers"
+                    ))
+                };
+                let a = d[key].as_array().ok_or_else(bad)?;
+                if a.len() != 3 {
+                    return Err(bad());
+                }
+                let mut out = [0u64; 3];
+                for (o, v) in out.iter_mut().zip(a) {
+                    *o = v.as_u64().ok_or_else(bad)?;
+                }
+                Ok(out)
+            };
+            let c_tile = dims("c_tile")?;
+            let d_tile = dims("d_tile")?;
+            let elem = u128::from(d["element_bytes"].as_u64().unwrap_or(1));
+            let tbs: u128 = c_tile.iter().map(|&c| u128::from(c.max(1))).product();
+            let elems: u128 = d_tile.iter().map(|&e| u128::from(e)).product();
+            let saved = elems * elem * (tbs - 1);
+            let name = d["name"].as_str().map_or_else(
+                || format!("param {}", d["param"].as_u64().unwrap_or(i as u64)),
+                str::to_string,
+            );
+            let c_tile = c_tile.map(|c| u32::try_from(c).unwrap_or(u32::MAX));
+            found.push((
+                saved,
+                LdDescriptor {
+                    name,
+                    c_tile,
+                    priority: 0,
+                },
+            ));
+        }
+        // Stable: equal savings keep parameter order.
+        found.sort_by(|a, b| b.0.cmp(&a.0));
+        let n = found.len();
+        Ok(found
+            .into_iter()
+            .enumerate()
+            .map(|(rank, (_, mut d))| {
+                d.priority = i32::try_from(n - rank).unwrap_or(i32::MAX);
+                d
+            })
+            .collect())
+    }
 }
 
 /// LD clustering over a grid, with the descriptors of the kernel's data structures.
@@ -94,7 +182,7 @@ impl LdClustering {
 
 impl Policy for LdClustering {
     fn name(&self) -> &'static str {
-        "ld-clustering"
+        "ld"
     }
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
         p.validate()?;
@@ -106,6 +194,10 @@ impl Policy for LdClustering {
                 self.grid,
                 g.num_tbs()
             )));
+        }
+        if self.descriptors.is_empty() {
+            // No INTER-THREAD data: nothing to cluster for; the default scheduler's order.
+            return Ok((0..g.num_tbs()).map(|tb| vec![tb]).collect());
         }
         let [cx, cy, cz] = self.cluster_dims(p.num_sms)?;
         let mut groups = Vec::new();

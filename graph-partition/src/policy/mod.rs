@@ -53,6 +53,10 @@ pub struct Params {
     /// Kway-TS imbalance tolerance in thousandths (METIS `ufactor`; 30 = 3 %, METIS's
     /// k-way default).
     pub kway_ufactor: u32,
+    /// Keep the paper's group size x even when the grid has fewer TBs than `N * x` (a
+    /// faithful reproduction); by default groups shrink so every SM gets work (see
+    /// [`Params::group_size`]).
+    pub fixed_group_size: bool,
 }
 
 impl Params {
@@ -65,6 +69,30 @@ impl Params {
             sms_per_cluster: 1,
             seed: 1,
             kway_ufactor: 30,
+            fixed_group_size: false,
+        }
+    }
+
+    /// Whether a grid of `num_tbs` TBs is smaller than one wave (`N * x`) and its groups
+    /// shrink (unless `fixed_group_size`).
+    pub fn shrinks(&self, num_tbs: u32) -> bool {
+        let wave = u64::from(self.num_sms) * u64::from(self.tbs_per_sm.max(1));
+        !self.fixed_group_size && u64::from(num_tbs) < wave
+    }
+
+    /// The group size the graph policies (MST-TS's first groups, RB-TS's leaves) use for a
+    /// grid of `num_tbs` TBs. With at least `N * x` TBs it is x, the paper's. With fewer
+    /// (a grid smaller than one wave), groups of x would leave SMs idle (256 TBs in groups
+    /// of 8 occupy 32 of Volta's 80 SMs), so it shrinks to `ceil(num_tbs / N)`, the share of
+    /// one SM; MST-TS then cuts its order into exactly N groups and RB-TS bisects leaves
+    /// further until there are N (see their modules). `fixed_group_size` keeps x. Kway-TS
+    /// needs no shrinking: it always makes `min(N, num_tbs)` parts.
+    pub fn group_size(&self, num_tbs: u32) -> u32 {
+        let x = self.tbs_per_sm.max(1);
+        if self.shrinks(num_tbs) {
+            num_tbs.div_ceil(self.num_sms.max(1)).clamp(1, x)
+        } else {
+            x
         }
     }
 

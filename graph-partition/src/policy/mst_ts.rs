@@ -3,10 +3,14 @@
 //! [`crate::mst`]). Consecutive TBs of that order form the groups: the first group of each
 //! of the N SMs holds x TBs, every later group one TB. With N = 2, x = 2 and MST order
 //! 0,4,1,5,2,3,7,6 this gives (0,4), (1,5), (2), (3), (7), (6), the paper's example.
+//! On a grid smaller than one wave (fewer than N·x TBs, unless
+//! [`Params::fixed_group_size`]) the order is cut into exactly N consecutive groups of
+//! `ceil(n/N)` or `floor(n/N)` TBs (the larger first), so every SM gets one group.
 
 use super::{Groups, Params, Policy};
 use crate::error::Result;
 use crate::graph::Graph;
+use crate::metis_part::contiguous_ranges;
 use crate::mst::prim_order;
 
 /// Maximum-spanning-tree order, first group per SM of x TBs, then single TBs.
@@ -23,6 +27,12 @@ impl Policy for MstTs {
             return Ok(groups);
         }
         let order = prim_order(g).order;
+        if p.shrinks(g.num_tbs()) {
+            return Ok(contiguous_ranges(order.len(), p.num_sms as usize)
+                .into_iter()
+                .map(|r| order[r].to_vec())
+                .collect());
+        }
         Ok(group_mst_order(&order, p.num_sms, p.tbs_per_sm))
     }
 }

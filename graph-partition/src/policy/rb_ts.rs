@@ -2,7 +2,10 @@
 //! METIS (balanced, minimum cut); a half becomes a leaf when its size is at most x (or
 //! below x with `strict_less`, the printed `< maxTB`), otherwise it goes to the back of
 //! the queue. The root is always bisected, as in Algorithm 1 (line 7); a part of one TB
-//! is always a leaf (it cannot be split).
+//! is always a leaf (it cannot be split). On a grid smaller than one wave (fewer than N·x
+//! TBs, unless [`Params::fixed_group_size`]) the leaf size is [`Params::group_size`],
+//! `ceil(n/N)`, instead of x, and while there are fewer than N leaves the largest leaf
+//! (the leftmost of equal ones) is bisected once more, so every SM gets a group.
 //!
 //! Leaf order: left to right in the bisection tree (the half holding the smaller TB id is
 //! the left child, since METIS's 0/1 labels carry no meaning),
@@ -33,26 +36,29 @@ impl Policy for RbTs {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let x = p.tbs_per_sm as usize;
+        let x = p.group_size(n) as usize;
         let is_leaf = |size: usize| size <= 1 || if p.strict_less { size < x } else { size <= x };
         let mut part = Partitioner::new(g, p.seed);
+        // On a small grid leaves may be bisected again: keep their edges.
+        let small = p.shrinks(n);
+        let needs_edges = |size: usize| !is_leaf(size) || (small && size >= 2);
         // (tree path: false = left, true = right; part)
-        let mut leaves: Vec<(Vec<bool>, Vec<u32>)> = Vec::new();
+        let mut leaves: Vec<(Vec<bool>, SubGraph)> = Vec::new();
         let mut queue: VecDeque<(Vec<bool>, SubGraph)> = VecDeque::new();
         let root = part.whole();
         if root.len() <= 1 {
-            leaves.push((Vec::new(), root.into_tbs()));
+            leaves.push((Vec::new(), root));
         } else {
             queue.push_back((Vec::new(), root));
         }
         while let Some((path, vertices)) = queue.pop_front() {
-            let (left, right) = part.split(vertices, |size| !is_leaf(size))?;
+            let (left, right) = part.split(vertices, needs_edges)?;
             // Both halves of a part of two or more TBs are non-empty.
             for (side, half) in [(false, left), (true, right)] {
                 let mut child = path.clone();
                 child.push(side);
                 if is_leaf(half.len()) {
-                    leaves.push((child, half.into_tbs()));
+                    leaves.push((child, half));
                 } else {
                     queue.push_back((child, half));
                 }
@@ -60,6 +66,25 @@ impl Policy for RbTs {
         }
         // Paths of leaves are prefix-free, so lexicographic order is left-to-right order.
         leaves.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(leaves.into_iter().map(|(_, v)| v).collect())
+        while small && leaves.len() < p.num_sms as usize {
+            let mut largest = 0;
+            for (k, leaf) in leaves.iter().enumerate() {
+                if leaf.1.len() > leaves[largest].1.len() {
+                    largest = k;
+                }
+            }
+            if leaves[largest].1.len() < 2 {
+                break;
+            }
+            let (path, vertices) = leaves.remove(largest);
+            let (left, right) = part.split(vertices, |size| size >= 2)?;
+            let mut l = path.clone();
+            l.push(false);
+            let mut r = path;
+            r.push(true);
+            leaves.insert(largest, (r, right));
+            leaves.insert(largest, (l, left));
+        }
+        Ok(leaves.into_iter().map(|(_, v)| v.into_tbs()).collect())
     }
 }

@@ -77,8 +77,8 @@ pub enum TbPolicy {
 }
 
 impl TbPolicy {
-    /// Parses a CLI name; PAVER policy names (`rb-ts`, `kway-ts`, `mst-ts`, `paver`) map to
-    /// [`TbPolicy::Paver`].
+    /// Parses a CLI name; PAVER policy names (`rb-ts`, `kway-ts`, `mst-ts`, `paver`) and
+    /// `ld` (Locality Descriptor clustering) map to [`TbPolicy::Paver`].
     pub fn parse(s: &str) -> Option<TbPolicy> {
         Some(match s.to_ascii_lowercase().replace('_', "-").as_str() {
             "lrr" => TbPolicy::Lrr,
@@ -88,7 +88,7 @@ impl TbPolicy {
             "greedy" | "greedy-clustering" => TbPolicy::Greedy,
             "distributed" => TbPolicy::Distributed,
             "distributed-block" => TbPolicy::DistributedBlock,
-            "paver" | "rb-ts" | "kway-ts" | "mst-ts" => TbPolicy::Paver,
+            "paver" | "rb-ts" | "kway-ts" | "mst-ts" | "ld" => TbPolicy::Paver,
             _ => return None,
         })
     }
@@ -105,8 +105,10 @@ pub struct SimOptions {
     pub warp_policy: WarpPolicy,
     /// The schedule for [`TbPolicy::Paver`].
     pub schedule: Option<Schedule>,
-    /// Task stealing in the PAVER runtime.
-    pub steal: bool,
+    /// Task stealing in the PAVER runtime (PAVER §5.2): `Some` forces it on or off; `None`
+    /// takes the schedule policy's default, [`steals_by_default`] (on for Kway-TS and
+    /// RB-TS, off otherwise).
+    pub steal: Option<bool>,
     /// Budget of warp instructions per TB (runaway loops).
     pub max_warp_instructions_per_tb: u64,
     /// Stop with an error after this many cycles.
@@ -117,14 +119,14 @@ pub struct SimOptions {
 }
 
 impl SimOptions {
-    /// Defaults: GTO warps, stealing on.
+    /// Defaults: GTO warps, stealing as the schedule's policy says.
     pub fn new(tb_policy: TbPolicy) -> SimOptions {
         SimOptions {
             tb_policy,
             policy_name: format!("{tb_policy:?}").to_ascii_lowercase(),
             warp_policy: WarpPolicy::Gto,
             schedule: None,
-            steal: true,
+            steal: None,
             max_warp_instructions_per_tb: 100_000_000,
             max_cycles: u64::MAX,
             registers: None,
@@ -183,13 +185,90 @@ fn l1_for(cfg: &TimingConfig, x: u32, shared_per_tb: u64) -> (u64, u64, TimingCo
     )
 }
 
+/// Whether the PAVER runtime steals by default for schedules of `policy`: PAVER §5.2 uses
+/// task stealing with Kway-TS and RB-TS; MST-TS's later groups hold one TB each, and the
+/// other policies are not PAVER's, so they run without unless asked.
+pub fn steals_by_default(policy: &str) -> bool {
+    matches!(policy, "kway-ts" | "rb-ts")
+}
+
+impl SimOptions {
+    /// Whether this run steals: the explicit choice, else the schedule policy's default;
+    /// never outside the PAVER runtime.
+    pub fn steals(&self) -> bool {
+        self.tb_policy == TbPolicy::Paver
+            && self.steal.unwrap_or_else(|| {
+                self.schedule
+                    .as_ref()
+                    .is_some_and(|s| steals_by_default(&s.policy))
+            })
+    }
+}
+
+/// The launch a schedule must belong to.
+struct LaunchShape<'a> {
+    kernel: &'a str,
+    grid: [u64; 3],
+    block: [u64; 3],
+}
+
+/// Checks that schedule `s` was made for this kernel and launch: kernel name, grid, block
+/// and TB count, then that its groups cover every TB exactly once.
+fn check_schedule(s: &Schedule, l: &LaunchShape<'_>) -> Result<(), SimError> {
+    let dims = |d: [u32; 3]| d.map(u64::from);
+    let mismatch = |what: &'static str, schedule: String, launch: String| {
+        Err(SimError::ScheduleMismatch {
+            what,
+            schedule,
+            launch,
+        })
+    };
+    if s.kernel != l.kernel {
+        return mismatch(
+            "kernel",
+            format!("`{}`", s.kernel),
+            format!("`{}`", l.kernel),
+        );
+    }
+    if dims(s.grid) != l.grid {
+        return mismatch("grid", format!("{:?}", s.grid), format!("{:?}", l.grid));
+    }
+    if dims(s.block) != l.block {
+        return mismatch("block", format!("{:?}", s.block), format!("{:?}", l.block));
+    }
+    let num_tbs: u64 = l.grid.iter().product();
+    let in_groups: u64 = s.groups.iter().map(|g| g.len() as u64).sum();
+    if in_groups != num_tbs {
+        return mismatch(
+            "TB count",
+            format!("{in_groups} TBs in its groups"),
+            format!("{num_tbs} TBs"),
+        );
+    }
+    let mut seen = vec![false; num_tbs as usize];
+    for &tb in s.groups.iter().flatten() {
+        match seen.get_mut(tb as usize) {
+            Some(x) if !*x => *x = true,
+            _ => {
+                return Err(SimError::Setup(format!(
+                    "schedule: TB {tb} out of range or repeated (grid has {num_tbs})"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 fn make_scheduler(
     opts: &SimOptions,
     cfg: &TimingConfig,
-    num_tbs: u32,
+    launch: &LaunchShape<'_>,
+    tbs_per_sm: u32,
 ) -> Result<Box<dyn TbScheduler>, SimError> {
     let n = cfg.gpu.core.num_sms;
     let spc = cfg.gpu.interconnect.sms_per_cluster;
+    let num_tbs = u32::try_from(launch.grid.iter().product::<u64>())
+        .map_err(|_| SimError::Setup("more than 2^32 TBs".into()))?;
     Ok(match opts.tb_policy {
         TbPolicy::Lrr => Box::new(tb_sched::RoundRobin::lrr(num_tbs, n)),
         TbPolicy::GlobalRr => Box::new(tb_sched::global_rr(num_tbs, n)),
@@ -202,21 +281,11 @@ fn make_scheduler(
             let s = opts.schedule.as_ref().ok_or_else(|| {
                 SimError::Setup("the PAVER runtime needs a schedule (groups of TBs)".into())
             })?;
-            let mut seen = vec![false; num_tbs as usize];
-            for &tb in s.groups.iter().flatten() {
-                match seen.get_mut(tb as usize) {
-                    Some(x) if !*x => *x = true,
-                    _ => {
-                        return Err(SimError::Setup(format!(
-                            "schedule: TB {tb} out of range or repeated (grid has {num_tbs})"
-                        )))
-                    }
-                }
-            }
-            if seen.iter().any(|x| !x) {
-                return Err(SimError::Setup("schedule does not cover every TB".into()));
-            }
-            Box::new(tb_sched::Paver::new(s.groups.clone(), n, opts.steal))
+            check_schedule(s, launch)?;
+            Box::new(
+                tb_sched::Paver::new(s.groups.clone(), n, opts.steals())
+                    .with_issue_unit(s.issue_unit.min(tbs_per_sm)),
+            )
         }
     })
 }
@@ -283,7 +352,12 @@ pub fn simulate_with_info(
     let warps_per_tb = threads.div_ceil(32);
     let occ = occupancy(cfg, module, f, bound, opts.registers.as_ref())?;
     let x = occ.tbs_per_sm;
-    let mut sched = make_scheduler(opts, cfg, num_tbs)?;
+    let shape = LaunchShape {
+        kernel: &f.name,
+        grid: [bound.grid.x, bound.grid.y, bound.grid.z],
+        block: [bound.block.x, bound.block.y, bound.block.z],
+    };
+    let mut sched = make_scheduler(opts, cfg, &shape, x)?;
     let n = cfg.gpu.core.num_sms.max(1);
     // The carveout is chosen for the TBs an SM can actually hold (a grid smaller than the
     // GPU does not fill every context).
@@ -419,7 +493,7 @@ pub fn simulate_with_info(
         kernel: f.name.clone(),
         tb_policy: opts.policy_name.clone(),
         warp_policy: format!("{:?}", opts.warp_policy).to_ascii_lowercase(),
-        steal: opts.steal && opts.tb_policy == TbPolicy::Paver,
+        steal: opts.steals(),
         tbs: u64::from(num_tbs),
         tbs_per_sm: x,
         occupancy: occ,

@@ -1,10 +1,35 @@
 //! The PAVER runtime (PAVER §5.1-5.3): the schedule's groups wait in a global queue and are
 //! handed to SMs round robin, each SM keeping its group in registers `next` / `tail`
 //! (`nextTB` = the TB at `next`); when a context frees the SM issues `nextTB`, and when its
-//! group is exhausted it takes the next group from the queue. With task stealing (§5.2,
-//! Algorithm 2), an SM with a free context, an exhausted group and an empty global queue
-//! picks the donor with the most waiting TBs (`tail - next`) and steals
-//! `Max_waiting - Average_waiting` TBs from the donor's tail.
+//! group is exhausted it takes the next group from the queue.
+//!
+//! **Issue unit.** A schedule's `issue_unit` is how many TBs leave a group at once: 1 for
+//! the PAVER policies (one TB per SM per cycle, as GPGPU-Sim's `issue_block2core`), 2 for
+//! the pair policies (BCS, distributed-block), which issue a pair only when the SM has two
+//! free contexts (a group's odd last TB waits for two as well, as [`super::Bcs`] does) —
+//! the throttling PAVER §6 reports. An SM takes a new group only when it could issue from
+//! it, so pairs go to the next SM with two free contexts. The unit is capped at the SM's TB
+//! slots (x), so a pair schedule on a one-slot SM degrades to single issue instead of
+//! never issuing.
+//!
+//! **Task stealing** (§5.2, Algorithm 2, §5.3). It runs only when the global queue is
+//! empty, for an SM (the recipient) that has a free context and an exhausted group:
+//! - *Waiting TBs* of an SM are the TBs of its group that wait for a context: the group's
+//!   unissued TBs beyond the SM's free contexts (`max(0, (tail - next) - free)`). A TB that
+//!   a free context will take anyway (the hardware issues one per cycle) is not waiting, so
+//!   on a grid smaller than one wave — every TB fits at once — nothing is ever stolen.
+//! - Donor = the SM with the most waiting TBs (`Max_waiting`; ties: the lowest SM id, as
+//!   the strict `>` of Algorithm 2 line 5), among SMs whose group has not been stolen
+//!   already: **a TB moves at most once**, and a recipient's group consists of stolen TBs
+//!   only (it was empty when it stole), so such a group is never a donor.
+//! - `Average_waiting` = (sum of every SM's waiting TBs) / (number of SMs), **integer
+//!   division rounding down** (the 16-bit registers and divider of §5.2); the count stolen
+//!   is `Max_waiting - Average_waiting`, i.e. `ceil(Max - Sum/N)`: at least one TB
+//!   whenever the donor has one waiting, and at most all of the donor's waiting TBs.
+//! - The stolen TBs are the donor's tail, in their group order (the paper's example: the
+//!   donor waits on TB0..TB3 and 2 are stolen: the donor keeps TB0, TB1 and the recipient
+//!   gets TB2, TB3).
+//! - `stolen` counts TBs moved.
 
 use super::TbScheduler;
 use std::collections::VecDeque;
@@ -13,67 +38,95 @@ use std::collections::VecDeque;
 #[derive(Debug, Clone)]
 pub struct Paver {
     queue: VecDeque<Vec<u32>>,
-    /// Per SM: the waiting TBs of its group (front = `next`, back = `tail - 1`).
+    /// Per SM: the unissued TBs of its group (front = `next`, back = `tail`).
     local: Vec<VecDeque<u32>>,
+    /// Per SM: its group holds stolen TBs (which never move again).
+    stolen_group: Vec<bool>,
     steal: bool,
+    issue_unit: u32,
     stolen: u64,
     pending: u64,
 }
 
 impl Paver {
-    /// Groups in global-queue order over `num_sms` SMs; `steal` enables Algorithm 2.
+    /// Groups in global-queue order over `num_sms` SMs; `steal` enables Algorithm 2. TBs
+    /// leave a group one at a time (see [`Paver::with_issue_unit`]).
     pub fn new(groups: Vec<Vec<u32>>, num_sms: u32, steal: bool) -> Paver {
         let pending = groups.iter().map(|g| g.len() as u64).sum();
         Paver {
             queue: groups.into_iter().filter(|g| !g.is_empty()).collect(),
             local: vec![VecDeque::new(); num_sms as usize],
+            stolen_group: vec![false; num_sms as usize],
             steal,
+            issue_unit: 1,
             stolen: 0,
             pending,
         }
     }
 
-    /// Algorithm 2 for SM `sm`.
-    fn steal_for(&mut self, sm: usize) {
+    /// Issues `unit` TBs of a group at once, only when an SM has `unit` free contexts
+    /// (the schedule's `issue_unit`; at least 1).
+    #[must_use]
+    pub fn with_issue_unit(mut self, unit: u32) -> Paver {
+        self.issue_unit = unit.max(1);
+        self
+    }
+
+    /// Algorithm 2 for recipient SM `sm`, with `free` the free contexts of every SM now.
+    fn steal_for(&mut self, sm: usize, free: &[u32]) {
         let n = self.local.len() as u64;
-        let total: u64 = self.local.iter().map(|q| q.len() as u64).sum();
-        let Some((donor, max)) = self
-            .local
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (i, q.len() as u64))
-            .rev()
-            .max_by_key(|&(_, l)| l)
-        else {
+        let waiting = |i: usize, q: &VecDeque<u32>| {
+            (q.len() as u64).saturating_sub(u64::from(free.get(i).copied().unwrap_or(0)))
+        };
+        let mut total = 0u64;
+        let mut donor = None;
+        let mut max = 0u64;
+        for (i, q) in self.local.iter().enumerate() {
+            let w = waiting(i, q);
+            total += w;
+            if w > max && i != sm && !self.stolen_group[i] {
+                max = w;
+                donor = Some(i);
+            }
+        }
+        let Some(donor) = donor else {
             return;
         };
-        let take = max - total / n;
-        if take == 0 || donor == sm {
+        let take = max.saturating_sub(total / n.max(1)).min(max) as usize;
+        if take == 0 {
             return;
         }
         let d = &mut self.local[donor];
-        let moved: Vec<u32> = d.drain(d.len() - take as usize..).collect();
+        let moved: Vec<u32> = d.drain(d.len() - take..).collect();
         self.stolen += moved.len() as u64;
         self.local[sm].extend(moved);
+        self.stolen_group[sm] = true;
     }
 }
 
 impl TbScheduler for Paver {
     fn assign(&mut self, free: &[u32], out: &mut Vec<(u32, u32)>) {
-        for (sm, &f) in free.iter().enumerate() {
-            if f == 0 || sm >= self.local.len() {
+        let n = self.local.len().min(free.len());
+        let mut now: Vec<u32> = free[..n].to_vec();
+        for sm in 0..n {
+            if now[sm] == 0 || now[sm] < self.issue_unit {
                 continue;
             }
             if self.local[sm].is_empty() {
                 if let Some(g) = self.queue.pop_front() {
                     self.local[sm] = g.into();
+                    self.stolen_group[sm] = false;
                 } else if self.steal {
-                    self.steal_for(sm);
+                    self.steal_for(sm, &now);
                 }
             }
-            if let Some(tb) = self.local[sm].pop_front() {
+            for _ in 0..self.issue_unit {
+                let Some(tb) = self.local[sm].pop_front() else {
+                    break;
+                };
                 out.push((sm as u32, tb));
                 self.pending -= 1;
+                now[sm] -= 1;
             }
         }
     }
@@ -107,9 +160,10 @@ mod tests {
     }
 
     #[test]
-    fn algorithm_2_steals_from_donor_tail() {
-        // The paper's example: the donor holds TB0..TB3 waiting, the recipient steals 2
-        // (max 4, average 4/2 = 2): it gets TB2, TB3, the donor keeps TB0, TB1.
+    fn algorithm_2_paper_example() {
+        // §5.3: the donor waits on TB0..TB3 (its contexts all busy), the recipient's group
+        // is exhausted. Max = 4, Average = 4 / 2 = 2, 2 TBs stolen from the tail: the donor
+        // keeps TB0, TB1, the recipient gets TB2, TB3 and issues TB2 at once.
         let mut p = Paver::new(vec![vec![9, 0, 1, 2, 3], vec![8]], 2, true);
         let mut out = Vec::new();
         p.assign(&[1, 1], &mut out);
@@ -120,11 +174,100 @@ mod tests {
         assert_eq!(p.stolen(), 2);
         assert_eq!(p.local[0], VecDeque::from(vec![0, 1]));
         assert_eq!(p.local[1], VecDeque::from(vec![3]));
+        // Without stealing the recipient idles.
         let mut q = Paver::new(vec![vec![9, 0, 1, 2, 3], vec![8]], 2, false);
         out.clear();
         q.assign(&[1, 1], &mut out);
         out.clear();
         q.assign(&[0, 1], &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn average_rounds_down() {
+        // 4 SMs: waiting 5, 0, 2, 0 (all contexts busy but SM 1's). Sum 7, Average
+        // floor(7 / 4) = 1, stolen 5 - 1 = 4 from SM 0's tail.
+        let mut p = Paver::new(vec![vec![0, 1, 2, 3, 4], vec![], vec![5, 6]], 4, true);
+        p.local[0] = VecDeque::from(vec![0, 1, 2, 3, 4]);
+        p.local[2] = VecDeque::from(vec![5, 6]);
+        p.queue.clear();
+        let mut out = Vec::new();
+        p.assign(&[0, 1, 0, 0], &mut out);
+        assert_eq!(out, vec![(1, 1)]);
+        assert_eq!(p.stolen(), 4);
+        assert_eq!(p.local[0], VecDeque::from(vec![0]));
+        assert_eq!(p.local[1], VecDeque::from(vec![2, 3, 4]));
+    }
+
+    #[test]
+    fn no_stealing_while_groups_remain() {
+        // SM 1's group runs out but the queue still holds one: it takes that group.
+        let mut p = Paver::new(vec![vec![0, 1, 2, 3], vec![4], vec![5]], 2, true);
+        let mut out = Vec::new();
+        p.assign(&[1, 1], &mut out);
+        out.clear();
+        p.assign(&[0, 1], &mut out);
+        assert_eq!(out, vec![(1, 5)]);
+        assert_eq!(p.stolen(), 0);
+    }
+
+    #[test]
+    fn a_grid_smaller_than_one_wave_steals_nothing() {
+        // 2 SMs x 4 contexts, 5 TBs: every TB fits at once. SM 1's group (1 TB) is exhausted
+        // after the first cycle while SM 0 still has TBs to issue, but free contexts will
+        // take them: nothing waits, nothing is stolen.
+        let mut p = Paver::new(vec![vec![0, 1, 2, 3], vec![4]], 2, true);
+        let mut free = [4u32, 4];
+        let mut out = Vec::new();
+        while p.pending() > 0 {
+            out.clear();
+            p.assign(&free, &mut out);
+            assert!(!out.is_empty(), "stalled");
+            for &(sm, _) in &out {
+                free[sm as usize] -= 1;
+            }
+        }
+        assert_eq!(p.stolen(), 0);
+        assert_eq!(free, [0, 3]);
+    }
+
+    #[test]
+    fn a_tb_moves_at_most_once() {
+        // 3 SMs x 1 context. SM 0's group has 6 TBs, SMs 1 and 2 one each; all busy.
+        let mut p = Paver::new(vec![(0..6).collect(), vec![6], vec![7]], 3, true);
+        let mut out = Vec::new();
+        p.assign(&[1, 1, 1], &mut out);
+        assert_eq!(out, vec![(0, 0), (1, 6), (2, 7)]);
+        // SM 1 frees: waiting 5, 0, 0; Average floor(5/3) = 1, 4 stolen: TBs 2..=5.
+        out.clear();
+        p.assign(&[0, 1, 0], &mut out);
+        assert_eq!(out, vec![(1, 2)]);
+        assert_eq!(p.stolen(), 4);
+        // SM 2 frees: SM 1 waits on 3 stolen TBs (3, 4, 5) but they do not move again; SM
+        // 0 waits on TB 1: Average floor(4/3) = 1, stolen 1 - 1 = 0.
+        out.clear();
+        p.assign(&[0, 0, 1], &mut out);
+        assert!(out.is_empty());
+        assert_eq!(p.stolen(), 4);
+        assert_eq!(p.local[1], VecDeque::from(vec![3, 4, 5]));
+    }
+
+    #[test]
+    fn pairs_wait_for_two_contexts() {
+        // A BCS schedule: pairs issue together and only into two free contexts.
+        let mut p = Paver::new(vec![vec![0, 1], vec![2, 3], vec![4]], 2, false).with_issue_unit(2);
+        let mut out = Vec::new();
+        p.assign(&[1, 3], &mut out);
+        assert_eq!(out, vec![(1, 0), (1, 1)]);
+        out.clear();
+        p.assign(&[1, 1], &mut out);
+        assert!(out.is_empty(), "one free context each: nothing issues");
+        out.clear();
+        p.assign(&[2, 1], &mut out);
+        assert_eq!(out, vec![(0, 2), (0, 3)]);
+        out.clear();
+        p.assign(&[1, 2], &mut out);
+        assert_eq!(out, vec![(1, 4)]);
+        assert_eq!(p.pending(), 0);
     }
 }
