@@ -8,6 +8,7 @@ mod analyze;
 mod cli;
 mod common;
 mod launch_files;
+mod occupancy;
 mod partition;
 mod run;
 mod simulate;
