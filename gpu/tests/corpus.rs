@@ -156,7 +156,7 @@ fn estimate_matches_ptxas_occupancy_on_the_corpus() {
         let need = if *name == "gtx480" {
             32
         } else {
-            rows.len() * 9 / 10 + usize::from(rows.len() * 9 % 10 != 0)
+            (rows.len() * 9).div_ceil(10)
         };
         assert!(
             same >= need,
