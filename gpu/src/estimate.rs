@@ -29,8 +29,8 @@
 //! README; `tests/corpus.rs` holds it to the acceptance.
 
 use ptx_parser::{
-    AddrBase, Cfg, Function, Inst, InstId, Opcode, Operand, RegId, ScalarType, SpecialReg,
-    StateSpace,
+    AddrBase, Cfg, Function, Inst, InstId, Module, Opcode, Operand, RegId, ScalarType, SpecialReg,
+    StateSpace, Symbol,
 };
 use serde::{Deserialize, Serialize};
 
@@ -219,6 +219,61 @@ fn constants(f: &Function, ops: &[Operands]) -> Vec<bool> {
         }
         if !changed {
             return konst;
+        }
+    }
+}
+
+/// 64-bit registers holding shared-memory addresses (a `.shared` symbol's address, plus
+/// offsets): the SASS addresses shared memory with 32-bit registers, so they take one.
+fn shared_pointers(
+    f: &Function,
+    module_shared: &dyn Fn(&Operand) -> bool,
+    ops: &[Operands],
+) -> Vec<bool> {
+    let n = f.regs.len();
+    let mut defs_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, o) in ops.iter().enumerate() {
+        for d in &o.defs {
+            if let Some(v) = defs_of.get_mut(d.index()) {
+                v.push(i);
+            }
+        }
+    }
+    let mut ptr: Vec<bool> = defs_of
+        .iter()
+        .enumerate()
+        .map(|(r, d)| !d.is_empty() && units(f.regs[r].ty) == 2)
+        .collect();
+    loop {
+        let mut changed = false;
+        for r in 0..n {
+            if !ptr[r] {
+                continue;
+            }
+            let ok = defs_of[r].iter().all(|&i| {
+                let inst = &f.insts[i];
+                let is_ptr = |o: &Operand| match o {
+                    Operand::Reg(x) => ptr.get(x.index()).copied().unwrap_or(false),
+                    o => module_shared(o),
+                };
+                match inst.op {
+                    Opcode::Mov => inst.operands.get(1).is_some_and(is_ptr),
+                    Opcode::Cvta => {
+                        inst.mods.to
+                            && inst.mods.space.is_some_and(|s| s.is_shared())
+                            && inst.operands.get(1).is_some_and(is_ptr)
+                    }
+                    Opcode::Add | Opcode::Sub => inst.operands.iter().skip(1).any(is_ptr),
+                    _ => false,
+                }
+            });
+            if !ok {
+                ptr[r] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return ptr;
         }
     }
 }
@@ -460,13 +515,30 @@ fn block_pressure(
     best
 }
 
-/// Estimates the registers per thread ptxas allocates for kernel `f`.
-pub fn estimate_registers(f: &Function) -> RegisterEstimate {
+/// Estimates the registers per thread ptxas allocates for kernel `f` of `module`.
+pub fn estimate_registers(module: &Module, f: &Function) -> RegisterEstimate {
     let n = f.regs.len();
     let mut ops: Vec<Operands> = f.insts.iter().map(operands).collect();
     let konst = constants(f, &ops);
+    let is_shared_symbol = |o: &Operand| match o {
+        Operand::Symbol(Symbol::Global(g)) => module
+            .globals
+            .get(*g as usize)
+            .is_some_and(|v| v.space.is_shared()),
+        Operand::Symbol(Symbol::Local(l)) => f
+            .local_vars
+            .get(*l as usize)
+            .is_some_and(|v| v.space.is_shared()),
+        _ => false,
+    };
+    let shared_ptr = shared_pointers(f, &is_shared_symbol, &ops);
     sink_constants(&mut ops, &konst);
-    let size: Vec<u32> = f.regs.iter().map(|info| units(info.ty)).collect();
+    let size: Vec<u32> = f
+        .regs
+        .iter()
+        .enumerate()
+        .map(|(r, info)| if shared_ptr[r] { 1 } else { units(info.ty) })
+        .collect();
     let cfg = Cfg::compute(f);
     let nb = cfg.blocks.len();
     // Block-level upward-exposed uses and kills.
@@ -512,12 +584,25 @@ pub fn estimate_registers(f: &Function) -> RegisterEstimate {
             }
         }
     }
-    // Blocks inside a loop: between the target and the source of a back edge in layout order.
+    // Blocks of loops ptxas can software-pipeline: between the target and the source of a
+    // back edge in layout order, when no instruction of that range is a barrier, a call or
+    // a write to global memory (which would order the next iteration's loads after it).
+    let blocks_stop = |t: usize, s: usize| {
+        cfg.blocks[t..=s].iter().any(|blk| {
+            (blk.insts.start.index()..blk.insts.end.index()).any(|i| {
+                let inst = &f.insts[i];
+                matches!(inst.op, Opcode::Bar | Opcode::Barrier | Opcode::Call)
+                    || (matches!(inst.op, Opcode::St | Opcode::Atom | Opcode::Red)
+                        && !inst.mods.space.is_some_and(|sp| sp.is_shared()))
+            })
+        })
+    };
     let mut in_loop = vec![false; nb];
     for (s, block) in cfg.blocks.iter().enumerate() {
         for t in &block.succs {
-            if t.index() <= s {
-                in_loop[t.index()..=s].iter_mut().for_each(|x| *x = true);
+            let t = t.index();
+            if t <= s && !blocks_stop(t, s) {
+                in_loop[t..=s].iter_mut().for_each(|x| *x = true);
             }
         }
     }
@@ -534,9 +619,11 @@ pub fn estimate_registers(f: &Function) -> RegisterEstimate {
         }
         let order = schedule_block(f, &ops, start, end);
         let (q, _) = block_pressure(f, &ops, &order, &live_out[b], &size);
-        let q = if in_loop[b] {
-            // ptxas unrolls and software-pipelines loops: two iterations' temporaries are
-            // in flight at once on top of the values live through the loop.
+        let pipelined = in_loop[b] && (start..end).any(|i| is_load(&f.insts[i]));
+        let q = if pipelined {
+            // ptxas unrolls and software-pipelines loops that only read memory: two
+            // iterations' temporaries are in flight at once on top of the values live
+            // through the loop.
             let mut through = live_in[b].clone();
             for (w, o) in through.0.iter_mut().zip(&live_out[b].0) {
                 *w &= o;

@@ -131,7 +131,7 @@ pub fn kernel_resources(
             );
         }
     }
-    let e = estimate_registers(i.function);
+    let e = estimate_registers(i.module, i.function);
     (
         KernelResources {
             threads_per_tb: i.threads_per_tb,

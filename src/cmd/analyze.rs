@@ -127,7 +127,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         analysis::analyze(f, bound, gran)?
     };
     let (graph, stats) = analysis::locality::build(&a.footprints);
-    let estimate = gpu::estimate::estimate_registers(f);
+    let estimate = gpu::estimate::estimate_registers(module, f);
     let static_shared = gpu::resources::declared_shared_bytes(module, f);
     let reuse = analysis::reuse::compute(&a, bound, gran, &graph);
     let descriptors = (!args.no_descriptors).then(|| analysis::descriptor::compute(f, &a, bound));

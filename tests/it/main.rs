@@ -9,6 +9,7 @@ mod cli;
 mod common;
 mod evidence;
 mod launch_files;
+mod occupancy;
 mod partition;
 mod run;
 mod simulate;

@@ -149,7 +149,7 @@ pub fn occupancy(
     let threads =
         u32::try_from(bound.block.count()).map_err(|_| SimError::Setup("TB too large".into()))?;
     let registers = registers.cloned().unwrap_or_else(|| gpu::Registers {
-        count: gpu::estimate::estimate_registers(f).registers,
+        count: gpu::estimate::estimate_registers(module, f).registers,
         source: gpu::RegisterSource::Estimate,
     });
     let k = gpu::KernelResources {
