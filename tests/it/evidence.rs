@@ -84,7 +84,16 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
     let f = module.kernel(&kernel).unwrap();
     let bound = l.bind(&kernel, &sim::param_sigs(f), dir).unwrap();
     let start = Instant::now();
-    let a = analysis::analyze(f, &bound, Granularity::Line(128)).unwrap();
+    let a = match analysis::analyze(f, &bound, Granularity::Line(128)) {
+        // A graph too large for this machine's memory (btree_search's paper launch: every
+        // TB reads the tree root, 2.1 G edges): the analysis refuses it, and so no policy
+        // can be compared. Reported, not failed.
+        Err(e @ analysis::AnalysisError::OutOfMemory { .. }) => {
+            println!("{label}: skipped, {e}");
+            return;
+        }
+        r => r.unwrap(),
+    };
     let (graph, _) = analysis::locality::build(&a.footprints);
     let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
     let n = bound.num_tbs() as u32;
