@@ -224,6 +224,16 @@ const ALIASES: [(&str, &str); 4] = [
 ];
 
 impl GpuConfig {
+    /// Shared memory one TB of the kernel is allocated on an SM, in bytes: its static +
+    /// dynamic `shared` plus the driver's `shared_reserved_per_tb`, rounded up to
+    /// `shared_alloc_unit` (the CUDA occupancy calculator's rule; the occupancy limit and the
+    /// L1/shared carveout both count shared memory this way).
+    pub fn shared_allocation_per_tb(&self, shared: u64) -> u64 {
+        let c = &self.core;
+        let unit = u64::from(c.shared_alloc_unit.max(1));
+        (shared + u64::from(c.shared_reserved_per_tb)).div_ceil(unit) * unit
+    }
+
     /// Names of the built-in configurations.
     pub fn builtin_names() -> impl Iterator<Item = &'static str> {
         BUILTIN.iter().map(|b| b.0)

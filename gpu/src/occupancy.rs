@@ -247,7 +247,7 @@ pub fn occupancy(gpu: &GpuConfig, k: &KernelResources) -> Result<Occupancy> {
         if need == 0 {
             u32::MAX
         } else {
-            clamp(u64::from(c.shared_mem_per_sm) / round_up(need, u64::from(c.shared_alloc_unit)))
+            clamp(u64::from(c.shared_mem_per_sm) / gpu.shared_allocation_per_tb(shared))
         }
     };
     // Ties go to the first: the order the calculator reports its limiting factors in.

@@ -168,13 +168,9 @@ pub fn occupancy(
 /// The L1 each SM gets with `x` resident TBs of `shared_per_tb` bytes of shared memory:
 /// (L1 bytes, shared carveout bytes, the configuration with that L1's ways and size).
 /// Shared memory in use counts each TB's allocation as the occupancy calculator does
-/// (`round_up(shared + shared_reserved_per_tb, shared_alloc_unit)`).
+/// ([`gpu::GpuConfig::shared_allocation_per_tb`]).
 fn l1_for(cfg: &TimingConfig, x: u32, shared_per_tb: u64) -> (u64, u64, TimingConfig) {
-    let c = &cfg.gpu.core;
-    let per_tb = shared_per_tb + u64::from(c.shared_reserved_per_tb);
-    let per_tb = per_tb.div_ceil(u64::from(c.shared_alloc_unit.max(1)))
-        * u64::from(c.shared_alloc_unit.max(1));
-    let in_use = u64::from(x) * per_tb;
+    let in_use = u64::from(x) * cfg.gpu.shared_allocation_per_tb(shared_per_tb);
     let mut sm_cfg = cfg.clone();
     sm_cfg.gpu.l1.ways = cfg.gpu.l1_ways(in_use);
     sm_cfg.gpu.l1.size_bytes = cfg.gpu.l1_bytes(in_use);
