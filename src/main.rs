@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod cmd;
 mod error;
 mod launch_args;
+mod sweep;
 
 /// paver: PTX locality analysis, TB locality graphs, locality-aware TB grouping, GPU simulation.
 #[derive(Parser)]
@@ -33,6 +34,10 @@ enum Command {
     Simulate(cmd::simulate::Args),
     /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
     Launch(cmd::launch::Args),
+    /// Run a plan of kernels x GPUs x policies through the simulator; one record per run.
+    Sweep(cmd::sweep::Args),
+    /// Merge sweep folders and write the PAVER evaluation's tables.
+    Report(cmd::report::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +61,8 @@ fn main() -> ExitCode {
         Command::Partition(args) => cmd::partition::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

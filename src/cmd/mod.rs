@@ -7,8 +7,10 @@ pub mod launch;
 pub mod occupancy;
 pub mod parse;
 pub mod partition;
+pub mod report;
 pub mod run;
 pub mod simulate;
+pub mod sweep;
 
 use std::path::Path;
 

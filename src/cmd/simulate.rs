@@ -110,6 +110,28 @@ fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
     Ok(schedule)
 }
 
+/// The timing configuration of `gpu` with a register count and TBs per SM forced (or left
+/// to the occupancy calculator) and `KEY=VALUE` overrides applied in order, as `paver
+/// simulate` and `paver sweep` build it.
+pub(crate) fn timing_config(
+    gpu: GpuConfig,
+    registers: Option<u32>,
+    tbs_per_sm: Option<u32>,
+    sets: &[String],
+) -> Result<TimingConfig, CliError> {
+    let mut cfg = TimingConfig::new(gpu);
+    cfg.regs_per_thread = registers;
+    cfg.tbs_per_sm = tbs_per_sm;
+    for kv in sets {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| CliError::Usage(format!("--set {kv}: expected KEY=VALUE")))?;
+        cfg.set(k.trim(), v.trim())
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+    }
+    Ok(cfg)
+}
+
 /// Runs `paver simulate`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
@@ -122,16 +144,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         args.registers,
         args.ptxas.as_ref(),
     );
-    let mut cfg = TimingConfig::new(gpu);
-    cfg.regs_per_thread = args.registers;
-    cfg.tbs_per_sm = args.tbs_per_sm;
-    for kv in &args.set {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| CliError::Usage(format!("--set {kv}: expected KEY=VALUE")))?;
-        cfg.set(k.trim(), v.trim())
-            .map_err(|e| CliError::Usage(e.to_string()))?;
-    }
+    let cfg = timing_config(gpu, args.registers, args.tbs_per_sm, &args.set)?;
     let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
         CliError::Usage(format!(
             "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts, paver or ld",

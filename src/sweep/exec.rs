@@ -1,0 +1,354 @@
+//! Running a plan: each launch is analysed once, its TB groups are built once per (GPU,
+//! PAVER policy, TBs-per-SM override), and every run of the launch is simulated from them.
+//! Launches and runs are spread over a pool of worker threads; each finished run is
+//! appended to `runs.jsonl` at once (so an interrupted sweep loses at most the runs in
+//! flight), and the whole file is rewritten in plan order at the end.
+//!
+//! A run that fails (a launch that does not bind, a simulator error, even a panic) becomes a
+//! record with `status = "error"` and the message; the sweep goes on.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use analysis::footprint::Granularity;
+use graph_partition::Schedule;
+use sim::timing::{SimOptions, TbPolicy, WarpPolicy};
+
+use super::plan::{LaunchInput, Plan, RunSpec};
+use super::record::{Record, Timing, FORMAT};
+use crate::cmd::partition::PartitionOpts;
+use crate::launch_args::{KernelLaunchArgs, LaunchArgs, Loaded};
+
+/// A launch once analysed: what every run of it shares.
+struct Prepared {
+    loaded: Loaded,
+    graph: analysis::locality::Graph,
+    descriptors: Option<serde_json::Value>,
+    locality_class: String,
+    inter_tb_fraction: f64,
+    stats: serde_json::Value,
+    analysis_s: f64,
+}
+
+/// PAVER §6.2: at least 50 % of the data references are to data other TBs also read (Fig.
+/// 2's inter-TB and intra-and-inter-TB categories) makes a kernel high-locality; fewer, low;
+/// none, none.
+pub fn locality_class(c: &analysis::locality::Categories) -> (String, f64) {
+    let total = c.unshared + c.intra_tb + c.inter_tb + c.both;
+    let inter = c.inter_tb + c.both;
+    let frac = if total == 0 {
+        0.0
+    } else {
+        inter as f64 / total as f64
+    };
+    let class = if inter == 0 {
+        "none"
+    } else if frac >= 0.5 {
+        "high"
+    } else {
+        "low"
+    };
+    (class.to_string(), frac)
+}
+
+fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    let msg = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("internal error (panic): {msg}")
+}
+
+/// Runs `f`, turning a panic into an error message.
+fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_text(p)))
+}
+
+fn prepare(input: &LaunchInput, needs_descriptors: bool) -> Result<Prepared, String> {
+    let start = Instant::now();
+    let args = KernelLaunchArgs {
+        file: input.ptx.clone(),
+        kernel: input.kernel.clone(),
+        launch: LaunchArgs {
+            launch: Some(input.launch.clone()),
+            grid: None,
+            block: None,
+            dynamic_shared: None,
+            params: Vec::new(),
+        },
+    };
+    let loaded = args.load().map_err(|e| e.to_string())?;
+    let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))
+        .map_err(|e| e.to_string())?;
+    let (graph, stats) = analysis::locality::build(&a.footprints);
+    let descriptors = needs_descriptors.then(|| {
+        let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);
+        serde_json::to_value(ds).unwrap_or_default()
+    });
+    let (locality_class, inter_tb_fraction) = locality_class(&stats.categories);
+    Ok(Prepared {
+        loaded,
+        graph,
+        descriptors,
+        locality_class,
+        inter_tb_fraction,
+        stats: serde_json::to_value(&stats).unwrap_or_default(),
+        analysis_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// `tbs_per_sm=N` among a run's overrides: the groups must be built for that x.
+fn tbs_override(overrides: &[String]) -> Option<u32> {
+    overrides.iter().rev().find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k.trim() == "tbs_per_sm").then(|| v.trim().parse().ok())?
+    })
+}
+
+fn schedule_for(p: &Prepared, input: &LaunchInput, run: &RunSpec) -> Result<Schedule, String> {
+    let opts = PartitionOpts {
+        policy: run.tb_policy.clone(),
+        gpu: run.gpu.clone(),
+        tbs_per_sm: tbs_override(&run.overrides),
+        registers: None,
+        shared_bytes: None,
+        ptxas: None,
+        strict_less: false,
+        fixed_group_size: false,
+        sms_per_cluster: 1,
+        seed: 1,
+    };
+    let (schedule, _) = crate::cmd::analyze::group_tbs(
+        &p.loaded,
+        &p.graph,
+        p.descriptors.clone(),
+        &opts,
+        &input.ptx,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(schedule)
+}
+
+fn simulate(
+    p: &Prepared,
+    input: &LaunchInput,
+    run: &RunSpec,
+    schedule: Option<Schedule>,
+) -> Result<serde_json::Value, String> {
+    let gpu_cfg = gpu::GpuConfig::lookup(&run.gpu).map_err(|e| e.to_string())?;
+    let resources =
+        crate::cmd::occupancy::launch_resources(&gpu_cfg, &p.loaded, &input.ptx, None, None);
+    let cfg = crate::cmd::simulate::timing_config(gpu_cfg, None, None, &run.overrides)
+        .map_err(|e| e.to_string())?;
+    let policy = TbPolicy::parse(&run.tb_policy)
+        .ok_or_else(|| format!("unknown TB policy `{}`", run.tb_policy))?;
+    let mut opts = SimOptions::new(policy);
+    opts.policy_name = run.tb_policy.clone();
+    opts.warp_policy = WarpPolicy::parse(&run.warp_policy)
+        .ok_or_else(|| format!("unknown warp policy `{}`", run.warp_policy))?;
+    opts.steal = Some(run.steal);
+    opts.max_warp_instructions_per_tb = run.max_instructions;
+    opts.registers = Some(resources.registers);
+    opts.schedule = schedule;
+    let l = &p.loaded;
+    let stats = sim::timing::simulate(&l.module, l.kernel(), &l.bound, &cfg, &opts)
+        .map_err(|e| e.to_string())?;
+    serde_json::to_value(&stats).map_err(|e| e.to_string())
+}
+
+fn record(
+    run: &RunSpec,
+    input: &LaunchInput,
+    kernel: String,
+    prepared: Option<&Prepared>,
+    timing: Timing,
+    result: Result<serde_json::Value, String>,
+) -> Record {
+    let (status, error, stats) = match result {
+        Ok(v) => ("ok", None, Some(v)),
+        Err(e) => ("error", Some(e), None),
+    };
+    Record {
+        format: FORMAT.into(),
+        key: run.key.clone(),
+        index: run.index,
+        kernel,
+        ptx: input.ptx.to_string_lossy().into_owned(),
+        launch: input.launch.to_string_lossy().into_owned(),
+        ptx_sha256: input.ptx_sha256.clone(),
+        launch_sha256: input.launch_sha256.clone(),
+        gpu: run.gpu_name.clone(),
+        tb_policy: run.tb_policy.clone(),
+        warp_policy: run.warp_policy.clone(),
+        steal: run.steal,
+        overrides: run.overrides.clone(),
+        max_instructions: run.max_instructions,
+        locality_class: prepared.map(|p| p.locality_class.clone()),
+        inter_tb_fraction: prepared.map(|p| p.inter_tb_fraction),
+        analysis: prepared.map(|p| p.stats.clone()),
+        paver_version: env!("CARGO_PKG_VERSION").into(),
+        status: status.into(),
+        error,
+        timing,
+        stats,
+    }
+}
+
+/// The kernel name for records of a launch that could not be loaded: the launch file's
+/// `kernel`, else the plan's, else the PTX file's stem.
+fn fallback_kernel(input: &LaunchInput) -> String {
+    launch::Launch::read(&input.launch)
+        .ok()
+        .and_then(|l| l.kernel)
+        .or_else(|| input.kernel.clone())
+        .unwrap_or_else(|| {
+            input
+                .ptx
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+}
+
+/// Runs every run of one launch, handing each record to `sink` as it is made.
+fn run_launch(input: &LaunchInput, runs: &[&RunSpec], sink: &(dyn Fn(Record) + Sync)) {
+    let needs_descriptors = runs.iter().any(|r| r.tb_policy == "ld");
+    let start = Instant::now();
+    let prepared = guarded(|| prepare(input, needs_descriptors));
+    let p = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            let analysis_s = start.elapsed().as_secs_f64();
+            let kernel = fallback_kernel(input);
+            for run in runs {
+                let timing = Timing {
+                    analysis_s,
+                    ..Timing::default()
+                };
+                sink(record(run, input, kernel.clone(), None, timing, Err(e.clone())));
+            }
+            return;
+        }
+    };
+    // Groups once per (GPU, policy, x override), in parallel; then every run.
+    let mut schedule_keys: Vec<(String, String, Option<u32>)> = runs
+        .iter()
+        .filter(|r| super::plan::is_paver(&r.tb_policy))
+        .map(|r| (r.gpu.clone(), r.tb_policy.clone(), tbs_override(&r.overrides)))
+        .collect();
+    schedule_keys.sort();
+    schedule_keys.dedup();
+    let schedules: BTreeMap<(String, String, Option<u32>), (Result<Schedule, String>, f64)> =
+        schedule_keys
+            .par_iter()
+            .map(|k| {
+                let run = runs
+                    .iter()
+                    .find(|r| (&r.gpu, &r.tb_policy, tbs_override(&r.overrides)) == (&k.0, &k.1, k.2))
+                    .copied();
+                let t = Instant::now();
+                let s = match run {
+                    Some(run) => guarded(|| schedule_for(&p, input, run)),
+                    None => Err("no run for this schedule".into()),
+                };
+                (k.clone(), (s, t.elapsed().as_secs_f64()))
+            })
+            .collect();
+    let kernel = p.loaded.kernel().name.clone();
+    runs.par_iter().for_each(|run| {
+        let (schedule, partition_s) = if super::plan::is_paver(&run.tb_policy) {
+            let k = (run.gpu.clone(), run.tb_policy.clone(), tbs_override(&run.overrides));
+            match schedules.get(&k) {
+                Some((Ok(s), t)) => (Ok(Some(s.clone())), *t),
+                Some((Err(e), t)) => (Err(e.clone()), *t),
+                None => (Err("internal error: schedule missing".to_string()), 0.0),
+            }
+        } else {
+            (Ok(None), 0.0)
+        };
+        let t = Instant::now();
+        let result = schedule.and_then(|s| guarded(|| simulate(&p, input, run, s)));
+        let timing = Timing {
+            analysis_s: p.analysis_s,
+            partition_s,
+            simulate_s: t.elapsed().as_secs_f64(),
+        };
+        sink(record(run, input, kernel.clone(), Some(&p), timing, result));
+    });
+}
+
+/// Where a sweep writes: `DIR/runs.jsonl` (appended as runs finish, rewritten in order at the
+/// end), `DIR/runs.csv` and `DIR/sweep.json` (the plan, shard and counts).
+pub struct Output {
+    /// The sweep folder.
+    pub dir: PathBuf,
+}
+
+impl Output {
+    /// `DIR/runs.jsonl`.
+    pub fn jsonl(&self) -> PathBuf {
+        self.dir.join("runs.jsonl")
+    }
+    /// `DIR/runs.csv`.
+    pub fn csv(&self) -> PathBuf {
+        self.dir.join("runs.csv")
+    }
+    /// `DIR/sweep.json`.
+    pub fn manifest(&self) -> PathBuf {
+        self.dir.join("sweep.json")
+    }
+}
+
+/// Runs `runs` of `plan` on `jobs` worker threads, appending each record to `append` and
+/// calling `progress` after each. Returns the new records.
+pub fn execute(
+    plan: &Plan,
+    runs: &[&RunSpec],
+    jobs: usize,
+    append: &Path,
+    progress: &(dyn Fn(&Record) + Sync),
+) -> Result<Vec<Record>, String> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(append)
+        .map_err(|e| format!("{}: {e}", append.display()))?;
+    let state = Mutex::new((file, Vec::<Record>::new(), None::<String>));
+    let sink = |r: Record| {
+        let line = serde_json::to_string(&r).unwrap_or_default() + "\n";
+        let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+        let (file, done, err) = &mut *guard;
+        if err.is_none() {
+            if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
+                *err = Some(format!("{}: {e}", append.display()));
+            }
+        }
+        progress(&r);
+        done.push(r);
+    };
+    let mut by_launch: BTreeMap<usize, Vec<&RunSpec>> = BTreeMap::new();
+    for r in runs {
+        by_launch.entry(r.launch).or_default().push(r);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| format!("worker threads: {e}"))?;
+    pool.install(|| {
+        by_launch
+            .par_iter()
+            .for_each(|(&li, rs)| run_launch(&plan.launches[li], rs, &sink));
+    });
+    let (_, done, err) = state.into_inner().unwrap_or_else(|p| p.into_inner());
+    match err {
+        Some(e) => Err(e),
+        None => Ok(done),
+    }
+}

@@ -1,0 +1,343 @@
+//! One record per run (`paver-run/1`): what went in (paths, content hashes, policies,
+//! overrides, paver's version), what came out (every statistic, or the error), and how long
+//! each phase took. Stored one JSON object per line in `runs.jsonl`, flattened into
+//! `runs.csv` for pandas.
+//!
+//! Everything in a record is a function of the plan's inputs except `timing`, which holds
+//! wall-clock seconds: two sweeps of the same plan give the same records once `timing` is
+//! set aside, whatever the number of workers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The record format's name.
+pub const FORMAT: &str = "paver-run/1";
+
+/// Wall-clock seconds of a run's phases. The analysis and the partition are shared by the
+/// runs of one launch (and one GPU and policy); each record carries what its inputs cost.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// Parsing, binding and the static analysis of the launch.
+    pub analysis_s: f64,
+    /// Building the TB groups (PAVER policies; 0 otherwise).
+    pub partition_s: f64,
+    /// The timing simulation.
+    pub simulate_s: f64,
+}
+
+/// One run of a sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// `paver-run/1`.
+    pub format: String,
+    /// Content key of the inputs (see `sweep::plan`).
+    pub key: String,
+    /// Position in the plan that made it (records are listed in this order).
+    pub index: usize,
+    /// Kernel name as in the PTX (mangled C++ names stay mangled).
+    pub kernel: String,
+    /// PTX path as the plan resolved it.
+    pub ptx: String,
+    /// Launch file path.
+    pub launch: String,
+    /// SHA-256 of the PTX bytes.
+    pub ptx_sha256: String,
+    /// SHA-256 of the launch file bytes.
+    pub launch_sha256: String,
+    /// GPU configuration's canonical name.
+    pub gpu: String,
+    /// TB policy.
+    pub tb_policy: String,
+    /// Warp policy.
+    pub warp_policy: String,
+    /// Task stealing (PAVER policies; false for the others).
+    pub steal: bool,
+    /// Configuration overrides (`KEY=VALUE`).
+    pub overrides: Vec<String>,
+    /// Warp-instruction budget per TB.
+    pub max_instructions: u64,
+    /// PAVER §6.2 class of the launch: `high` (at least half of the data references are to
+    /// data other TBs also read), `low` (some, less than half) or `none`.
+    pub locality_class: Option<String>,
+    /// Fraction of data references to data other TBs also read (Fig. 2's inter-TB and
+    /// intra-and-inter-TB categories).
+    pub inter_tb_fraction: Option<f64>,
+    /// The launch's PAVER Table 2 statistics and Fig. 2 categories (`paver analyze`'s
+    /// `stats`), when the analysis ran.
+    pub analysis: Option<Value>,
+    /// paver's version.
+    pub paver_version: String,
+    /// `ok` or `error`.
+    pub status: String,
+    /// What went wrong, for `error`.
+    pub error: Option<String>,
+    /// Seconds per phase (the only field that varies between identical sweeps).
+    pub timing: Timing,
+    /// The simulator's statistics (`paver simulate`'s JSON), for `ok`.
+    pub stats: Option<Value>,
+}
+
+impl Record {
+    /// Whether the run succeeded.
+    pub fn ok(&self) -> bool {
+        self.status == "ok"
+    }
+
+    /// A statistic by its dotted path (`l2.accesses`), as a number.
+    pub fn stat(&self, path: &str) -> Option<f64> {
+        let mut v = self.stats.as_ref()?;
+        for part in path.split('.') {
+            v = v.get(part)?;
+        }
+        v.as_f64()
+    }
+}
+
+/// Reads a `runs.jsonl`. A last line cut short (a sweep killed while writing) is dropped
+/// with a warning in the returned list; a bad line elsewhere is an error.
+pub fn read_jsonl(path: &Path) -> Result<(Vec<Record>, Vec<String>), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let lines: Vec<String> = std::io::BufReader::new(file)
+        .lines()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut records = Vec::new();
+    let mut warnings = Vec::new();
+    let last = lines.iter().rposition(|l| !l.trim().is_empty());
+    for (n, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(line) {
+            Ok(r) if r.format == FORMAT => records.push(r),
+            Ok(r) => {
+                return Err(format!(
+                    "{}:{}: format `{}`, expected `{FORMAT}`",
+                    path.display(),
+                    n + 1,
+                    r.format
+                ))
+            }
+            Err(e) if Some(n) == last => warnings.push(format!(
+                "{}:{}: dropped an unfinished last record ({e})",
+                path.display(),
+                n + 1
+            )),
+            Err(e) => return Err(format!("{}:{}: {e}", path.display(), n + 1)),
+        }
+    }
+    Ok((records, warnings))
+}
+
+/// One record per key (the last one read wins, so a retried run replaces its failure),
+/// ordered by plan position, then key.
+pub fn dedup_sorted(records: Vec<Record>) -> Vec<Record> {
+    let mut by_key: BTreeMap<String, Record> = BTreeMap::new();
+    for r in records {
+        by_key.insert(r.key.clone(), r);
+    }
+    let mut out: Vec<Record> = by_key.into_values().collect();
+    out.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.key.cmp(&b.key)));
+    out
+}
+
+/// The records as JSON lines.
+pub fn to_jsonl(records: &[Record]) -> String {
+    let mut s = String::new();
+    for r in records {
+        // A `Record` always serialises (plain data, finite numbers from the simulator).
+        s.push_str(&serde_json::to_string(r).unwrap_or_default());
+        s.push('\n');
+    }
+    s
+}
+
+/// Columns that come before the statistics in `runs.csv`.
+const INPUT_COLUMNS: &[&str] = &[
+    "kernel",
+    "gpu",
+    "tb_policy",
+    "warp_policy",
+    "steal",
+    "overrides",
+    "locality_class",
+    "inter_tb_fraction",
+    "status",
+    "error",
+    "ptx",
+    "launch",
+    "key",
+    "analysis_s",
+    "partition_s",
+    "simulate_s",
+];
+
+/// Statistics left out of the CSV: per-SM arrays and the whole configuration (both are in
+/// `runs.jsonl`), and fields the input columns already hold.
+const SKIPPED_STATS: &[&str] = &["sms", "config", "kernel", "tb_policy", "warp_policy", "steal"];
+
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}_{k}")
+                };
+                flatten(&name, v, out);
+            }
+        }
+        Value::Array(_) | Value::Null => {}
+        Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        Value::Bool(b) => out.push((prefix.to_string(), b.to_string())),
+        Value::Number(n) => out.push((prefix.to_string(), n.to_string())),
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The records as CSV (RFC 4180): input columns, then every scalar statistic flattened with
+/// `_` (`l2.accesses` -> `l2_accesses`), in the order the statistics list them.
+pub fn to_csv(records: &[Record]) -> String {
+    let rows: Vec<Vec<(String, String)>> = records
+        .iter()
+        .map(|r| {
+            let mut row: Vec<(String, String)> = vec![
+                ("kernel".into(), r.kernel.clone()),
+                ("gpu".into(), r.gpu.clone()),
+                ("tb_policy".into(), r.tb_policy.clone()),
+                ("warp_policy".into(), r.warp_policy.clone()),
+                ("steal".into(), r.steal.to_string()),
+                ("overrides".into(), r.overrides.join(";")),
+                (
+                    "locality_class".into(),
+                    r.locality_class.clone().unwrap_or_default(),
+                ),
+                (
+                    "inter_tb_fraction".into(),
+                    r.inter_tb_fraction.map(|f| f.to_string()).unwrap_or_default(),
+                ),
+                ("status".into(), r.status.clone()),
+                ("error".into(), r.error.clone().unwrap_or_default()),
+                ("ptx".into(), r.ptx.clone()),
+                ("launch".into(), r.launch.clone()),
+                ("key".into(), r.key.clone()),
+                ("analysis_s".into(), r.timing.analysis_s.to_string()),
+                ("partition_s".into(), r.timing.partition_s.to_string()),
+                ("simulate_s".into(), r.timing.simulate_s.to_string()),
+            ];
+            if let Some(Value::Object(map)) = &r.stats {
+                for (k, v) in map {
+                    if !SKIPPED_STATS.contains(&k.as_str()) {
+                        flatten(k, v, &mut row);
+                    }
+                }
+            }
+            row
+        })
+        .collect();
+    let mut columns: Vec<String> = INPUT_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let mut seen: BTreeSet<String> = columns.iter().cloned().collect();
+    for row in &rows {
+        for (k, _) in row {
+            if seen.insert(k.clone()) {
+                columns.push(k.clone());
+            }
+        }
+    }
+    let mut s = columns
+        .iter()
+        .map(|c| csv_field(c))
+        .collect::<Vec<_>>()
+        .join(",");
+    s.push('\n');
+    for row in rows {
+        let map: BTreeMap<&str, &str> = row.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let line: Vec<String> = columns
+            .iter()
+            .map(|c| csv_field(map.get(c.as_str()).copied().unwrap_or("")))
+            .collect();
+        s.push_str(&line.join(","));
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(key: &str, index: usize, stats: Option<Value>) -> Record {
+        Record {
+            format: FORMAT.into(),
+            key: key.into(),
+            index,
+            kernel: "k".into(),
+            ptx: "a,b.ptx".into(),
+            launch: "l.json".into(),
+            ptx_sha256: String::new(),
+            launch_sha256: String::new(),
+            gpu: "titanv".into(),
+            tb_policy: "lrr".into(),
+            warp_policy: "gto".into(),
+            steal: false,
+            overrides: vec![],
+            max_instructions: 1,
+            locality_class: Some("high".into()),
+            inter_tb_fraction: Some(0.75),
+            analysis: None,
+            paver_version: "0".into(),
+            status: if stats.is_some() { "ok" } else { "error" }.into(),
+            error: stats.is_none().then(|| "boom \"x\"".to_string()),
+            timing: Timing::default(),
+            stats,
+        }
+    }
+
+    #[test]
+    fn csv_flattens_and_quotes() {
+        let stats = serde_json::json!({"cycles": 10, "l2": {"accesses": 7, "hits": 3}, "sms": [1, 2], "kernel": "k"});
+        let csv = to_csv(&[record("a", 0, Some(stats)), record("b", 1, None)]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let header: Vec<&str> = lines[0].split(',').collect();
+        assert!(header.ends_with(&["cycles", "l2_accesses", "l2_hits"]), "{header:?}");
+        assert!(!header.contains(&"sms"));
+        assert!(lines[1].starts_with("k,titanv,lrr,gto,false,,high,0.75,ok,,\"a,b.ptx\""));
+        assert!(lines[1].ends_with(",10,7,3"), "{}", lines[1]);
+        assert!(lines[2].contains("\"boom \"\"x\"\"\""), "{}", lines[2]);
+        assert!(lines[2].ends_with(",,,"), "an error row leaves the statistics empty");
+    }
+
+    #[test]
+    fn jsonl_round_trip_and_unfinished_last_line() {
+        let dir = std::env::temp_dir().join(format!("paver-record-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("runs.jsonl");
+        let rs = vec![record("b", 1, None), record("a", 0, Some(serde_json::json!({"cycles": 3})))];
+        let mut text = to_jsonl(&rs);
+        text.push_str("{\"format\":\"paver-run/1\",\"ke");
+        std::fs::write(&path, &text).expect("write");
+        let (back, warnings) = read_jsonl(&path).expect("read");
+        assert_eq!(back, rs);
+        assert_eq!(warnings.len(), 1);
+        let sorted = dedup_sorted(back);
+        assert_eq!(sorted[0].key, "a");
+        assert_eq!(sorted[0].stat("cycles"), Some(3.0));
+        // A bad line in the middle is an error, not a silent skip.
+        std::fs::write(&path, format!("garbage\n{}", to_jsonl(&rs))).expect("write");
+        assert!(read_jsonl(&path).expect_err("bad line").contains(":1:"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

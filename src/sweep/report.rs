@@ -1,0 +1,446 @@
+//! Tables from sweep records, in the forms of the PAVER paper's evaluation: L2 accesses and
+//! speedup normalised to LRR per kernel and GPU (Fig. 11), L1 miss rates (Fig. 12), the
+//! effect of task stealing (Fig. 13), the analysis-plus-partition time against the
+//! simulated kernel time (Fig. 10), Table 2's statistics and Fig. 2's reference categories,
+//! with geometric means per locality class (high / low / none, PAVER §6.2).
+//!
+//! A table is a plain grid of strings, written as Markdown (for docs) and CSV (for
+//! spreadsheets). Only successful runs enter the tables; a kernel without an LRR run on a
+//! GPU has no normalised row there.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::plan::is_paver;
+use super::record::Record;
+
+/// A titled table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// File stem (`speedup_titanv`).
+    pub name: String,
+    /// Heading.
+    pub title: String,
+    /// What the numbers mean.
+    pub note: String,
+    /// Column names.
+    pub header: Vec<String>,
+    /// Rows.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// GitHub-flavoured Markdown.
+    pub fn markdown(&self) -> String {
+        let mut s = format!("### {}\n\n{}\n\n", self.title, self.note);
+        s.push_str(&format!("| {} |\n", self.header.join(" | ")));
+        s.push_str(&format!(
+            "|{}\n",
+            self.header
+                .iter()
+                .enumerate()
+                .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
+                .collect::<String>()
+        ));
+        for r in &self.rows {
+            s.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        s.push('\n');
+        s
+    }
+
+    /// RFC 4180 CSV.
+    pub fn csv(&self) -> String {
+        let field = |f: &str| {
+            if f.contains([',', '"', '\n']) {
+                format!("\"{}\"", f.replace('"', "\"\""))
+            } else {
+                f.to_string()
+            }
+        };
+        let mut s = String::new();
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            s.push_str(&r.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// The kernel and launch a record measures: `kernel (launch file stem)`.
+fn launch_label(r: &Record) -> String {
+    let stem = std::path::Path::new(&r.launch)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{} ({stem})", r.kernel)
+}
+
+/// The policy as a column: stealing is named only where it departs from the policy's
+/// default (`rb-ts` steals, `rb-ts no-steal` does not; `mst-ts steal` does).
+pub fn policy_label(r: &Record) -> String {
+    if !is_paver(&r.tb_policy) || r.steal == sim::timing::steals_by_default(&r.tb_policy) {
+        r.tb_policy.clone()
+    } else if r.steal {
+        format!("{} steal", r.tb_policy)
+    } else {
+        format!("{} no-steal", r.tb_policy)
+    }
+}
+
+/// The setting a table compares policies under: GPU, warp policy, overrides.
+fn setting(r: &Record) -> String {
+    let mut s = r.gpu.clone();
+    if r.warp_policy != "gto" {
+        s.push_str(&format!(" {}", r.warp_policy));
+    }
+    if !r.overrides.is_empty() {
+        s.push_str(&format!(" [{}]", r.overrides.join(" ")));
+    }
+    s
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect::<String>()
+        .trim_matches('_')
+        .to_string()
+}
+
+fn geomean(xs: &[f64]) -> Option<f64> {
+    let xs: Vec<f64> = xs.iter().copied().filter(|x| *x > 0.0 && x.is_finite()).collect();
+    (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
+}
+
+fn fmt3(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into())
+}
+
+/// Policy columns in a fixed order: the paper's, then the rest alphabetically.
+fn ordered_policies(labels: BTreeSet<String>) -> Vec<String> {
+    const ORDER: &[&str] = &["lrr", "bcs", "mst-ts", "kway-ts", "rb-ts", "ld"];
+    let mut v: Vec<String> = labels.into_iter().collect();
+    v.sort_by_key(|l| {
+        let base = l.split(' ').next().unwrap_or(l);
+        (
+            ORDER.iter().position(|o| *o == base).unwrap_or(ORDER.len()),
+            l.clone(),
+        )
+    });
+    v
+}
+
+/// Per setting: kernel -> policy -> record.
+type Grid<'a> = BTreeMap<String, BTreeMap<String, BTreeMap<String, &'a Record>>>;
+
+fn grid(records: &[Record]) -> (Grid<'_>, BTreeMap<String, String>) {
+    let mut g: Grid = BTreeMap::new();
+    let mut class = BTreeMap::new();
+    for r in records.iter().filter(|r| r.ok()) {
+        let k = launch_label(r);
+        if let Some(c) = &r.locality_class {
+            class.insert(k.clone(), c.clone());
+        }
+        g.entry(setting(r))
+            .or_default()
+            .entry(k)
+            .or_default()
+            .insert(policy_label(r), r);
+    }
+    (g, class)
+}
+
+/// A table of `value(record, lrr record)` per kernel and policy for one setting, with
+/// geometric means per locality class when `means`.
+fn normalised(
+    name: &str,
+    title: String,
+    note: &str,
+    kernels: &BTreeMap<String, BTreeMap<String, &Record>>,
+    class: &BTreeMap<String, String>,
+    value: impl Fn(&Record, Option<&Record>) -> Option<f64>,
+    means: bool,
+) -> Table {
+    let policies = ordered_policies(kernels.values().flat_map(|m| m.keys().cloned()).collect());
+    let mut header = vec!["kernel".to_string(), "class".to_string()];
+    header.extend(policies.iter().cloned());
+    let mut rows = Vec::new();
+    let mut per_class: BTreeMap<&str, Vec<Vec<f64>>> = BTreeMap::new();
+    for (k, by_policy) in kernels {
+        let lrr = by_policy.get("lrr").copied();
+        let c = class.get(k).map(String::as_str).unwrap_or("-");
+        let vals: Vec<Option<f64>> = policies
+            .iter()
+            .map(|p| by_policy.get(p).and_then(|r| value(r, lrr)))
+            .collect();
+        let mut row = vec![k.clone(), c.to_string()];
+        row.extend(vals.iter().map(|v| fmt3(*v)));
+        rows.push(row);
+        let slot = per_class
+            .entry(c)
+            .or_insert_with(|| vec![Vec::new(); policies.len()]);
+        for (i, v) in vals.iter().enumerate() {
+            if let Some(v) = v {
+                slot[i].push(*v);
+            }
+        }
+    }
+    if means {
+        for (c, cols) in &per_class {
+            let mut row = vec![format!("geomean ({c})"), c.to_string()];
+            row.extend(cols.iter().map(|xs| fmt3(geomean(xs))));
+            rows.push(row);
+        }
+        let all: Vec<Vec<f64>> = (0..policies.len())
+            .map(|i| per_class.values().flat_map(|cols| cols[i].clone()).collect())
+            .collect();
+        let mut row = vec!["geomean (all)".to_string(), "all".to_string()];
+        row.extend(all.iter().map(|xs| fmt3(geomean(xs))));
+        rows.push(row);
+    }
+    Table {
+        name: name.to_string(),
+        title,
+        note: note.to_string(),
+        header,
+        rows,
+    }
+}
+
+/// Every table the records support.
+pub fn tables(records: &[Record]) -> Vec<Table> {
+    let (g, class) = grid(records);
+    let mut out = Vec::new();
+    for (set, kernels) in &g {
+        let s = slug(set);
+        out.push(normalised(
+            &format!("speedup_{s}"),
+            format!("Speedup over LRR, {set} (PAVER Fig. 11)"),
+            "LRR cycles / policy cycles (simulated kernel time; the analysis and partition \
+             time is in the Fig. 10 table). Above 1 is faster than LRR.",
+            kernels,
+            &class,
+            |r, lrr| Some(lrr?.stat("cycles")? / r.stat("cycles")?),
+            true,
+        ));
+        out.push(normalised(
+            &format!("l2_accesses_{s}"),
+            format!("L2 accesses normalised to LRR, {set} (PAVER Fig. 11)"),
+            "policy L2 accesses / LRR L2 accesses. Below 1 is fewer accesses than LRR.",
+            kernels,
+            &class,
+            |r, lrr| Some(r.stat("l2.accesses")? / lrr?.stat("l2.accesses")?),
+            true,
+        ));
+        out.push(normalised(
+            &format!("l1_miss_rate_{s}"),
+            format!("L1 miss rate, {set} (PAVER Fig. 12)"),
+            "L1 misses / L1 accesses (MSHR merges count as hits).",
+            kernels,
+            &class,
+            |r, _| {
+                let a = r.stat("l1.accesses")?;
+                (a > 0.0).then(|| r.stat("l1.misses").unwrap_or(0.0) / a)
+            },
+            false,
+        ));
+        out.push(normalised(
+            &format!("jit_overhead_{s}"),
+            format!("Analysis and partition time against kernel time, {set} (PAVER Fig. 10)"),
+            "(analysis + partition seconds on this machine) / (simulated cycles / core clock). \
+             Wall-clock on the machine that ran the sweep, so it varies between sweeps.",
+            kernels,
+            &class,
+            |r, _| {
+                let mhz = r.stat("config.gpu.core.clock_mhz")?;
+                let kernel_s = r.stat("cycles")? / (mhz * 1e6);
+                let jit = if is_paver(&r.tb_policy) {
+                    r.timing.analysis_s + r.timing.partition_s
+                } else {
+                    0.0
+                };
+                (kernel_s > 0.0).then_some(jit / kernel_s)
+            },
+            false,
+        ));
+        // Fig. 13: for each PAVER policy run both with and without stealing.
+        let mut steal_rows = Vec::new();
+        for (k, by_policy) in kernels {
+            for p in ["mst-ts", "kway-ts", "rb-ts", "ld"] {
+                let with = by_policy.values().find(|r| r.tb_policy == p && r.steal);
+                let without = by_policy.values().find(|r| r.tb_policy == p && !r.steal);
+                if let (Some(w), Some(n)) = (with, without) {
+                    steal_rows.push(vec![
+                        k.clone(),
+                        p.to_string(),
+                        fmt3(n.stat("cycles").zip(w.stat("cycles")).map(|(a, b)| a / b)),
+                        w.stat("stolen_tbs").map_or("-".into(), |v| format!("{v}")),
+                        fmt3(w.stat("l2.accesses").zip(n.stat("l2.accesses")).map(|(a, b)| a / b)),
+                    ]);
+                }
+            }
+        }
+        if !steal_rows.is_empty() {
+            out.push(Table {
+                name: format!("stealing_{s}"),
+                title: format!("Effect of task stealing, {set} (PAVER Fig. 13)"),
+                note: "speedup = cycles without stealing / cycles with; L2 ratio = L2 accesses \
+                       with / without."
+                    .into(),
+                header: ["kernel", "policy", "speedup from stealing", "TBs stolen", "L2 ratio"]
+                    .map(String::from)
+                    .to_vec(),
+                rows: steal_rows,
+            });
+        }
+    }
+    // Table 2 and Fig. 2: one row per launch, from any record that carries the analysis.
+    let mut seen = BTreeSet::new();
+    let mut t2 = Vec::new();
+    for r in records {
+        let Some(a) = &r.analysis else { continue };
+        let k = launch_label(r);
+        if !seen.insert(k.clone()) {
+            continue;
+        }
+        let n = |key: &str| a.get(key).and_then(|v| v.as_f64());
+        let c = |key: &str| {
+            a.get("categories")
+                .and_then(|v| v.get(key))
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0)
+        };
+        let total = c("unshared") + c("intra_tb") + c("inter_tb") + c("both");
+        let pct = |x: f64| {
+            if total > 0.0 {
+                format!("{:.1}", 100.0 * x / total)
+            } else {
+                "-".into()
+            }
+        };
+        t2.push(vec![
+            k,
+            r.locality_class.clone().unwrap_or_else(|| "-".into()),
+            n("total_tbs").map_or("-".into(), |v| format!("{v}")),
+            n("total_data_references").map_or("-".into(), |v| format!("{v}")),
+            fmt3(n("spscore")),
+            fmt3(n("degree_of_sharing")),
+            n("edges").map_or("-".into(), |v| format!("{v}")),
+            pct(c("unshared")),
+            pct(c("intra_tb")),
+            pct(c("inter_tb")),
+            pct(c("both")),
+        ]);
+    }
+    if !t2.is_empty() {
+        out.push(Table {
+            name: "table2".into(),
+            title: "Launch statistics (PAVER Table 2) and data-reference categories (Fig. 2)"
+                .into(),
+            note: "Categories in % of data units: read by one warp of one TB (unshared), by \
+                   several warps of one TB (intra), by several TBs (inter), by several TBs and \
+                   several warps of one (both). Class: high when inter + both >= 50 %."
+                .into(),
+            header: [
+                "kernel", "class", "TBs", "data refs", "SPscore", "sharing", "edges",
+                "unshared %", "intra %", "inter %", "both %",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: t2,
+        });
+    }
+    out
+}
+
+/// The Markdown report: every table, and the failed runs.
+pub fn markdown(records: &[Record], tables: &[Table]) -> String {
+    let ok = records.iter().filter(|r| r.ok()).count();
+    let mut s = format!(
+        "# paver sweep report\n\n{} runs: {ok} ok, {} failed.\n\n",
+        records.len(),
+        records.len() - ok
+    );
+    for t in tables {
+        s.push_str(&t.markdown());
+    }
+    let failed: Vec<&Record> = records.iter().filter(|r| !r.ok()).collect();
+    if !failed.is_empty() {
+        s.push_str("### Failed runs\n\n| kernel | gpu | policy | error |\n|---|---|---|---|\n");
+        for r in failed {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                launch_label(r),
+                r.gpu,
+                policy_label(r),
+                r.error.as_deref().unwrap_or("").replace('|', "\\|").replace('\n', " ")
+            ));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::record::{Timing, FORMAT};
+
+    fn rec(kernel: &str, policy: &str, steal: bool, cycles: u64, l2: u64) -> Record {
+        Record {
+            format: FORMAT.into(),
+            key: format!("{kernel}{policy}{steal}"),
+            index: 0,
+            kernel: kernel.into(),
+            ptx: "k.ptx".into(),
+            launch: "small.json".into(),
+            ptx_sha256: String::new(),
+            launch_sha256: String::new(),
+            gpu: "titanv".into(),
+            tb_policy: policy.into(),
+            warp_policy: "gto".into(),
+            steal,
+            overrides: vec![],
+            max_instructions: 1,
+            locality_class: Some(if kernel == "a" { "high" } else { "low" }.into()),
+            inter_tb_fraction: None,
+            analysis: None,
+            paver_version: "0".into(),
+            status: "ok".into(),
+            error: None,
+            timing: Timing::default(),
+            stats: Some(serde_json::json!({
+                "cycles": cycles, "stolen_tbs": 2,
+                "l1": {"accesses": 10, "misses": 4}, "l2": {"accesses": l2},
+                "config": {"gpu": {"core": {"clock_mhz": 1000}}}
+            })),
+        }
+    }
+
+    #[test]
+    fn speedup_and_l2_normalised_to_lrr_with_class_means() {
+        let rs = vec![
+            rec("a", "lrr", false, 1000, 100),
+            rec("a", "rb-ts", true, 800, 50),
+            rec("a", "rb-ts", false, 900, 60),
+            rec("b", "lrr", false, 1000, 100),
+            rec("b", "rb-ts", true, 1250, 200),
+        ];
+        let ts = tables(&rs);
+        let speed = ts.iter().find(|t| t.name == "speedup_titanv").expect("speedup");
+        assert_eq!(speed.header, vec!["kernel", "class", "lrr", "rb-ts", "rb-ts no-steal"]);
+        assert_eq!(speed.rows[0], vec!["a (small)", "high", "1.000", "1.250", "1.111"]);
+        assert_eq!(speed.rows[1], vec!["b (small)", "low", "1.000", "0.800", "-"]);
+        let all = speed.rows.last().expect("mean row");
+        // Geometric mean of 1.25 and 0.8 is 1.
+        assert_eq!(all, &vec!["geomean (all)", "all", "1.000", "1.000", "1.111"]);
+        let l2 = ts.iter().find(|t| t.name == "l2_accesses_titanv").expect("l2");
+        assert_eq!(l2.rows[0][3], "0.500");
+        let st = ts.iter().find(|t| t.name == "stealing_titanv").expect("steal");
+        assert_eq!(st.rows, vec![vec!["a (small)", "rb-ts", "1.125", "2", "0.833"]]);
+        let l1 = ts.iter().find(|t| t.name == "l1_miss_rate_titanv").expect("l1");
+        assert_eq!(l1.rows[0][2], "0.400");
+        let md = markdown(&rs, &ts);
+        assert!(md.contains("| a (small) | high | 1.000 | 1.250 | 1.111 |"), "{md}");
+        assert_eq!(speed.csv().lines().count(), 1 + speed.rows.len());
+    }
+}
