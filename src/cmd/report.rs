@@ -12,8 +12,10 @@ use crate::sweep::report::{markdown, tables};
 
 /// Arguments of `paver report`.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  paver report sweeps/paper -o sweeps/paper/report\n  \
-    paver report sweeps/p/shard-* -o sweeps/p/merged")]
+#[command(
+    after_help = "Example:\n  paver report sweeps/paper -o sweeps/paper/report\n  \
+    paver report sweeps/p/shard-* -o sweeps/p/merged"
+)]
 pub struct Args {
     /// Sweep folders (each with runs.jsonl), or runs.jsonl files.
     #[arg(required = true, value_name = "DIR")]

@@ -13,9 +13,11 @@ use crate::sweep::record::{dedup_sorted, read_jsonl, to_csv, to_jsonl, Record};
 
 /// Arguments of `paver sweep`.
 #[derive(clap::Args)]
-#[command(after_help = "Example:\n  paver sweep kernels/paper.toml -o sweeps/paper --jobs 2\n  \
+#[command(
+    after_help = "Example:\n  paver sweep kernels/paper.toml -o sweeps/paper --jobs 2\n  \
     paver sweep plan.toml -o sweeps/p --emit-slurm 8   # then: sbatch sweeps/p/sweep.sbatch\n  \
-    paver report sweeps/p/shard-* -o sweeps/p/report")]
+    paver report sweeps/p/shard-* -o sweeps/p/report"
+)]
 pub struct Args {
     /// The plan (TOML; docs/SWEEP.md).
     plan: PathBuf,
@@ -202,8 +204,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     bar.finish_and_clear();
     let failed: Vec<&Record> = new.iter().filter(|r| !r.ok()).collect();
     // Plan order: records of this plan take their index in it; others keep theirs.
-    let index_of: std::collections::BTreeMap<&str, usize> =
-        plan.runs.iter().map(|r| (r.key.as_str(), r.index)).collect();
+    let index_of: std::collections::BTreeMap<&str, usize> = plan
+        .runs
+        .iter()
+        .map(|r| (r.key.as_str(), r.index))
+        .collect();
     let all: Vec<Record> = existing
         .into_iter()
         .chain(new.iter().cloned())

@@ -25,6 +25,9 @@ use super::record::{Record, Timing, FORMAT};
 use crate::cmd::partition::PartitionOpts;
 use crate::launch_args::{KernelLaunchArgs, LaunchArgs, Loaded};
 
+/// What a schedule is built for: GPU (as the plan spells it), PAVER policy, x override.
+type ScheduleKey = (String, String, Option<u32>);
+
 /// A launch once analysed: what every run of it shares.
 struct Prepared {
     loaded: Loaded,
@@ -232,39 +235,55 @@ fn run_launch(input: &LaunchInput, runs: &[&RunSpec], sink: &(dyn Fn(Record) + S
                     analysis_s,
                     ..Timing::default()
                 };
-                sink(record(run, input, kernel.clone(), None, timing, Err(e.clone())));
+                sink(record(
+                    run,
+                    input,
+                    kernel.clone(),
+                    None,
+                    timing,
+                    Err(e.clone()),
+                ));
             }
             return;
         }
     };
     // Groups once per (GPU, policy, x override), in parallel; then every run.
-    let mut schedule_keys: Vec<(String, String, Option<u32>)> = runs
+    let mut schedule_keys: Vec<ScheduleKey> = runs
         .iter()
         .filter(|r| super::plan::is_paver(&r.tb_policy))
-        .map(|r| (r.gpu.clone(), r.tb_policy.clone(), tbs_override(&r.overrides)))
+        .map(|r| {
+            (
+                r.gpu.clone(),
+                r.tb_policy.clone(),
+                tbs_override(&r.overrides),
+            )
+        })
         .collect();
     schedule_keys.sort();
     schedule_keys.dedup();
-    let schedules: BTreeMap<(String, String, Option<u32>), (Result<Schedule, String>, f64)> =
-        schedule_keys
-            .par_iter()
-            .map(|k| {
-                let run = runs
-                    .iter()
-                    .find(|r| (&r.gpu, &r.tb_policy, tbs_override(&r.overrides)) == (&k.0, &k.1, k.2))
-                    .copied();
-                let t = Instant::now();
-                let s = match run {
-                    Some(run) => guarded(|| schedule_for(&p, input, run)),
-                    None => Err("no run for this schedule".into()),
-                };
-                (k.clone(), (s, t.elapsed().as_secs_f64()))
-            })
-            .collect();
+    let schedules: BTreeMap<ScheduleKey, (Result<Schedule, String>, f64)> = schedule_keys
+        .par_iter()
+        .map(|k| {
+            let run = runs
+                .iter()
+                .find(|r| (&r.gpu, &r.tb_policy, tbs_override(&r.overrides)) == (&k.0, &k.1, k.2))
+                .copied();
+            let t = Instant::now();
+            let s = match run {
+                Some(run) => guarded(|| schedule_for(&p, input, run)),
+                None => Err("no run for this schedule".into()),
+            };
+            (k.clone(), (s, t.elapsed().as_secs_f64()))
+        })
+        .collect();
     let kernel = p.loaded.kernel().name.clone();
     runs.par_iter().for_each(|run| {
         let (schedule, partition_s) = if super::plan::is_paver(&run.tb_policy) {
-            let k = (run.gpu.clone(), run.tb_policy.clone(), tbs_override(&run.overrides));
+            let k = (
+                run.gpu.clone(),
+                run.tb_policy.clone(),
+                tbs_override(&run.overrides),
+            );
             match schedules.get(&k) {
                 Some((Ok(s), t)) => (Ok(Some(s.clone())), *t),
                 Some((Err(e), t)) => (Err(e.clone()), *t),

@@ -41,6 +41,7 @@ struct PlanFile {
     #[serde(default = "default_budget")]
     max_instructions: u64,
     /// The launches.
+    #[serde(default)]
     kernels: Vec<KernelEntry>,
 }
 
@@ -324,10 +325,7 @@ impl Plan {
                 }
             }
         }
-        Ok(Plan {
-            launches,
-            runs,
-        })
+        Ok(Plan { launches, runs })
     }
 }
 
@@ -367,7 +365,8 @@ fn expand_kernels(entries: &[KernelEntry], base: &Path) -> Result<Vec<LaunchInpu
                 anchor(&e.ptx)
             };
             for ptx in matches(&ptx_pattern, &format!("kernels[{n}].ptx"))? {
-                let hash = |p: &Path| file_sha256(p).map_err(|err| format!("{}: {err}", p.display()));
+                let hash =
+                    |p: &Path| file_sha256(p).map_err(|err| format!("{}: {err}", p.display()));
                 let input = LaunchInput {
                     ptx_sha256: hash(&ptx)?,
                     launch_sha256: hash(&launch)?,
@@ -480,10 +479,14 @@ launch = "kernels/mm_naive/small.json"
 
     #[test]
     fn keys_follow_content_not_spelling() {
-        let a = plan_at_root(&format!("gpus = [\"volta\"]\ntb_policies = [\"lrr\"]\n{KERNEL}"))
-            .expect("plan");
-        let b = plan_at_root(&format!("gpus = [\"titanv\"]\ntb_policies = [\"LRR\"]\n{KERNEL}"))
-            .expect("plan");
+        let a = plan_at_root(&format!(
+            "gpus = [\"volta\"]\ntb_policies = [\"lrr\"]\n{KERNEL}"
+        ))
+        .expect("plan");
+        let b = plan_at_root(&format!(
+            "gpus = [\"titanv\"]\ntb_policies = [\"LRR\"]\n{KERNEL}"
+        ))
+        .expect("plan");
         assert_eq!(a.runs[0].key, b.runs[0].key, "alias and case do not matter");
         let c = plan_at_root(&format!(
             "gpus = [\"volta\"]\ntb_policies = [\"lrr\"]\noverrides = [[\"l2.latency_cycles=100\"]]\n{KERNEL}"
@@ -499,7 +502,10 @@ launch = "kernels/mm_naive/small.json"
         )
         .expect("plan");
         assert_eq!(p.launches.len(), 2);
-        assert!(p.launches.iter().all(|l| l.ptx.ends_with("mvt.compute_70.ptx")));
+        assert!(p
+            .launches
+            .iter()
+            .all(|l| l.ptx.ends_with("mvt.compute_70.ptx")));
     }
 
     #[test]
@@ -524,7 +530,9 @@ launch = "kernels/mm_naive/small.json"
             ),
         ];
         for (head, want) in cases {
-            let err = plan_at_root(&format!("{head}{KERNEL}")).expect_err(head).to_string();
+            let err = plan_at_root(&format!("{head}{KERNEL}"))
+                .expect_err(head)
+                .to_string();
             assert!(err.contains(want), "{head}: {err}");
         }
         let err = plan("gpus = [\"volta\"]\ntb_policies = [\"lrr\"]\n[[kernels]]\nptx = \"x.ptx\"\nlaunch = \"nowhere/*.json\"\n")

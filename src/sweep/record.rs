@@ -178,7 +178,14 @@ const INPUT_COLUMNS: &[&str] = &[
 
 /// Statistics left out of the CSV: per-SM arrays and the whole configuration (both are in
 /// `runs.jsonl`), and fields the input columns already hold.
-const SKIPPED_STATS: &[&str] = &["sms", "config", "kernel", "tb_policy", "warp_policy", "steal"];
+const SKIPPED_STATS: &[&str] = &[
+    "sms",
+    "config",
+    "kernel",
+    "tb_policy",
+    "warp_policy",
+    "steal",
+];
 
 fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
     match v {
@@ -226,7 +233,9 @@ pub fn to_csv(records: &[Record]) -> String {
                 ),
                 (
                     "inter_tb_fraction".into(),
-                    r.inter_tb_fraction.map(|f| f.to_string()).unwrap_or_default(),
+                    r.inter_tb_fraction
+                        .map(|f| f.to_string())
+                        .unwrap_or_default(),
                 ),
                 ("status".into(), r.status.clone()),
                 ("error".into(), r.error.clone().unwrap_or_default()),
@@ -312,12 +321,18 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 3);
         let header: Vec<&str> = lines[0].split(',').collect();
-        assert!(header.ends_with(&["cycles", "l2_accesses", "l2_hits"]), "{header:?}");
+        assert!(
+            header.ends_with(&["cycles", "l2_accesses", "l2_hits"]),
+            "{header:?}"
+        );
         assert!(!header.contains(&"sms"));
         assert!(lines[1].starts_with("k,titanv,lrr,gto,false,,high,0.75,ok,,\"a,b.ptx\""));
         assert!(lines[1].ends_with(",10,7,3"), "{}", lines[1]);
         assert!(lines[2].contains("\"boom \"\"x\"\"\""), "{}", lines[2]);
-        assert!(lines[2].ends_with(",,,"), "an error row leaves the statistics empty");
+        assert!(
+            lines[2].ends_with(",,,"),
+            "an error row leaves the statistics empty"
+        );
     }
 
     #[test]
@@ -325,7 +340,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("paver-record-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("runs.jsonl");
-        let rs = vec![record("b", 1, None), record("a", 0, Some(serde_json::json!({"cycles": 3})))];
+        let rs = vec![
+            record("b", 1, None),
+            record("a", 0, Some(serde_json::json!({"cycles": 3}))),
+        ];
         let mut text = to_jsonl(&rs);
         text.push_str("{\"format\":\"paver-run/1\",\"ke");
         std::fs::write(&path, &text).expect("write");

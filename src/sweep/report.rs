@@ -108,7 +108,11 @@ fn slug(s: &str) -> String {
 }
 
 fn geomean(xs: &[f64]) -> Option<f64> {
-    let xs: Vec<f64> = xs.iter().copied().filter(|x| *x > 0.0 && x.is_finite()).collect();
+    let xs: Vec<f64> = xs
+        .iter()
+        .copied()
+        .filter(|x| *x > 0.0 && x.is_finite())
+        .collect();
     (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
 }
 
@@ -192,7 +196,12 @@ fn normalised(
             rows.push(row);
         }
         let all: Vec<Vec<f64>> = (0..policies.len())
-            .map(|i| per_class.values().flat_map(|cols| cols[i].clone()).collect())
+            .map(|i| {
+                per_class
+                    .values()
+                    .flat_map(|cols| cols[i].clone())
+                    .collect()
+            })
             .collect();
         let mut row = vec!["geomean (all)".to_string(), "all".to_string()];
         row.extend(all.iter().map(|xs| fmt3(geomean(xs))));
@@ -275,7 +284,11 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
                         p.to_string(),
                         fmt3(n.stat("cycles").zip(w.stat("cycles")).map(|(a, b)| a / b)),
                         w.stat("stolen_tbs").map_or("-".into(), |v| format!("{v}")),
-                        fmt3(w.stat("l2.accesses").zip(n.stat("l2.accesses")).map(|(a, b)| a / b)),
+                        fmt3(
+                            w.stat("l2.accesses")
+                                .zip(n.stat("l2.accesses"))
+                                .map(|(a, b)| a / b),
+                        ),
                     ]);
                 }
             }
@@ -287,9 +300,15 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
                 note: "speedup = cycles without stealing / cycles with; L2 ratio = L2 accesses \
                        with / without."
                     .into(),
-                header: ["kernel", "policy", "speedup from stealing", "TBs stolen", "L2 ratio"]
-                    .map(String::from)
-                    .to_vec(),
+                header: [
+                    "kernel",
+                    "policy",
+                    "speedup from stealing",
+                    "TBs stolen",
+                    "L2 ratio",
+                ]
+                .map(String::from)
+                .to_vec(),
                 rows: steal_rows,
             });
         }
@@ -342,8 +361,17 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
                    several warps of one (both). Class: high when inter + both >= 50 %."
                 .into(),
             header: [
-                "kernel", "class", "TBs", "data refs", "SPscore", "sharing", "edges",
-                "unshared %", "intra %", "inter %", "both %",
+                "kernel",
+                "class",
+                "TBs",
+                "data refs",
+                "SPscore",
+                "sharing",
+                "edges",
+                "unshared %",
+                "intra %",
+                "inter %",
+                "both %",
             ]
             .map(String::from)
             .to_vec(),
@@ -373,7 +401,11 @@ pub fn markdown(records: &[Record], tables: &[Table]) -> String {
                 launch_label(r),
                 r.gpu,
                 policy_label(r),
-                r.error.as_deref().unwrap_or("").replace('|', "\\|").replace('\n', " ")
+                r.error
+                    .as_deref()
+                    .unwrap_or("")
+                    .replace('|', "\\|")
+                    .replace('\n', " ")
             ));
         }
     }
@@ -426,21 +458,51 @@ mod tests {
             rec("b", "rb-ts", true, 1250, 200),
         ];
         let ts = tables(&rs);
-        let speed = ts.iter().find(|t| t.name == "speedup_titanv").expect("speedup");
-        assert_eq!(speed.header, vec!["kernel", "class", "lrr", "rb-ts", "rb-ts no-steal"]);
-        assert_eq!(speed.rows[0], vec!["a (small)", "high", "1.000", "1.250", "1.111"]);
-        assert_eq!(speed.rows[1], vec!["b (small)", "low", "1.000", "0.800", "-"]);
+        let speed = ts
+            .iter()
+            .find(|t| t.name == "speedup_titanv")
+            .expect("speedup");
+        assert_eq!(
+            speed.header,
+            vec!["kernel", "class", "lrr", "rb-ts", "rb-ts no-steal"]
+        );
+        assert_eq!(
+            speed.rows[0],
+            vec!["a (small)", "high", "1.000", "1.250", "1.111"]
+        );
+        assert_eq!(
+            speed.rows[1],
+            vec!["b (small)", "low", "1.000", "0.800", "-"]
+        );
         let all = speed.rows.last().expect("mean row");
         // Geometric mean of 1.25 and 0.8 is 1.
-        assert_eq!(all, &vec!["geomean (all)", "all", "1.000", "1.000", "1.111"]);
-        let l2 = ts.iter().find(|t| t.name == "l2_accesses_titanv").expect("l2");
+        assert_eq!(
+            all,
+            &vec!["geomean (all)", "all", "1.000", "1.000", "1.111"]
+        );
+        let l2 = ts
+            .iter()
+            .find(|t| t.name == "l2_accesses_titanv")
+            .expect("l2");
         assert_eq!(l2.rows[0][3], "0.500");
-        let st = ts.iter().find(|t| t.name == "stealing_titanv").expect("steal");
-        assert_eq!(st.rows, vec![vec!["a (small)", "rb-ts", "1.125", "2", "0.833"]]);
-        let l1 = ts.iter().find(|t| t.name == "l1_miss_rate_titanv").expect("l1");
+        let st = ts
+            .iter()
+            .find(|t| t.name == "stealing_titanv")
+            .expect("steal");
+        assert_eq!(
+            st.rows,
+            vec![vec!["a (small)", "rb-ts", "1.125", "2", "0.833"]]
+        );
+        let l1 = ts
+            .iter()
+            .find(|t| t.name == "l1_miss_rate_titanv")
+            .expect("l1");
         assert_eq!(l1.rows[0][2], "0.400");
         let md = markdown(&rs, &ts);
-        assert!(md.contains("| a (small) | high | 1.000 | 1.250 | 1.111 |"), "{md}");
+        assert!(
+            md.contains("| a (small) | high | 1.000 | 1.250 | 1.111 |"),
+            "{md}"
+        );
         assert_eq!(speed.csv().lines().count(), 1 + speed.rows.len());
     }
 }

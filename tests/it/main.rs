@@ -13,3 +13,4 @@ mod occupancy;
 mod partition;
 mod run;
 mod simulate;
+mod sweep;

@@ -1,0 +1,273 @@
+//! `paver sweep` and `paver report` end to end: plan errors, records and CSV, resumption
+//! after an interrupted sweep, shards whose union is the whole plan, determinism across
+//! worker counts, failed runs recorded, the Slurm script, and the report's tables.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{paver, root};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("paver-sweep-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A plan of 2 GPUs x (lrr, bcs, rb-ts with and without stealing) over mm_naive and the two
+/// mvt kernels (found by glob): 3 launches x 2 GPUs x 4 = 24 runs.
+fn plan(dir: &Path) -> PathBuf {
+    let k = root().join("kernels");
+    let text = format!(
+        "gpus = [\"fermi\", \"volta\"]\n\
+         tb_policies = [\"lrr\", \"bcs\", \"rb-ts\"]\n\
+         steal = [true, false]\n\
+         [[kernels]]\n\
+         ptx = \"{k}/mm_naive/mm_naive.compute_70.ptx\"\n\
+         launch = \"{k}/mm_naive/small.json\"\n\
+         [[kernels]]\n\
+         launch = \"{k}/mvt/small.*.json\"\n\
+         ptx = \"{{dir}}/mvt.compute_70.ptx\"\n",
+        k = k.display()
+    );
+    let p = dir.join("plan.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn sweep(args: &[&str]) -> String {
+    let out = paver(args);
+    assert!(
+        out.status.success(),
+        "paver {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The records of a sweep folder without their wall-clock timings, one JSON per line.
+fn records(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("runs.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("timing");
+            v
+        })
+        .collect()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn sweep_records_resume_shards_and_report() {
+    let d = tmp("main");
+    let plan = plan(&d);
+    let full = d.join("full");
+    sweep(&["sweep", s(&plan), "-o", s(&full), "--jobs", "2", "--quiet"]);
+    let all = records(&full);
+    assert_eq!(all.len(), 24);
+    assert!(all.iter().all(|r| r["status"] == "ok"), "{all:?}");
+    for (i, r) in all.iter().enumerate() {
+        assert_eq!(r["index"], i, "records in plan order");
+    }
+    // Stealing varies only for the PAVER policy.
+    let lrr: Vec<_> = all.iter().filter(|r| r["tb_policy"] == "lrr").collect();
+    assert_eq!(lrr.len(), 6);
+    assert!(lrr.iter().all(|r| r["steal"] == false));
+    // Every run carries its inputs' hashes and its statistics.
+    let r0 = &all[0];
+    assert_eq!(r0["kernel"], "mm_naive");
+    assert_eq!(r0["gpu"], "gtx480");
+    assert_eq!(r0["ptx_sha256"].as_str().unwrap().len(), 64);
+    assert!(r0["stats"]["cycles"].as_u64().unwrap() > 0);
+    assert_eq!(r0["locality_class"], "high");
+
+    // runs.csv: a header with the documented columns, one row per record.
+    let csv = std::fs::read_to_string(full.join("runs.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for c in [
+        "kernel",
+        "gpu",
+        "tb_policy",
+        "warp_policy",
+        "steal",
+        "cycles",
+        "l2_accesses",
+    ] {
+        assert!(header.contains(&c), "column {c} in {header:?}");
+    }
+    assert_eq!(csv.lines().count(), 25);
+    let cyc = header.iter().position(|c| *c == "cycles").unwrap();
+    let row1: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row1.len(), header.len());
+    assert_eq!(row1[cyc], r0["stats"]["cycles"].to_string());
+
+    // The same plan on one worker gives the same records.
+    let one = d.join("one");
+    sweep(&["sweep", s(&plan), "-o", s(&one), "--jobs", "1", "--quiet"]);
+    assert_eq!(
+        records(&one),
+        all,
+        "records do not depend on the worker count"
+    );
+
+    // Interrupted: keep 5 records and half of a sixth; the resumed sweep makes the other 19.
+    let cut = d.join("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    let text = std::fs::read_to_string(full.join("runs.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut partial = lines[..5].join("\n");
+    partial.push('\n');
+    partial.push_str(&lines[5][..40]);
+    std::fs::write(cut.join("runs.jsonl"), partial).unwrap();
+    let err = sweep(&["sweep", s(&plan), "-o", s(&cut), "--jobs", "2"]);
+    assert!(err.contains("dropped an unfinished last record"), "{err}");
+    assert!(err.contains("5 already recorded; running 19"), "{err}");
+    assert_eq!(
+        records(&cut),
+        all,
+        "a resumed sweep ends with the whole plan"
+    );
+    let again = sweep(&["sweep", s(&plan), "-o", s(&cut)]);
+    assert!(again.contains("running 0"), "{again}");
+
+    // Three shards: disjoint, and their union (merged by `paver report`) is the plan.
+    let mut shard_dirs = Vec::new();
+    let mut sizes = 0;
+    for i in 0..3 {
+        let sd = d.join(format!("shard-{i}"));
+        sweep(&[
+            "sweep",
+            s(&plan),
+            "-o",
+            s(&sd),
+            "--shard",
+            &format!("{i}/3"),
+            "--quiet",
+        ]);
+        let rs = records(&sd);
+        assert!(rs.iter().all(|r| r["index"].as_u64().unwrap() % 3 == i));
+        sizes += rs.len();
+        shard_dirs.push(sd);
+    }
+    assert_eq!(sizes, 24);
+    let merged = d.join("merged");
+    let mut args = vec!["report"];
+    args.extend(shard_dirs.iter().map(|p| s(p)));
+    args.extend(["-o", s(&merged)]);
+    sweep(&args);
+    assert_eq!(
+        records(&merged),
+        all,
+        "the shards' union is the whole sweep"
+    );
+
+    // The report: one speedup table per GPU with LRR = 1 and a geometric mean per class.
+    let t = std::fs::read_to_string(merged.join("tables/speedup_titanv.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = t.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        rows[0],
+        vec!["kernel", "class", "lrr", "bcs", "rb-ts", "rb-ts no-steal"]
+    );
+    // 3 kernels, then geometric means for the high and low classes and for all.
+    assert_eq!(rows.len(), 1 + 3 + 3, "{t}");
+    assert!(rows[1..].iter().all(|r| r[2] == "1.000"), "{t}");
+    assert_eq!(rows[4][0], "geomean (high)");
+    let md = std::fs::read_to_string(merged.join("report.md")).unwrap();
+    assert!(md.contains("24 runs: 24 ok, 0 failed."), "{md}");
+    assert!(md.contains("### Effect of task stealing, gtx480 (PAVER Fig. 13)"));
+    let t2 = std::fs::read_to_string(merged.join("tables/table2.csv")).unwrap();
+    assert_eq!(t2.lines().count(), 4, "{t2}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
+    let d = tmp("fail");
+    let k = root().join("kernels");
+    // A launch for mm_naive given with a PTX that has no such kernel: every run of that
+    // launch fails to bind; the other launch's runs succeed.
+    let text = format!(
+        "gpus = [\"volta\"]\ntb_policies = [\"lrr\", \"rb-ts\"]\n\
+         [[kernels]]\nptx = \"{k}/mvt/mvt.compute_70.ptx\"\nlaunch = \"{k}/mm_naive/small.json\"\n\
+         [[kernels]]\nptx = \"{k}/mm_naive/mm_naive.compute_70.ptx\"\nlaunch = \"{k}/mm_naive/small.json\"\n",
+        k = k.display()
+    );
+    let plan = d.join("plan.toml");
+    std::fs::write(&plan, text).unwrap();
+    let out = d.join("out");
+    let err = sweep(&["sweep", s(&plan), "-o", s(&out)]);
+    assert!(err.contains("2 failed now"), "{err}");
+    let rs = records(&out);
+    assert_eq!(rs.len(), 4);
+    assert_eq!(rs[0]["status"], "error");
+    assert!(
+        rs[0]["error"].as_str().unwrap().contains("mm_naive"),
+        "{:?}",
+        rs[0]
+    );
+    assert_eq!(rs[0]["kernel"], "mm_naive");
+    assert_eq!(rs[2]["status"], "ok");
+    let md_dir = d.join("rep");
+    sweep(&["report", s(&out), "-o", s(&md_dir)]);
+    let md = std::fs::read_to_string(md_dir.join("report.md")).unwrap();
+    assert!(md.contains("4 runs: 2 ok, 2 failed."), "{md}");
+    assert!(md.contains("### Failed runs"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn plan_errors_are_usage_errors_with_the_plan_named() {
+    let d = tmp("errors");
+    let cases = [
+        ("gpus = [\"volta\"]\ntb_policies = [\"lrr\"]\n", "no [[kernels]] entry"),
+        ("gpus = [\"volta\"\n", "plan.toml"),
+        (
+            "gpus = [\"volta\"]\ntb_policies = [\"fifo\"]\n[[kernels]]\nptx = \"a\"\nlaunch = \"b\"\n",
+            "unknown policy `fifo`",
+        ),
+        (
+            "gpus = [\"volta\"]\ntb_policies = [\"lrr\"]\n[[kernels]]\nptx = \"a.ptx\"\nlaunch = \"none/*.json\"\n",
+            "matches no file",
+        ),
+    ];
+    for (text, want) in cases {
+        let plan = d.join("plan.toml");
+        std::fs::write(&plan, text).unwrap();
+        let out = paver(&["sweep", s(&plan), "-o", s(&d.join("o"))]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(
+            err.contains(want) && err.contains("plan.toml"),
+            "{text}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let out = paver(&["sweep", s(&plan(&d)), "-o", "x", "--shard", "3/3"]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn emit_slurm_writes_a_job_array_over_the_shards() {
+    let d = tmp("slurm");
+    let plan = plan(&d);
+    let out = d.join("out");
+    sweep(&["sweep", s(&plan), "-o", s(&out), "--emit-slurm", "4"]);
+    let script = std::fs::read_to_string(out.join("sweep.sbatch")).unwrap();
+    assert!(script.starts_with("#!/bin/bash\n"));
+    assert!(script.contains("#SBATCH --array=0-3\n"), "{script}");
+    assert!(
+        script.contains("--shard \"$SLURM_ARRAY_TASK_ID\"/4"),
+        "{script}"
+    );
+    assert!(
+        script.contains("shard-\"$SLURM_ARRAY_TASK_ID\""),
+        "{script}"
+    );
+    assert!(!out.join("runs.jsonl").exists(), "nothing ran");
+    let _ = std::fs::remove_dir_all(&d);
+}
