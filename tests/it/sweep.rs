@@ -271,3 +271,50 @@ fn emit_slurm_writes_a_job_array_over_the_shards() {
     assert!(!out.join("runs.jsonl").exists(), "nothing ran");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A real Slurm job array: `--emit-slurm 4`, `sbatch --wait`, `paver report` over the four
+/// shards, and the merged records equal a single-machine sweep's. Needs a running cluster
+/// (`SLURM_CONF`); `.ci/run` starts a one-node one with tests/slurm/cluster.sh and runs
+/// this test, or says why it cannot:
+///
+/// ```sh
+/// eval "$(tests/slurm/cluster.sh start /tmp/paver-slurm)"
+/// cargo test --release --test it -- --ignored slurm_job_array
+/// ```
+#[test]
+#[ignore = "needs a Slurm cluster: see .ci/run and tests/slurm/cluster.sh"]
+fn slurm_job_array_equals_single_machine_sweep() {
+    assert!(
+        std::env::var_os("SLURM_CONF").is_some(),
+        "SLURM_CONF is not set: start a cluster with tests/slurm/cluster.sh"
+    );
+    let d = tmp("slurm-array");
+    let plan = plan(&d);
+    let single = d.join("single");
+    sweep(&["sweep", s(&plan), "-o", s(&single), "--quiet"]);
+    let arr = d.join("array");
+    sweep(&["sweep", s(&plan), "-o", s(&arr), "--emit-slurm", "4"]);
+    let out = std::process::Command::new("sbatch")
+        .arg("--wait")
+        .arg(arr.join("sweep.sbatch"))
+        .output()
+        .expect("run sbatch");
+    assert!(
+        out.status.success(),
+        "sbatch --wait: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shards: Vec<PathBuf> = (0..4).map(|i| arr.join(format!("shard-{i}"))).collect();
+    for sd in &shards {
+        assert!(sd.join("runs.jsonl").is_file(), "{} missing", sd.display());
+    }
+    let merged = arr.join("merged");
+    let mut args = vec!["report"];
+    args.extend(shards.iter().map(|p| s(p)));
+    args.extend(["-o", s(&merged)]);
+    let err = sweep(&args);
+    assert!(!err.contains("shards missing"), "{err}");
+    assert_eq!(records(&merged), records(&single));
+    let _ = std::fs::remove_dir_all(&d);
+}
