@@ -1,7 +1,7 @@
 //! `paver report DIR… -o OUT`: merges the records of one or more sweep folders (the shards
 //! of a Slurm job array, or resumed sweeps) and writes the tables of the PAVER paper's
-//! evaluation: `OUT/runs.jsonl`, `OUT/runs.csv`, `OUT/report.md` and one CSV per table in
-//! `OUT/tables/`.
+//! evaluation: `OUT/runs.jsonl`, `OUT/runs.csv`, `OUT/report.md`, one CSV per table in
+//! `OUT/tables/` and the figures (SVG and PNG) in `OUT/figures/`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,6 +23,9 @@ pub struct Args {
     /// Output folder (created).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: PathBuf,
+    /// Tables only: no SVG/PNG figures.
+    #[arg(long)]
+    no_figures: bool,
     /// No summary on standard error.
     #[arg(long)]
     quiet: bool,
@@ -100,12 +103,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
     for t in &ts {
         write_atomic(&tdir.join(format!("{}.csv", t.name)), &t.csv())?;
     }
+    let figures = if args.no_figures {
+        Vec::new()
+    } else {
+        crate::sweep::figures::write_all(&ts, &out.join("figures")).map_err(CliError::Usage)?
+    };
     if !args.quiet {
         eprintln!(
-            "{}: {} records, {} tables ({})",
+            "{}: {} records, {} tables, {} figures ({})",
             out.display(),
             records.len(),
             ts.len(),
+            figures.len(),
             out.join("report.md").display()
         );
     }

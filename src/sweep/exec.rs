@@ -39,18 +39,12 @@ struct Prepared {
     analysis_s: f64,
 }
 
-/// PAVER §6.2: at least 50 % of the data references are to data other TBs also read (Fig.
-/// 2's inter-TB and intra-and-inter-TB categories) makes a kernel high-locality; fewer, low;
-/// none, none.
-pub fn locality_class(c: &analysis::locality::Categories) -> (String, f64) {
-    let total = c.unshared + c.intra_tb + c.inter_tb + c.both;
-    let inter = c.inter_tb + c.both;
-    let frac = if total == 0 {
-        0.0
-    } else {
-        inter as f64 / total as f64
-    };
-    let class = if inter == 0 {
+/// PAVER §6.2: a kernel whose data references are at least 50 % to data other TBs also
+/// read (Fig. 2's inter-TB and intra-and-inter-TB references, i.e. the analysis's degree of
+/// sharing) is high-locality; fewer, low; none, none.
+pub fn locality_class(s: &analysis::locality::Stats) -> (String, f64) {
+    let frac = s.degree_of_sharing;
+    let class = if frac <= 0.0 {
         "none"
     } else if frac >= 0.5 {
         "high"
@@ -95,7 +89,7 @@ fn prepare(input: &LaunchInput, needs_descriptors: bool) -> Result<Prepared, Str
         let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);
         serde_json::to_value(ds).unwrap_or_default()
     });
-    let (locality_class, inter_tb_fraction) = locality_class(&stats.categories);
+    let (locality_class, inter_tb_fraction) = locality_class(&stats);
     Ok(Prepared {
         loaded,
         graph,

@@ -2,6 +2,7 @@
 //! runner, the per-run records and the tables made from them. See docs/SWEEP.md.
 
 pub mod exec;
+pub mod figures;
 pub mod plan;
 pub mod record;
 pub mod report;

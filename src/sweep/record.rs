@@ -63,8 +63,8 @@ pub struct Record {
     /// PAVER §6.2 class of the launch: `high` (at least half of the data references are to
     /// data other TBs also read), `low` (some, less than half) or `none`.
     pub locality_class: Option<String>,
-    /// Fraction of data references to data other TBs also read (Fig. 2's inter-TB and
-    /// intra-and-inter-TB categories).
+    /// Fraction of data references (TB, unit) to units other TBs also read: the analysis's
+    /// degree of sharing.
     pub inter_tb_fraction: Option<f64>,
     /// The launch's PAVER Table 2 statistics and Fig. 2 categories (`paver analyze`'s
     /// `stats`), when the analysis ran.

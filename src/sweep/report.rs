@@ -358,7 +358,8 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
                 .into(),
             note: "Categories in % of data units: read by one warp of one TB (unshared), by \
                    several warps of one TB (intra), by several TBs (inter), by several TBs and \
-                   several warps of one (both). Class: high when inter + both >= 50 %."
+                   several warps of one (both). Class: high when at least 50 % of the data \
+                   references are to units other TBs read (the degree of sharing)."
                 .into(),
             header: [
                 "kernel",

@@ -181,6 +181,20 @@ fn sweep_records_resume_shards_and_report() {
     assert!(md.contains("### Effect of task stealing, gtx480 (PAVER Fig. 13)"));
     let t2 = std::fs::read_to_string(merged.join("tables/table2.csv")).unwrap();
     assert_eq!(t2.lines().count(), 4, "{t2}");
+    // Figures: speedup, L2, L1 and stealing per GPU, and Fig. 2, each as SVG and PNG.
+    let figs = std::fs::read_dir(merged.join("figures")).unwrap().count();
+    assert_eq!(figs, 2 * (2 * 4 + 1));
+    let svg = std::fs::read_to_string(merged.join("figures/speedup_titanv.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("Speedup over LRR, titanv"));
+    for label in [
+        "mm_naive (small)",
+        "mvt_kernel1 (small.mvt_kernel1)",
+        "rb-ts no-steal",
+    ] {
+        assert!(svg.contains(label), "{label} in the SVG");
+    }
+    let png = std::fs::read(merged.join("figures/table2.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     let _ = std::fs::remove_dir_all(&d);
 }
 
