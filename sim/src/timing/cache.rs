@@ -189,14 +189,11 @@ impl Geometry {
 /// way (a 256 KB unified L1 without shared memory has 512 ways of 4 sets).
 const MAP_LOOKUP_WAYS: u32 = 32;
 
-const INVALID: u64 = u64::MAX;
+/// The search-array value of a way never allocated (stored tags are `line number + 1`).
+const INVALID: u64 = 0;
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Line {
-    tag: u64,
-    valid: u8,
-    dirty: u8,
-}
+/// `set_base` of a set whose ways are not allocated yet.
+const NO_SET: u32 = u32::MAX;
 
 /// The cache; `T` is what an MSHR remembers per merged request.
 ///
@@ -207,8 +204,17 @@ pub struct Cache<T> {
     g: Geometry,
     block: u64,
     sets: SetMap,
-    lines: Vec<Line>,
-    /// `lines[i].tag` when allocated, else `INVALID` (the search array).
+    /// Per set: the index of its first way in the arrays below, `NO_SET` until a line is
+    /// first allocated in it. The ways of a set are created on first use, so a cache costs
+    /// what its launch touches: an H100 L2 has 409,600 lines (7 MB of tags and stamps), most
+    /// of which a small launch never reaches, and filling them all up front took longer than
+    /// simulating it.
+    set_base: Vec<u32>,
+    /// Valid bit per block of each way.
+    valid: Vec<u8>,
+    /// Dirty bit per block of each way.
+    dirty: Vec<u8>,
+    /// The line number + 1 of each way when allocated, else `INVALID` (the search array).
     tags: Vec<u64>,
     /// LRU stamps, 0 = never allocated (so the LRU choice takes an empty way first).
     stamps: Vec<u64>,
@@ -223,14 +229,15 @@ impl<T> Cache<T> {
     /// An empty cache.
     pub fn new(g: Geometry) -> Cache<T> {
         let block = if g.sectored { 32 } else { u64::from(g.line) };
-        let n = (g.sets * g.ways) as usize;
         Cache {
             g,
             block,
             sets: SetMap::new(g.set_index, g.sets, g.interleave, g.slice_index),
-            lines: vec![Line::default(); n],
-            tags: vec![INVALID; n],
-            stamps: vec![0; n],
+            set_base: vec![NO_SET; g.sets as usize],
+            valid: Vec::new(),
+            dirty: Vec::new(),
+            tags: Vec::new(),
+            stamps: Vec::new(),
             where_is: (g.ways > MAP_LOOKUP_WAYS).then(BlockMap::default),
             mshr: BlockMap::default(),
             clock: 0,
@@ -253,23 +260,45 @@ impl<T> Cache<T> {
         self.mshr.len()
     }
 
+    /// (stored tag = line number + 1, set, block bit).
     fn locate(&self, addr: u64) -> (u64, usize, u8) {
         let line = u64::from(self.g.line);
         let tag = addr / line;
         let set = self.sets.set(tag);
         let bit = ((addr % line) / self.block) as u8;
-        (tag, set * self.g.ways as usize, 1u8 << bit)
+        (tag + 1, set, 1u8 << bit)
     }
 
     /// The set (0-based) that holds `addr` (for tests of the mapping).
     pub fn set_of(&self, addr: u64) -> usize {
-        self.locate(addr).1 / self.g.ways as usize
+        self.locate(addr).1
     }
 
-    fn find(&self, tag: u64, base: usize) -> Option<usize> {
+    /// The first way of `set`, creating its ways (empty) on first use.
+    fn ways_of(&mut self, set: usize) -> usize {
+        let b = self.set_base[set];
+        if b != NO_SET {
+            return b as usize;
+        }
+        let base = self.tags.len();
+        let n = base + self.g.ways as usize;
+        self.tags.resize(n, INVALID);
+        self.stamps.resize(n, 0);
+        self.valid.resize(n, 0);
+        self.dirty.resize(n, 0);
+        self.set_base[set] = base as u32;
+        base
+    }
+
+    fn find(&self, tag: u64, set: usize) -> Option<usize> {
         if let Some(m) = &self.where_is {
             return m.get(&tag).map(|&i| i as usize);
         }
+        let base = self.set_base[set];
+        if base == NO_SET {
+            return None;
+        }
+        let base = base as usize;
         // Tags of invalid ways are `INVALID`, so one compare per way (vectorises).
         self.tags[base..base + self.g.ways as usize]
             .iter()
@@ -279,9 +308,9 @@ impl<T> Cache<T> {
 
     /// Whether the block holding `addr` is present (no state change).
     pub fn is_present(&self, addr: u64) -> bool {
-        let (tag, base, bit) = self.locate(addr);
-        self.find(tag, base)
-            .is_some_and(|i| self.lines[i].valid & bit != 0)
+        let (tag, set, bit) = self.locate(addr);
+        self.find(tag, set)
+            .is_some_and(|i| self.valid[i] & bit != 0)
     }
 
     /// A read of the block at `addr` by `who`; on `Miss` the caller sends the block request
@@ -306,10 +335,10 @@ impl<T> Cache<T> {
     }
 
     fn access(&mut self, addr: u64, who: T, count_fail: bool) -> Outcome {
-        let (tag, base, bit) = self.locate(addr);
+        let (tag, set, bit) = self.locate(addr);
         self.clock += 1;
-        if let Some(i) = self.find(tag, base) {
-            if self.lines[i].valid & bit != 0 {
+        if let Some(i) = self.find(tag, set) {
+            if self.valid[i] & bit != 0 {
                 self.stamps[i] = self.clock;
                 self.stats.accesses += 1;
                 self.stats.hits += 1;
@@ -342,12 +371,12 @@ impl<T> Cache<T> {
     /// is allocated (if needed) and marked dirty; returns the evicted dirty block, if any,
     /// for the caller to write to the next level.
     pub fn write(&mut self, addr: u64) -> (Outcome, Option<u64>) {
-        let (tag, base, bit) = self.locate(addr);
+        let (tag, set, bit) = self.locate(addr);
         self.clock += 1;
         self.stats.accesses += 1;
         self.stats.writes += 1;
-        let present = self.find(tag, base);
-        let hit = present.is_some_and(|i| self.lines[i].valid & bit != 0);
+        let present = self.find(tag, set);
+        let hit = present.is_some_and(|i| self.valid[i] & bit != 0);
         if hit {
             self.stats.hits += 1;
         } else {
@@ -364,11 +393,10 @@ impl<T> Cache<T> {
             WritePolicy::WriteBack => {
                 let (i, victim) = match present {
                     Some(i) => (i, None),
-                    None => self.allocate(tag, base),
+                    None => self.allocate(tag, set),
                 };
-                let l = &mut self.lines[i];
-                l.valid |= bit;
-                l.dirty |= bit;
+                self.valid[i] |= bit;
+                self.dirty[i] |= bit;
                 self.stamps[i] = self.clock;
                 (outcome, victim)
             }
@@ -378,7 +406,8 @@ impl<T> Cache<T> {
     /// Chooses the LRU way (an invalid one first) for `tag`; returns it and the address of
     /// a dirty block it held (one per dirty block would be exact; the first is reported and
     /// the rest counted).
-    fn allocate(&mut self, tag: u64, base: usize) -> (usize, Option<u64>) {
+    fn allocate(&mut self, tag: u64, set: usize) -> (usize, Option<u64>) {
+        let base = self.ways_of(set);
         // Never-allocated ways have stamp 0 and every other stamp is distinct, so the first
         // minimum is the first empty way, else the least recently used one.
         let i = base
@@ -387,24 +416,22 @@ impl<T> Cache<T> {
                 .enumerate()
                 .min_by_key(|&(_, &t)| t)
                 .map_or(0, |(k, _)| k);
-        let old = self.lines[i];
+        let old_tag = self.tags[i];
         if let Some(m) = &mut self.where_is {
-            if self.tags[i] != INVALID {
-                m.remove(&self.tags[i]);
+            if old_tag != INVALID {
+                m.remove(&old_tag);
             }
             m.insert(tag, i as u32);
         }
         let mut victim = None;
-        if old.valid != 0 && old.dirty != 0 {
-            self.stats.writebacks += u64::from(old.dirty.count_ones());
-            let b = old.dirty.trailing_zeros() as u64;
-            victim = Some(old.tag * u64::from(self.g.line) + b * self.block);
+        let (valid, dirty) = (self.valid[i], self.dirty[i]);
+        if valid != 0 && dirty != 0 {
+            self.stats.writebacks += u64::from(dirty.count_ones());
+            let b = dirty.trailing_zeros() as u64;
+            victim = Some((old_tag - 1) * u64::from(self.g.line) + b * self.block);
         }
-        self.lines[i] = Line {
-            tag,
-            valid: 0,
-            dirty: 0,
-        };
+        self.valid[i] = 0;
+        self.dirty[i] = 0;
         self.stamps[i] = self.clock;
         self.tags[i] = tag;
         (i, victim)
@@ -415,13 +442,13 @@ impl<T> Cache<T> {
     pub fn fill(&mut self, addr: u64) -> (Vec<T>, Option<u64>) {
         let key = addr - addr % self.block;
         let waiters = self.mshr.remove(&key).unwrap_or_default();
-        let (tag, base, bit) = self.locate(addr);
+        let (tag, set, bit) = self.locate(addr);
         self.clock += 1;
-        let (i, victim) = match self.find(tag, base) {
+        let (i, victim) = match self.find(tag, set) {
             Some(i) => (i, None),
-            None => self.allocate(tag, base),
+            None => self.allocate(tag, set),
         };
-        self.lines[i].valid |= bit;
+        self.valid[i] |= bit;
         self.stamps[i] = self.clock;
         (waiters, victim)
     }
