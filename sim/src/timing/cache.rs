@@ -210,6 +210,10 @@ pub struct Cache<T> {
     /// of which a small launch never reaches, and filling them all up front took longer than
     /// simulating it.
     set_base: Vec<u32>,
+    /// Per set: ways allocated so far. Ways are never invalidated, so the empty ways of a
+    /// set are the ones from this count on, and the next allocation takes the first of them
+    /// without looking for the LRU way.
+    filled: Vec<u32>,
     /// Valid bit per block of each way.
     valid: Vec<u8>,
     /// Dirty bit per block of each way.
@@ -234,6 +238,7 @@ impl<T> Cache<T> {
             block,
             sets: SetMap::new(g.set_index, g.sets, g.interleave, g.slice_index),
             set_base: vec![NO_SET; g.sets as usize],
+            filled: vec![0; g.sets as usize],
             valid: Vec::new(),
             dirty: Vec::new(),
             tags: Vec::new(),
@@ -408,14 +413,18 @@ impl<T> Cache<T> {
     /// the rest counted).
     fn allocate(&mut self, tag: u64, set: usize) -> (usize, Option<u64>) {
         let base = self.ways_of(set);
-        // Never-allocated ways have stamp 0 and every other stamp is distinct, so the first
-        // minimum is the first empty way, else the least recently used one.
-        let i = base
-            + self.stamps[base..base + self.g.ways as usize]
+        // The first empty way, else the least recently used one (every stamp is distinct).
+        let used = self.filled[set];
+        let i = if used < self.g.ways {
+            self.filled[set] = used + 1;
+            base + used as usize
+        } else {
+            base + self.stamps[base..base + self.g.ways as usize]
                 .iter()
                 .enumerate()
                 .min_by_key(|&(_, &t)| t)
-                .map_or(0, |(k, _)| k);
+                .map_or(0, |(k, _)| k)
+        };
         let old_tag = self.tags[i];
         if let Some(m) = &mut self.where_is {
             if old_tag != INVALID {

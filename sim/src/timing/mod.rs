@@ -372,12 +372,11 @@ pub fn simulate_with_info(
     // When each SM next needs a cycle: `now + 1` while it issues, its wake-up time while its
     // warps wait on latencies, `u64::MAX` while it waits for a reply (or has no TB). A
     // reply or a launch makes it due at once. An SM's cycle before its due time would do
-    // nothing, so skipping it changes no result.
-    let mut due = vec![u64::MAX; n as usize];
+    // nothing, so skipping it changes no result. The agenda visits the SMs due at a step in
+    // SM order without a pass over the others.
+    let mut due = events::SmAgenda::new(n as usize);
     // Since when each SM has had a resident TB (for `busy_cycles`).
     let mut busy_since: Vec<Option<u64>> = vec![None; n as usize];
-    // The earliest of `due` (steps where no SM is due skip the pass over the SMs).
-    let mut first_due = u64::MAX;
     let mut ask = true;
     while done < u64::from(num_tbs) {
         if now > opts.max_cycles {
@@ -388,10 +387,10 @@ pub fn simulate_with_info(
         }
         replies.clear();
         memsys.cycle(now, &mut replies);
+        due.begin(now);
         for r in &replies {
             if sms[r.sm as usize].on_reply(r, now) {
-                due[r.sm as usize] = now;
-                first_due = now;
+                due.due_now(r.sm as usize, now);
             }
         }
         let mut launched = false;
@@ -407,45 +406,34 @@ pub fn simulate_with_info(
                 let i = s as usize;
                 sms[i].launch(tb, &mut tracer, now)?;
                 busy_since[i].get_or_insert(now);
-                due[i] = now;
-                first_due = now;
+                due.due_now(i, now);
                 launched = true;
             }
             ask = launched;
         }
         let mut active = launched;
         let mut wake = memsys.next_time().unwrap_or(u64::MAX);
-        let pass = first_due <= now;
-        if !pass {
-            wake = wake.min(first_due);
-        }
-        let mut min_due = u64::MAX;
-        for (i, s) in sms.iter_mut().enumerate().filter(|_| pass) {
-            if due[i] > now {
-                wake = wake.min(due[i]);
-                min_due = min_due.min(due[i]);
-                continue;
-            }
+        while let Some(i) = due.take_current() {
+            let s = &mut sms[i];
+            let mut next_due = due.due(i);
             // An SM without TBs has nothing to do (and nothing in flight towards it), but a
             // TB it launched may have finished at once.
             if s.is_busy() {
                 let (a, w) = s.cycle(now, &kernel, &mut memsys, &mut tracer)?;
                 active |= a;
                 wake = wake.min(w);
-                due[i] = if a { now + 1 } else { w };
+                next_due = if a { now + 1 } else { w };
             }
             s.take_finished(&mut finished);
             if !s.is_busy() {
-                due[i] = u64::MAX;
+                next_due = u64::MAX;
                 if let Some(t) = busy_since[i].take() {
                     s.stats_mut().busy_cycles += now - t;
                 }
             }
-            min_due = min_due.min(due[i]);
+            due.set(i, next_due, now);
         }
-        if pass {
-            first_due = min_due;
-        }
+        wake = wake.min(due.first_due());
         done += finished.len() as u64;
         let freed = !finished.is_empty();
         ask |= freed;
