@@ -224,7 +224,12 @@ pub struct Cache<T> {
     stamps: Vec<u64>,
     /// tag -> way index, for caches with more than [`MAP_LOOKUP_WAYS`] ways.
     where_is: Option<BlockMap<u32>>,
-    mshr: BlockMap<Vec<T>>,
+    /// Block -> its MSHR's index in `entries`.
+    mshr: BlockMap<u32>,
+    /// The waiters of each MSHR. Entries are reused (with their capacity) through `free`,
+    /// so a miss allocates nothing once the cache has warmed up.
+    entries: Vec<Vec<T>>,
+    free: Vec<u32>,
     clock: u64,
     stats: CacheStats,
 }
@@ -245,6 +250,8 @@ impl<T> Cache<T> {
             stamps: Vec::new(),
             where_is: (g.ways > MAP_LOOKUP_WAYS).then(BlockMap::default),
             mshr: BlockMap::default(),
+            entries: Vec::new(),
+            free: Vec::new(),
             clock: 0,
             stats: CacheStats::default(),
         }
@@ -351,7 +358,8 @@ impl<T> Cache<T> {
             }
         }
         let key = addr - addr % self.block;
-        if let Some(w) = self.mshr.get_mut(&key) {
+        if let Some(&e) = self.mshr.get(&key) {
+            let w = &mut self.entries[e as usize];
             if (w.len() as u32) < self.g.max_merge {
                 w.push(who);
                 self.stats.accesses += 1;
@@ -365,7 +373,15 @@ impl<T> Cache<T> {
             self.stats.reservation_fails += u64::from(count_fail);
             return Outcome::ReservationFail;
         }
-        self.mshr.insert(key, vec![who]);
+        let e = match self.free.pop() {
+            Some(e) => e,
+            None => {
+                self.entries.push(Vec::new());
+                (self.entries.len() - 1) as u32
+            }
+        };
+        self.entries[e as usize].push(who);
+        self.mshr.insert(key, e);
         self.stats.accesses += 1;
         self.stats.misses += 1;
         Outcome::Miss
@@ -449,8 +465,18 @@ impl<T> Cache<T> {
     /// The block at `addr` arrived: installs it (LRU victim) and returns the waiters of its
     /// MSHR and the dirty block evicted, if any.
     pub fn fill(&mut self, addr: u64) -> (Vec<T>, Option<u64>) {
+        let mut waiters = Vec::new();
+        let victim = self.fill_into(addr, &mut waiters);
+        (waiters, victim)
+    }
+
+    /// [`Cache::fill`], appending the waiters to `out` (no allocation per fill).
+    pub fn fill_into(&mut self, addr: u64, out: &mut Vec<T>) -> Option<u64> {
         let key = addr - addr % self.block;
-        let waiters = self.mshr.remove(&key).unwrap_or_default();
+        if let Some(e) = self.mshr.remove(&key) {
+            out.append(&mut self.entries[e as usize]);
+            self.free.push(e);
+        }
         let (tag, set, bit) = self.locate(addr);
         self.clock += 1;
         let (i, victim) = match self.find(tag, set) {
@@ -459,7 +485,7 @@ impl<T> Cache<T> {
         };
         self.valid[i] |= bit;
         self.stamps[i] = self.clock;
-        (waiters, victim)
+        victim
     }
 }
 

@@ -62,9 +62,6 @@ struct WarpSlot {
     loads: Vec<Load>,
     free_loads: Vec<u32>,
     outstanding: u32,
-    /// The warp cannot issue before this (a cached `check`; reset by load completions,
-    /// barrier releases and launches).
-    blocked_until: u64,
     /// `check` passed and nothing but the LSU queue can change that until the warp issues;
     /// `next_is_mem` says whether the LSU queue matters.
     ready_cached: bool,
@@ -101,6 +98,10 @@ pub struct Sm<'p> {
     scheds: Vec<Box<dyn WarpScheduler>>,
     warps: Vec<WarpSlot>,
     age: Vec<u64>,
+    /// Per warp slot: it cannot issue before this (a cached `check`; reset by load
+    /// completions, barrier releases and launches). Kept apart from [`WarpSlot`] so that
+    /// the per-cycle scan over blocked warps reads one dense array.
+    blocked: Vec<u64>,
     ctxs: Vec<Option<TbSlot<'p>>>,
     lsu: VecDeque<LsuEntry>,
     /// The blocks of the global accesses in `lsu`, in queue order (copied at issue, so a
@@ -110,6 +111,8 @@ pub struct Sm<'p> {
     dispatched: u64,
     stats: SmStats,
     ready: Vec<u32>,
+    /// Scratch: the loads a reply completes a block of.
+    waiters: Vec<(u32, u32)>,
     finished: Vec<u32>,
     num_regs: usize,
     /// Nothing can issue before this (set when the SM stalls; cleared by launches and
@@ -158,6 +161,7 @@ impl<'p> Sm<'p> {
                 .collect(),
             warps: (0..nw).map(|_| WarpSlot::default()).collect(),
             age: vec![0; nw],
+            blocked: vec![0; nw],
             ctxs: (0..contexts.max(1)).map(|_| None).collect(),
             lsu: VecDeque::new(),
             lsu_blocks: VecDeque::new(),
@@ -165,6 +169,7 @@ impl<'p> Sm<'p> {
             dispatched: 0,
             stats: SmStats::default(),
             ready: Vec::new(),
+            waiters: Vec::new(),
             finished: Vec::new(),
             num_regs,
             sleep_until: 0,
@@ -241,7 +246,7 @@ impl<'p> Sm<'p> {
             ws.loads.clear();
             ws.free_loads.clear();
             ws.outstanding = 0;
-            ws.blocked_until = 0;
+            self.blocked[s] = 0;
             ws.ready_cached = false;
             self.age[s] = self.dispatched;
             self.dispatched += 1;
@@ -326,17 +331,20 @@ impl<'p> Sm<'p> {
             self.lsu_blocked = false;
             self.lsu_wait = LsuWait::No;
         }
-        let waiters: Vec<(u32, u32)> = match r.kind {
-            ReqKind::Read => self.l1.fill(r.block).0,
-            ReqKind::Atomic => self
-                .atomics
-                .get_mut(&r.block)
-                .and_then(VecDeque::pop_front)
-                .into_iter()
-                .collect(),
-            ReqKind::Write => Vec::new(),
-        };
-        for (w, l) in waiters {
+        let mut waiters = std::mem::take(&mut self.waiters);
+        waiters.clear();
+        match r.kind {
+            ReqKind::Read => {
+                self.l1.fill_into(r.block, &mut waiters);
+            }
+            ReqKind::Atomic => waiters.extend(
+                self.atomics
+                    .get_mut(&r.block)
+                    .and_then(VecDeque::pop_front),
+            ),
+            ReqKind::Write => {}
+        }
+        for &(w, l) in &waiters {
             let load = &mut self.warps[w as usize].loads[l as usize];
             load.remaining -= 1;
             load.done_at = load.done_at.max(now);
@@ -345,6 +353,7 @@ impl<'p> Sm<'p> {
                 woke = true;
             }
         }
+        self.waiters = waiters;
         if woke {
             self.sleep_until = 0;
             self.scan_at = 0;
@@ -362,7 +371,7 @@ impl<'p> Sm<'p> {
             }
         }
         ws.loads[l as usize].dsts = load.dsts;
-        ws.blocked_until = 0;
+        self.blocked[w as usize] = 0;
         ws.free_loads.push(l);
         ws.outstanding -= 1;
         self.scan_at = 0;
@@ -418,7 +427,7 @@ impl<'p> Sm<'p> {
             let ws = &mut self.warps[s as usize];
             if ws.barrier {
                 ws.barrier = false;
-                ws.blocked_until = 0;
+                self.blocked[s as usize] = 0;
                 ws.next_issue = ws.next_issue.max(now + 1);
             }
         }
@@ -452,12 +461,12 @@ impl<'p> Sm<'p> {
             self.ready.clear();
             for i in 0..self.used[k].len() {
                 let s = self.used[k][i] as usize;
-                let ws = &self.warps[s];
-                let b = ws.blocked_until;
+                let b = self.blocked[s];
                 if b > now {
                     wake = wake.min(b);
                     continue;
                 }
+                let ws = &self.warps[s];
                 if !ws.ready_cached {
                     if ws.pos >= ws.len && !ws.ended && !ws.barrier && ws.used && !ws.done {
                         self.refill(s, tracer)?;
@@ -472,7 +481,7 @@ impl<'p> Sm<'p> {
                             ws.next_is_mem = is_mem;
                         }
                         Err(t) => {
-                            self.warps[s].blocked_until = t;
+                            self.blocked[s] = t;
                             wake = wake.min(t);
                             continue;
                         }
@@ -562,7 +571,7 @@ impl<'p> Sm<'p> {
         let ws = &mut self.warps[s];
         ws.pos += 1;
         ws.next_issue = now + 1;
-        ws.blocked_until = now + 1;
+        self.blocked[s] = now + 1;
         ws.ready_cached = false;
         match st.class {
             Class::Barrier => {
