@@ -29,7 +29,10 @@ const PENDING: u64 = u64::MAX;
 
 struct TbSlot<'p> {
     tb: u32,
-    stream: TbStream<'p>,
+    /// The TB's interpreter state; dropped once every warp has exited functionally (its
+    /// register files are most of the memory a resident TB holds, and a short kernel's
+    /// warps all exit within their first chunk).
+    stream: Option<TbStream<'p>>,
     /// Per warp of the TB: the traced window not yet issued.
     windows: Vec<WarpTrace>,
     live: u32,
@@ -295,7 +298,7 @@ impl<'p> Sm<'p> {
         let live = slots.len() as u32;
         self.ctxs[c] = Some(TbSlot {
             tb,
-            stream,
+            stream: (!windows.iter().all(|w| w.ended)).then_some(stream),
             windows,
             live,
             at_barrier: 0,
@@ -334,7 +337,13 @@ impl<'p> Sm<'p> {
             return Ok(());
         };
         let w = self.warps[s].w as usize;
-        tracer.refill(&mut tb.stream, w, &mut tb.windows)?;
+        let Some(stream) = tb.stream.as_mut() else {
+            return Ok(());
+        };
+        tracer.refill(stream, w, &mut tb.windows)?;
+        if tb.windows.iter().all(|w| w.ended) {
+            tb.stream = None;
+        }
         self.warps[s].pos = 0;
         // A refill may also have appended to other warps' windows (run to a barrier).
         for &x in &tb.warp_slots {
