@@ -203,6 +203,8 @@ const NO_SET: u32 = u32::MAX;
 pub struct Cache<T> {
     g: Geometry,
     block: u64,
+    /// Line and block sizes are powers of two: addresses split with shifts and masks.
+    shifts: bool,
     sets: SetMap,
     /// Per set: the index of its first way in the arrays below, `NO_SET` until a line is
     /// first allocated in it. The ways of a set are created on first use, so a cache costs
@@ -241,6 +243,7 @@ impl<T> Cache<T> {
         Cache {
             g,
             block,
+            shifts: g.line.is_power_of_two() && block.is_power_of_two(),
             sets: SetMap::new(g.set_index, g.sets, g.interleave, g.slice_index),
             set_base: vec![NO_SET; g.sets as usize],
             filled: vec![0; g.sets as usize],
@@ -274,11 +277,26 @@ impl<T> Cache<T> {
 
     /// (stored tag = line number + 1, set, block bit).
     fn locate(&self, addr: u64) -> (u64, usize, u8) {
-        let line = u64::from(self.g.line);
-        let tag = addr / line;
+        let (tag, bit) = if self.shifts {
+            // Power-of-two line and block (every shipped configuration): no divisions.
+            let l = self.g.line.trailing_zeros();
+            let b = self.block.trailing_zeros();
+            (addr >> l, ((addr & (u64::from(self.g.line) - 1)) >> b) as u8)
+        } else {
+            let line = u64::from(self.g.line);
+            (addr / line, ((addr % line) / self.block) as u8)
+        };
         let set = self.sets.set(tag);
-        let bit = ((addr % line) / self.block) as u8;
         (tag + 1, set, 1u8 << bit)
+    }
+
+    /// The address of the block holding `addr`.
+    fn block_of(&self, addr: u64) -> u64 {
+        if self.shifts {
+            addr & !(self.block - 1)
+        } else {
+            addr - addr % self.block
+        }
     }
 
     /// The set (0-based) that holds `addr` (for tests of the mapping).
@@ -339,7 +357,7 @@ impl<T> Cache<T> {
 
     /// After a [`Outcome::ReservationFail`] for `addr`: what the request waits for.
     pub fn refusal(&self, addr: u64) -> Refusal {
-        if self.mshr.contains_key(&(addr - addr % self.block)) {
+        if self.mshr.contains_key(&(self.block_of(addr))) {
             Refusal::MergeFull
         } else {
             Refusal::NoMshr
@@ -357,7 +375,7 @@ impl<T> Cache<T> {
                 return Outcome::Hit;
             }
         }
-        let key = addr - addr % self.block;
+        let key = self.block_of(addr);
         if let Some(&e) = self.mshr.get(&key) {
             let w = &mut self.entries[e as usize];
             if (w.len() as u32) < self.g.max_merge {
@@ -472,7 +490,7 @@ impl<T> Cache<T> {
 
     /// [`Cache::fill`], appending the waiters to `out` (no allocation per fill).
     pub fn fill_into(&mut self, addr: u64, out: &mut Vec<T>) -> Option<u64> {
-        let key = addr - addr % self.block;
+        let key = self.block_of(addr);
         if let Some(e) = self.mshr.remove(&key) {
             out.append(&mut self.entries[e as usize]);
             self.free.push(e);
