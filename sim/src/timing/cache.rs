@@ -195,6 +195,48 @@ const INVALID: u64 = 0;
 /// `set_base` of a set whose ways are not allocated yet.
 const NO_SET: u32 = u32::MAX;
 
+const NIL: u32 = u32::MAX;
+
+/// Per set, a doubly linked list of its allocated ways from least to most recently used.
+#[derive(Clone, Debug)]
+struct Lru {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    head: Vec<u32>,
+    tail: Vec<u32>,
+}
+
+impl Lru {
+    /// Appends way `i` (not in the list) as the most recently used of `set`.
+    fn append(&mut self, set: usize, i: usize) {
+        let t = self.tail[set];
+        self.prev[i] = t;
+        self.next[i] = NIL;
+        if t == NIL {
+            self.head[set] = i as u32;
+        } else {
+            self.next[t as usize] = i as u32;
+        }
+        self.tail[set] = i as u32;
+    }
+
+    /// Moves way `i` (in the list) to the tail.
+    fn to_tail(&mut self, set: usize, i: usize) {
+        if self.tail[set] == i as u32 {
+            return;
+        }
+        let (p, n) = (self.prev[i], self.next[i]);
+        if p == NIL {
+            self.head[set] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        // `i` is not the tail, so it has a successor.
+        self.prev[n as usize] = p;
+        self.append(set, i);
+    }
+}
+
 /// The cache; `T` is what an MSHR remembers per merged request.
 ///
 /// Tags are whole line numbers (unique in the cache whatever the set function); the set is
@@ -226,6 +268,11 @@ pub struct Cache<T> {
     stamps: Vec<u64>,
     /// tag -> way index, for caches with more than [`MAP_LOOKUP_WAYS`] ways.
     where_is: Option<BlockMap<u32>>,
+    /// Recency order of each set's allocated ways, for caches with more than
+    /// [`MAP_LOOKUP_WAYS`] ways: the LRU way is the list's head instead of the minimum of
+    /// a scan over hundreds of stamps (the same way: stamps are distinct and every use
+    /// moves a way to the tail).
+    lru: Option<Lru>,
     /// Block -> its MSHR's index in `entries`.
     mshr: BlockMap<u32>,
     /// The waiters of each MSHR. Entries are reused (with their capacity) through `free`,
@@ -252,6 +299,12 @@ impl<T> Cache<T> {
             tags: Vec::new(),
             stamps: Vec::new(),
             where_is: (g.ways > MAP_LOOKUP_WAYS).then(BlockMap::default),
+            lru: (g.ways > MAP_LOOKUP_WAYS).then(|| Lru {
+                prev: Vec::new(),
+                next: Vec::new(),
+                head: vec![NIL; g.sets as usize],
+                tail: vec![NIL; g.sets as usize],
+            }),
             mshr: BlockMap::default(),
             entries: Vec::new(),
             free: Vec::new(),
@@ -314,10 +367,22 @@ impl<T> Cache<T> {
         let n = base + self.g.ways as usize;
         self.tags.resize(n, INVALID);
         self.stamps.resize(n, 0);
+        if let Some(l) = &mut self.lru {
+            l.prev.resize(n, NIL);
+            l.next.resize(n, NIL);
+        }
         self.valid.resize(n, 0);
         self.dirty.resize(n, 0);
         self.set_base[set] = base as u32;
         base
+    }
+
+    /// Way `i` of `set` was used now: the most recently used of its set.
+    fn touch(&mut self, set: usize, i: usize) {
+        self.stamps[i] = self.clock;
+        if let Some(l) = &mut self.lru {
+            l.to_tail(set, i);
+        }
     }
 
     fn find(&self, tag: u64, set: usize) -> Option<usize> {
@@ -369,7 +434,7 @@ impl<T> Cache<T> {
         self.clock += 1;
         if let Some(i) = self.find(tag, set) {
             if self.valid[i] & bit != 0 {
-                self.stamps[i] = self.clock;
+                self.touch(set, i);
                 self.stats.accesses += 1;
                 self.stats.hits += 1;
                 return Outcome::Hit;
@@ -425,7 +490,7 @@ impl<T> Cache<T> {
         match self.g.write {
             WritePolicy::WriteThrough => {
                 if let Some(i) = present.filter(|_| hit) {
-                    self.stamps[i] = self.clock;
+                    self.touch(set, i);
                 }
                 (outcome, None)
             }
@@ -436,7 +501,7 @@ impl<T> Cache<T> {
                 };
                 self.valid[i] |= bit;
                 self.dirty[i] |= bit;
-                self.stamps[i] = self.clock;
+                self.touch(set, i);
                 (outcome, victim)
             }
         }
@@ -451,7 +516,13 @@ impl<T> Cache<T> {
         let used = self.filled[set];
         let i = if used < self.g.ways {
             self.filled[set] = used + 1;
-            base + used as usize
+            let i = base + used as usize;
+            if let Some(l) = &mut self.lru {
+                l.append(set, i);
+            }
+            i
+        } else if let Some(l) = &self.lru {
+            l.head[set] as usize
         } else {
             base + self.stamps[base..base + self.g.ways as usize]
                 .iter()
@@ -475,7 +546,7 @@ impl<T> Cache<T> {
         }
         self.valid[i] = 0;
         self.dirty[i] = 0;
-        self.stamps[i] = self.clock;
+        self.touch(set, i);
         self.tags[i] = tag;
         (i, victim)
     }
@@ -502,7 +573,7 @@ impl<T> Cache<T> {
             None => self.allocate(tag, set),
         };
         self.valid[i] |= bit;
-        self.stamps[i] = self.clock;
+        self.touch(set, i);
         victim
     }
 }
@@ -625,6 +696,28 @@ mod tests {
         fn matches_fully_associative_reference(
             sets in 1u32..5, ways in 1u32..6,
             addrs in proptest::collection::vec(0u64..64, 1..300),
+        ) {
+            let mut c: Cache<()> = Cache::new(geom(sets, ways, 4));
+            let mut refs: Vec<Reference> = (0..sets)
+                .map(|_| Reference { ways: ways as usize, lines: Vec::new() })
+                .collect();
+            for a in addrs {
+                let addr = a * 128 + 5;
+                let expect = refs[(a % u64::from(sets)) as usize].access(a);
+                let got = c.read(addr, ());
+                if got == Outcome::Miss {
+                    c.fill(addr);
+                }
+                prop_assert_eq!(got == Outcome::Hit, expect);
+            }
+        }
+
+        /// The same with more ways than [`MAP_LOOKUP_WAYS`] (tag map and recency lists
+        /// instead of the scans): the unified L1s of Pascal and later.
+        #[test]
+        fn many_ways_match_fully_associative_reference(
+            sets in 1u32..3, ways in 33u32..40,
+            addrs in proptest::collection::vec(0u64..120, 1..600),
         ) {
             let mut c: Cache<()> = Cache::new(geom(sets, ways, 4));
             let mut refs: Vec<Reference> = (0..sets)
