@@ -221,7 +221,7 @@ impl Lru {
     }
 
     /// Moves way `i` (in the list) to the tail.
-    fn to_tail(&mut self, set: usize, i: usize) {
+    fn move_to_tail(&mut self, set: usize, i: usize) {
         if self.tail[set] == i as u32 {
             return;
         }
@@ -334,7 +334,10 @@ impl<T> Cache<T> {
             // Power-of-two line and block (every shipped configuration): no divisions.
             let l = self.g.line.trailing_zeros();
             let b = self.block.trailing_zeros();
-            (addr >> l, ((addr & (u64::from(self.g.line) - 1)) >> b) as u8)
+            (
+                addr >> l,
+                ((addr & (u64::from(self.g.line) - 1)) >> b) as u8,
+            )
         } else {
             let line = u64::from(self.g.line);
             (addr / line, ((addr % line) / self.block) as u8)
@@ -381,7 +384,7 @@ impl<T> Cache<T> {
     fn touch(&mut self, set: usize, i: usize) {
         self.stamps[i] = self.clock;
         if let Some(l) = &mut self.lru {
-            l.to_tail(set, i);
+            l.move_to_tail(set, i);
         }
     }
 

@@ -56,7 +56,10 @@ enum Event {
         block: u64,
         kind: ReqKind,
     },
-    DramFill { slice: u32, block: u64 },
+    DramFill {
+        slice: u32,
+        block: u64,
+    },
     Deliver(Reply),
 }
 

@@ -377,11 +377,9 @@ impl<'p> Sm<'p> {
             ReqKind::Read => {
                 self.l1.fill_into(r.block, &mut waiters);
             }
-            ReqKind::Atomic => waiters.extend(
-                self.atomics
-                    .get_mut(&r.block)
-                    .and_then(VecDeque::pop_front),
-            ),
+            ReqKind::Atomic => {
+                waiters.extend(self.atomics.get_mut(&r.block).and_then(VecDeque::pop_front))
+            }
             ReqKind::Write => {}
         }
         for &(w, l) in &waiters {
