@@ -13,7 +13,8 @@
 //! (`filter`: only launch files whose path contains it, `-` for all; `configs`: a
 //! comma-separated subset such as `titanv,h100`, `-` for all; `size`: `small` (default) or
 //! `paper`, the launch files' prefix). `SWEEP_VERBOSE=1` also prints each run's L1, L2, NoC
-//! and DRAM counters.
+//! and DRAM counters; `SWEEP_THREADS=2` runs with `SimOptions::threads` = 2 (the digests
+//! must not change).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -54,6 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => CONFIGS.to_vec(),
     };
     let prefix = args.get(3).map_or("small", String::as_str);
+    let threads: usize = std::env::var("SWEEP_THREADS").map_or(Ok(1), |s| s.parse())?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
     let files: Vec<PathBuf> = launches(&root, prefix)?
         .into_iter()
@@ -87,7 +89,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             cfg.regs_per_thread = keys
                 .iter()
                 .find_map(|k| launch.resources.get(*k).map(|r| r.registers));
-            let opts = SimOptions::new(TbPolicy::Lrr);
+            let mut opts = SimOptions::new(TbPolicy::Lrr);
+            opts.threads = threads;
             // One warm-up run, then runs until they add up to `MIN_CPU` of CPU time (the
             // thread's run time advances in scheduler ticks, so short runs are summed).
             let s = simulate(&module, f, &bound, &cfg, &opts)?;

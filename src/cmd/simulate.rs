@@ -51,6 +51,10 @@ pub struct Args {
     /// No task stealing in the PAVER runtime, even for kway-ts and rb-ts schedules.
     #[arg(long)]
     no_steal: bool,
+    /// Threads the run may use (results do not depend on it): with 2, the launch's buffers
+    /// are materialised beside the model's set-up.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    threads: usize,
     /// Registers per thread for the occupancy limit (default: ptxas, else the launch file's
     /// ptxas numbers, else the liveness estimate from the PTX).
     #[arg(long, value_name = "N")]
@@ -157,7 +161,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
             args.warp_policy
         ))
     })?;
+    if args.threads == 0 {
+        return Err(CliError::Usage("--threads must be at least 1".into()));
+    }
     let mut opts = SimOptions::new(policy);
+    opts.threads = args.threads;
     opts.policy_name = args.tb_policy.to_ascii_lowercase();
     opts.warp_policy = warp;
     opts.steal = match (args.steal, args.no_steal) {

@@ -50,14 +50,25 @@ const POLY: [u64; 17] = [
 ];
 
 /// `x(t) mod p(t)` over GF(2), table-driven: eight 256-entry tables, one per byte of the
-/// 64-bit input, each holding `(b * t^(8k)) mod p`.
+/// 64-bit input, each holding `(b * t^(8k)) mod p`. The tables of a degree are built once
+/// per process and shared (every L1 and L2 slice of a run uses the same few degrees; building
+/// them per cache was most of the set-up time of a small launch).
 #[derive(Clone, Debug)]
 struct Gf2Mod {
-    tables: Box<[[u32; 256]; 8]>,
+    tables: &'static [[u32; 256]; 8],
 }
+
+/// The tables of each degree of [`POLY`], built on first use.
+static GF2_TABLES: [std::sync::OnceLock<Box<[[u32; 256]; 8]>>; POLY.len()] =
+    [const { std::sync::OnceLock::new() }; POLY.len()];
 
 impl Gf2Mod {
     fn new(degree: u32) -> Gf2Mod {
+        let tables = GF2_TABLES[degree as usize].get_or_init(|| Self::build(degree));
+        Gf2Mod { tables }
+    }
+
+    fn build(degree: u32) -> Box<[[u32; 256]; 8]> {
         let p = POLY[degree as usize];
         let reduce = |mut x: u128| -> u32 {
             while degree < 128 && x >> degree != 0 {
@@ -72,7 +83,7 @@ impl Gf2Mod {
                 *e = reduce((b as u128) << (8 * k));
             }
         }
-        Gf2Mod { tables }
+        tables
     }
 
     fn apply(&self, x: u64) -> u32 {

@@ -189,13 +189,52 @@ impl Geometry {
 /// way (a 256 KB unified L1 without shared memory has 512 ways of 4 sets).
 const MAP_LOOKUP_WAYS: u32 = 32;
 
-const INVALID: u64 = u64::MAX;
+/// The search-array value of a way never allocated (stored tags are `line number + 1`).
+const INVALID: u64 = 0;
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Line {
-    tag: u64,
-    valid: u8,
-    dirty: u8,
+/// `set_base` of a set whose ways are not allocated yet.
+const NO_SET: u32 = u32::MAX;
+
+const NIL: u32 = u32::MAX;
+
+/// Per set, a doubly linked list of its allocated ways from least to most recently used.
+#[derive(Clone, Debug)]
+struct Lru {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    head: Vec<u32>,
+    tail: Vec<u32>,
+}
+
+impl Lru {
+    /// Appends way `i` (not in the list) as the most recently used of `set`.
+    fn append(&mut self, set: usize, i: usize) {
+        let t = self.tail[set];
+        self.prev[i] = t;
+        self.next[i] = NIL;
+        if t == NIL {
+            self.head[set] = i as u32;
+        } else {
+            self.next[t as usize] = i as u32;
+        }
+        self.tail[set] = i as u32;
+    }
+
+    /// Moves way `i` (in the list) to the tail.
+    fn move_to_tail(&mut self, set: usize, i: usize) {
+        if self.tail[set] == i as u32 {
+            return;
+        }
+        let (p, n) = (self.prev[i], self.next[i]);
+        if p == NIL {
+            self.head[set] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        // `i` is not the tail, so it has a successor.
+        self.prev[n as usize] = p;
+        self.append(set, i);
+    }
 }
 
 /// The cache; `T` is what an MSHR remembers per merged request.
@@ -206,15 +245,40 @@ struct Line {
 pub struct Cache<T> {
     g: Geometry,
     block: u64,
+    /// Line and block sizes are powers of two: addresses split with shifts and masks.
+    shifts: bool,
     sets: SetMap,
-    lines: Vec<Line>,
-    /// `lines[i].tag` when allocated, else `INVALID` (the search array).
+    /// Per set: the index of its first way in the arrays below, `NO_SET` until a line is
+    /// first allocated in it. The ways of a set are created on first use, so a cache costs
+    /// what its launch touches: an H100 L2 has 409,600 lines (7 MB of tags and stamps), most
+    /// of which a small launch never reaches, and filling them all up front took longer than
+    /// simulating it.
+    set_base: Vec<u32>,
+    /// Per set: ways allocated so far. Ways are never invalidated, so the empty ways of a
+    /// set are the ones from this count on, and the next allocation takes the first of them
+    /// without looking for the LRU way.
+    filled: Vec<u32>,
+    /// Valid bit per block of each way.
+    valid: Vec<u8>,
+    /// Dirty bit per block of each way.
+    dirty: Vec<u8>,
+    /// The line number + 1 of each way when allocated, else `INVALID` (the search array).
     tags: Vec<u64>,
     /// LRU stamps, 0 = never allocated (so the LRU choice takes an empty way first).
     stamps: Vec<u64>,
     /// tag -> way index, for caches with more than [`MAP_LOOKUP_WAYS`] ways.
     where_is: Option<BlockMap<u32>>,
-    mshr: BlockMap<Vec<T>>,
+    /// Recency order of each set's allocated ways, for caches with more than
+    /// [`MAP_LOOKUP_WAYS`] ways: the LRU way is the list's head instead of the minimum of
+    /// a scan over hundreds of stamps (the same way: stamps are distinct and every use
+    /// moves a way to the tail).
+    lru: Option<Lru>,
+    /// Block -> its MSHR's index in `entries`.
+    mshr: BlockMap<u32>,
+    /// The waiters of each MSHR. Entries are reused (with their capacity) through `free`,
+    /// so a miss allocates nothing once the cache has warmed up.
+    entries: Vec<Vec<T>>,
+    free: Vec<u32>,
     clock: u64,
     stats: CacheStats,
 }
@@ -223,16 +287,27 @@ impl<T> Cache<T> {
     /// An empty cache.
     pub fn new(g: Geometry) -> Cache<T> {
         let block = if g.sectored { 32 } else { u64::from(g.line) };
-        let n = (g.sets * g.ways) as usize;
         Cache {
             g,
             block,
+            shifts: g.line.is_power_of_two() && block.is_power_of_two(),
             sets: SetMap::new(g.set_index, g.sets, g.interleave, g.slice_index),
-            lines: vec![Line::default(); n],
-            tags: vec![INVALID; n],
-            stamps: vec![0; n],
+            set_base: vec![NO_SET; g.sets as usize],
+            filled: vec![0; g.sets as usize],
+            valid: Vec::new(),
+            dirty: Vec::new(),
+            tags: Vec::new(),
+            stamps: Vec::new(),
             where_is: (g.ways > MAP_LOOKUP_WAYS).then(BlockMap::default),
+            lru: (g.ways > MAP_LOOKUP_WAYS).then(|| Lru {
+                prev: Vec::new(),
+                next: Vec::new(),
+                head: vec![NIL; g.sets as usize],
+                tail: vec![NIL; g.sets as usize],
+            }),
             mshr: BlockMap::default(),
+            entries: Vec::new(),
+            free: Vec::new(),
             clock: 0,
             stats: CacheStats::default(),
         }
@@ -253,23 +328,75 @@ impl<T> Cache<T> {
         self.mshr.len()
     }
 
+    /// (stored tag = line number + 1, set, block bit).
     fn locate(&self, addr: u64) -> (u64, usize, u8) {
-        let line = u64::from(self.g.line);
-        let tag = addr / line;
+        let (tag, bit) = if self.shifts {
+            // Power-of-two line and block (every shipped configuration): no divisions.
+            let l = self.g.line.trailing_zeros();
+            let b = self.block.trailing_zeros();
+            (
+                addr >> l,
+                ((addr & (u64::from(self.g.line) - 1)) >> b) as u8,
+            )
+        } else {
+            let line = u64::from(self.g.line);
+            (addr / line, ((addr % line) / self.block) as u8)
+        };
         let set = self.sets.set(tag);
-        let bit = ((addr % line) / self.block) as u8;
-        (tag, set * self.g.ways as usize, 1u8 << bit)
+        (tag + 1, set, 1u8 << bit)
+    }
+
+    /// The address of the block holding `addr`.
+    fn block_of(&self, addr: u64) -> u64 {
+        if self.shifts {
+            addr & !(self.block - 1)
+        } else {
+            addr - addr % self.block
+        }
     }
 
     /// The set (0-based) that holds `addr` (for tests of the mapping).
     pub fn set_of(&self, addr: u64) -> usize {
-        self.locate(addr).1 / self.g.ways as usize
+        self.locate(addr).1
     }
 
-    fn find(&self, tag: u64, base: usize) -> Option<usize> {
+    /// The first way of `set`, creating its ways (empty) on first use.
+    fn ways_of(&mut self, set: usize) -> usize {
+        let b = self.set_base[set];
+        if b != NO_SET {
+            return b as usize;
+        }
+        let base = self.tags.len();
+        let n = base + self.g.ways as usize;
+        self.tags.resize(n, INVALID);
+        self.stamps.resize(n, 0);
+        if let Some(l) = &mut self.lru {
+            l.prev.resize(n, NIL);
+            l.next.resize(n, NIL);
+        }
+        self.valid.resize(n, 0);
+        self.dirty.resize(n, 0);
+        self.set_base[set] = base as u32;
+        base
+    }
+
+    /// Way `i` of `set` was used now: the most recently used of its set.
+    fn touch(&mut self, set: usize, i: usize) {
+        self.stamps[i] = self.clock;
+        if let Some(l) = &mut self.lru {
+            l.move_to_tail(set, i);
+        }
+    }
+
+    fn find(&self, tag: u64, set: usize) -> Option<usize> {
         if let Some(m) = &self.where_is {
             return m.get(&tag).map(|&i| i as usize);
         }
+        let base = self.set_base[set];
+        if base == NO_SET {
+            return None;
+        }
+        let base = base as usize;
         // Tags of invalid ways are `INVALID`, so one compare per way (vectorises).
         self.tags[base..base + self.g.ways as usize]
             .iter()
@@ -279,9 +406,9 @@ impl<T> Cache<T> {
 
     /// Whether the block holding `addr` is present (no state change).
     pub fn is_present(&self, addr: u64) -> bool {
-        let (tag, base, bit) = self.locate(addr);
-        self.find(tag, base)
-            .is_some_and(|i| self.lines[i].valid & bit != 0)
+        let (tag, set, bit) = self.locate(addr);
+        self.find(tag, set)
+            .is_some_and(|i| self.valid[i] & bit != 0)
     }
 
     /// A read of the block at `addr` by `who`; on `Miss` the caller sends the block request
@@ -298,7 +425,7 @@ impl<T> Cache<T> {
 
     /// After a [`Outcome::ReservationFail`] for `addr`: what the request waits for.
     pub fn refusal(&self, addr: u64) -> Refusal {
-        if self.mshr.contains_key(&(addr - addr % self.block)) {
+        if self.mshr.contains_key(&(self.block_of(addr))) {
             Refusal::MergeFull
         } else {
             Refusal::NoMshr
@@ -306,18 +433,19 @@ impl<T> Cache<T> {
     }
 
     fn access(&mut self, addr: u64, who: T, count_fail: bool) -> Outcome {
-        let (tag, base, bit) = self.locate(addr);
+        let (tag, set, bit) = self.locate(addr);
         self.clock += 1;
-        if let Some(i) = self.find(tag, base) {
-            if self.lines[i].valid & bit != 0 {
-                self.stamps[i] = self.clock;
+        if let Some(i) = self.find(tag, set) {
+            if self.valid[i] & bit != 0 {
+                self.touch(set, i);
                 self.stats.accesses += 1;
                 self.stats.hits += 1;
                 return Outcome::Hit;
             }
         }
-        let key = addr - addr % self.block;
-        if let Some(w) = self.mshr.get_mut(&key) {
+        let key = self.block_of(addr);
+        if let Some(&e) = self.mshr.get(&key) {
+            let w = &mut self.entries[e as usize];
             if (w.len() as u32) < self.g.max_merge {
                 w.push(who);
                 self.stats.accesses += 1;
@@ -331,7 +459,15 @@ impl<T> Cache<T> {
             self.stats.reservation_fails += u64::from(count_fail);
             return Outcome::ReservationFail;
         }
-        self.mshr.insert(key, vec![who]);
+        let e = match self.free.pop() {
+            Some(e) => e,
+            None => {
+                self.entries.push(Vec::new());
+                (self.entries.len() - 1) as u32
+            }
+        };
+        self.entries[e as usize].push(who);
+        self.mshr.insert(key, e);
         self.stats.accesses += 1;
         self.stats.misses += 1;
         Outcome::Miss
@@ -342,12 +478,12 @@ impl<T> Cache<T> {
     /// is allocated (if needed) and marked dirty; returns the evicted dirty block, if any,
     /// for the caller to write to the next level.
     pub fn write(&mut self, addr: u64) -> (Outcome, Option<u64>) {
-        let (tag, base, bit) = self.locate(addr);
+        let (tag, set, bit) = self.locate(addr);
         self.clock += 1;
         self.stats.accesses += 1;
         self.stats.writes += 1;
-        let present = self.find(tag, base);
-        let hit = present.is_some_and(|i| self.lines[i].valid & bit != 0);
+        let present = self.find(tag, set);
+        let hit = present.is_some_and(|i| self.valid[i] & bit != 0);
         if hit {
             self.stats.hits += 1;
         } else {
@@ -357,19 +493,18 @@ impl<T> Cache<T> {
         match self.g.write {
             WritePolicy::WriteThrough => {
                 if let Some(i) = present.filter(|_| hit) {
-                    self.stamps[i] = self.clock;
+                    self.touch(set, i);
                 }
                 (outcome, None)
             }
             WritePolicy::WriteBack => {
                 let (i, victim) = match present {
                     Some(i) => (i, None),
-                    None => self.allocate(tag, base),
+                    None => self.allocate(tag, set),
                 };
-                let l = &mut self.lines[i];
-                l.valid |= bit;
-                l.dirty |= bit;
-                self.stamps[i] = self.clock;
+                self.valid[i] |= bit;
+                self.dirty[i] |= bit;
+                self.touch(set, i);
                 (outcome, victim)
             }
         }
@@ -378,34 +513,43 @@ impl<T> Cache<T> {
     /// Chooses the LRU way (an invalid one first) for `tag`; returns it and the address of
     /// a dirty block it held (one per dirty block would be exact; the first is reported and
     /// the rest counted).
-    fn allocate(&mut self, tag: u64, base: usize) -> (usize, Option<u64>) {
-        // Never-allocated ways have stamp 0 and every other stamp is distinct, so the first
-        // minimum is the first empty way, else the least recently used one.
-        let i = base
-            + self.stamps[base..base + self.g.ways as usize]
+    fn allocate(&mut self, tag: u64, set: usize) -> (usize, Option<u64>) {
+        let base = self.ways_of(set);
+        // The first empty way, else the least recently used one (every stamp is distinct).
+        let used = self.filled[set];
+        let i = if used < self.g.ways {
+            self.filled[set] = used + 1;
+            let i = base + used as usize;
+            if let Some(l) = &mut self.lru {
+                l.append(set, i);
+            }
+            i
+        } else if let Some(l) = &self.lru {
+            l.head[set] as usize
+        } else {
+            base + self.stamps[base..base + self.g.ways as usize]
                 .iter()
                 .enumerate()
                 .min_by_key(|&(_, &t)| t)
-                .map_or(0, |(k, _)| k);
-        let old = self.lines[i];
+                .map_or(0, |(k, _)| k)
+        };
+        let old_tag = self.tags[i];
         if let Some(m) = &mut self.where_is {
-            if self.tags[i] != INVALID {
-                m.remove(&self.tags[i]);
+            if old_tag != INVALID {
+                m.remove(&old_tag);
             }
             m.insert(tag, i as u32);
         }
         let mut victim = None;
-        if old.valid != 0 && old.dirty != 0 {
-            self.stats.writebacks += u64::from(old.dirty.count_ones());
-            let b = old.dirty.trailing_zeros() as u64;
-            victim = Some(old.tag * u64::from(self.g.line) + b * self.block);
+        let (valid, dirty) = (self.valid[i], self.dirty[i]);
+        if valid != 0 && dirty != 0 {
+            self.stats.writebacks += u64::from(dirty.count_ones());
+            let b = dirty.trailing_zeros() as u64;
+            victim = Some((old_tag - 1) * u64::from(self.g.line) + b * self.block);
         }
-        self.lines[i] = Line {
-            tag,
-            valid: 0,
-            dirty: 0,
-        };
-        self.stamps[i] = self.clock;
+        self.valid[i] = 0;
+        self.dirty[i] = 0;
+        self.touch(set, i);
         self.tags[i] = tag;
         (i, victim)
     }
@@ -413,17 +557,27 @@ impl<T> Cache<T> {
     /// The block at `addr` arrived: installs it (LRU victim) and returns the waiters of its
     /// MSHR and the dirty block evicted, if any.
     pub fn fill(&mut self, addr: u64) -> (Vec<T>, Option<u64>) {
-        let key = addr - addr % self.block;
-        let waiters = self.mshr.remove(&key).unwrap_or_default();
-        let (tag, base, bit) = self.locate(addr);
-        self.clock += 1;
-        let (i, victim) = match self.find(tag, base) {
-            Some(i) => (i, None),
-            None => self.allocate(tag, base),
-        };
-        self.lines[i].valid |= bit;
-        self.stamps[i] = self.clock;
+        let mut waiters = Vec::new();
+        let victim = self.fill_into(addr, &mut waiters);
         (waiters, victim)
+    }
+
+    /// [`Cache::fill`], appending the waiters to `out` (no allocation per fill).
+    pub fn fill_into(&mut self, addr: u64, out: &mut Vec<T>) -> Option<u64> {
+        let key = self.block_of(addr);
+        if let Some(e) = self.mshr.remove(&key) {
+            out.append(&mut self.entries[e as usize]);
+            self.free.push(e);
+        }
+        let (tag, set, bit) = self.locate(addr);
+        self.clock += 1;
+        let (i, victim) = match self.find(tag, set) {
+            Some(i) => (i, None),
+            None => self.allocate(tag, set),
+        };
+        self.valid[i] |= bit;
+        self.touch(set, i);
+        victim
     }
 }
 
@@ -545,6 +699,28 @@ mod tests {
         fn matches_fully_associative_reference(
             sets in 1u32..5, ways in 1u32..6,
             addrs in proptest::collection::vec(0u64..64, 1..300),
+        ) {
+            let mut c: Cache<()> = Cache::new(geom(sets, ways, 4));
+            let mut refs: Vec<Reference> = (0..sets)
+                .map(|_| Reference { ways: ways as usize, lines: Vec::new() })
+                .collect();
+            for a in addrs {
+                let addr = a * 128 + 5;
+                let expect = refs[(a % u64::from(sets)) as usize].access(a);
+                let got = c.read(addr, ());
+                if got == Outcome::Miss {
+                    c.fill(addr);
+                }
+                prop_assert_eq!(got == Outcome::Hit, expect);
+            }
+        }
+
+        /// The same with more ways than [`MAP_LOOKUP_WAYS`] (tag map and recency lists
+        /// instead of the scans): the unified L1s of Pascal and later.
+        #[test]
+        fn many_ways_match_fully_associative_reference(
+            sets in 1u32..3, ways in 33u32..40,
+            addrs in proptest::collection::vec(0u64..120, 1..600),
         ) {
             let mut c: Cache<()> = Cache::new(geom(sets, ways, 4));
             let mut refs: Vec<Reference> = (0..sets)

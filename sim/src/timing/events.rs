@@ -204,6 +204,116 @@ impl<E> EventQueue<E> {
     }
 }
 
+/// When each SM next needs a cycle, for the engine: which SMs are due at a step, visited
+/// in SM order, without a pass over every SM per cycle (a 132-SM H100 running a small
+/// launch has a handful of SMs busy, and a stalled SM costs nothing).
+///
+/// `due[i]` is authoritative. An SM due at the step after the current one is a bit in
+/// `next`; one due later is in a min-heap of (time, SM), where an entry whose time no
+/// longer equals `due` is stale and skipped. [`SmAgenda::begin`] moves everything due by
+/// `now` into the bitmap of the current step, which [`SmAgenda::take_current`] yields in
+/// ascending SM order (the order the engine always visited them in).
+#[derive(Clone, Debug)]
+pub struct SmAgenda {
+    due: Vec<u64>,
+    cur: Vec<u64>,
+    next: Vec<u64>,
+    /// The step `next` belongs to.
+    next_at: u64,
+    later: BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
+}
+
+impl SmAgenda {
+    /// `n` SMs, none due.
+    pub fn new(n: usize) -> SmAgenda {
+        let words = n.div_ceil(64).max(1);
+        SmAgenda {
+            due: vec![u64::MAX; n],
+            cur: vec![0; words],
+            next: vec![0; words],
+            next_at: u64::MAX,
+            later: BinaryHeap::new(),
+        }
+    }
+
+    /// When SM `i` is due (`u64::MAX`: not until an event makes it so).
+    pub fn due(&self, i: usize) -> u64 {
+        self.due[i]
+    }
+
+    /// Starts step `now`: every SM due by then joins the current set.
+    pub fn begin(&mut self, now: u64) {
+        if self.next_at <= now {
+            for (c, n) in self.cur.iter_mut().zip(&mut self.next) {
+                *c |= std::mem::take(n);
+            }
+            self.next_at = u64::MAX;
+        }
+        while let Some(&std::cmp::Reverse((t, i))) = self.later.peek() {
+            if t > now {
+                break;
+            }
+            self.later.pop();
+            if self.due[i as usize] == t {
+                self.cur[i as usize / 64] |= 1 << (i % 64);
+            }
+        }
+    }
+
+    /// SM `i` is due now (a reply, a launch), at step `now` (after [`SmAgenda::begin`]).
+    pub fn due_now(&mut self, i: usize, now: u64) {
+        self.due[i] = now;
+        self.cur[i / 64] |= 1 << (i % 64);
+    }
+
+    /// Whether some SM is due at the current step.
+    pub fn any_current(&self) -> bool {
+        self.cur.iter().any(|&w| w != 0)
+    }
+
+    /// The lowest SM of the current set, removed from it.
+    pub fn take_current(&mut self) -> Option<usize> {
+        for (k, w) in self.cur.iter_mut().enumerate() {
+            if *w != 0 {
+                let b = w.trailing_zeros() as usize;
+                *w &= *w - 1;
+                return Some(k * 64 + b);
+            }
+        }
+        None
+    }
+
+    /// SM `i`, visited at step `now`, is next due at `t` (`u64::MAX`: on an event).
+    pub fn set(&mut self, i: usize, t: u64, now: u64) {
+        self.due[i] = t;
+        if t == u64::MAX {
+            return;
+        }
+        if t == now + 1 {
+            self.next[i / 64] |= 1 << (i % 64);
+            self.next_at = t;
+        } else {
+            self.later.push(std::cmp::Reverse((t, i as u32)));
+        }
+    }
+
+    /// The earliest time an SM not in the current set is due (`u64::MAX`: none).
+    pub fn first_due(&mut self) -> u64 {
+        while let Some(&std::cmp::Reverse((t, i))) = self.later.peek() {
+            if self.due[i as usize] == t {
+                break;
+            }
+            self.later.pop();
+        }
+        let later = self.later.peek().map_or(u64::MAX, |r| r.0 .0);
+        if self.next.iter().any(|&w| w != 0) {
+            later.min(self.next_at)
+        } else {
+            later
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,8 +50,16 @@ pub struct Reply {
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    Arrive { sm: u32, block: u64, kind: ReqKind },
-    DramFill { slice: u32, block: u64 },
+    Arrive {
+        sm: u32,
+        slice: u32,
+        block: u64,
+        kind: ReqKind,
+    },
+    DramFill {
+        slice: u32,
+        block: u64,
+    },
     Deliver(Reply),
 }
 
@@ -70,6 +78,8 @@ pub struct MemSystem {
     waiting: Vec<Waiting>,
     /// Scratch of a wake-up: the SMs whose reads are presented again.
     retry: Vec<u32>,
+    /// Scratch of a fill: the reads its MSHR held.
+    fill_waiters: Vec<(u32, ReqKind)>,
 }
 
 /// The refused reads of one slice (see the module doc).
@@ -130,6 +140,7 @@ impl MemSystem {
             events: EventQueue::default(),
             waiting: (0..slices).map(|_| Waiting::default()).collect(),
             retry: Vec::new(),
+            fill_waiters: Vec::new(),
         }
     }
 
@@ -154,7 +165,15 @@ impl MemSystem {
             ReqKind::Write | ReqKind::Atomic => self.header + bytes,
         };
         let at = self.noc.request(sm, slice, size, now);
-        self.events.push(at, Event::Arrive { sm, block, kind });
+        self.events.push(
+            at,
+            Event::Arrive {
+                sm,
+                slice,
+                block,
+                kind,
+            },
+        );
     }
 
     /// When the next internal event is due.
@@ -293,8 +312,12 @@ impl MemSystem {
         while let Some((_, ev)) = self.events.pop_due(now) {
             match ev {
                 Event::Deliver(r) => out.push(r),
-                Event::Arrive { sm, block, kind } => {
-                    let slice = self.slice_of(block);
+                Event::Arrive {
+                    sm,
+                    slice,
+                    block,
+                    kind,
+                } => {
                     let s = slice as usize;
                     match kind {
                         ReqKind::Write => {
@@ -312,11 +335,14 @@ impl MemSystem {
                     }
                 }
                 Event::DramFill { slice, block } => {
-                    let (waiters, victim) = self.l2[slice as usize].fill(block);
+                    let mut waiters = std::mem::take(&mut self.fill_waiters);
+                    waiters.clear();
+                    let victim = self.l2[slice as usize].fill_into(block, &mut waiters);
                     self.writeback(slice, victim, now);
-                    for (sm, kind) in waiters {
+                    for &(sm, kind) in &waiters {
                         self.reply(slice, sm, block, kind, now);
                     }
+                    self.fill_waiters = waiters;
                     self.on_fill(slice, block, now);
                 }
             }

@@ -113,6 +113,10 @@ pub struct SimOptions {
     pub max_warp_instructions_per_tb: u64,
     /// Stop with an error after this many cycles.
     pub max_cycles: u64,
+    /// Threads a run may use (1 or more). With 2 or more, the launch's buffers are
+    /// materialised on a second thread while the model is built; the results are
+    /// byte-identical whatever the count (the simulation itself runs on one thread).
+    pub threads: usize,
     /// The kernel's registers per thread and their source (ptxas, the launch file), for
     /// the occupancy; `None`: the liveness estimate from the PTX.
     pub registers: Option<gpu::Registers>,
@@ -129,6 +133,7 @@ impl SimOptions {
             steal: None,
             max_warp_instructions_per_tb: 100_000_000,
             max_cycles: u64::MAX,
+            threads: 1,
             registers: None,
         }
     }
@@ -332,37 +337,71 @@ pub fn simulate_with_info(
     let kernel = trace::Kernel::new(f);
     let l1_block = TimingConfig::block_bytes(cfg.gpu.l1.sectored, cfg.gpu.l1.line_bytes);
     let params = trace::Tracer::params(&prog, bound);
-    let mut tracer = trace::Tracer::new(
-        &prog,
-        &kernel,
-        bound,
-        &params,
-        l1_block,
-        cfg.pipeline.shared_banks,
-        opts.max_warp_instructions_per_tb,
-    )?;
-    let num_tbs = u32::try_from(bound.grid.count())
-        .map_err(|_| SimError::Setup("more than 2^32 TBs".into()))?;
-    let threads =
-        u32::try_from(bound.block.count()).map_err(|_| SimError::Setup("TB too large".into()))?;
-    let warps_per_tb = threads.div_ceil(32);
-    let occ = occupancy(cfg, module, f, bound, opts.registers.as_ref())?;
-    let x = occ.tbs_per_sm;
-    let shape = LaunchShape {
-        kernel: &f.name,
-        grid: [bound.grid.x, bound.grid.y, bound.grid.z],
-        block: [bound.block.x, bound.block.y, bound.block.z],
+    // The tracer's set-up materialises the launch's buffers (for a small launch as long as
+    // simulating it); with a second thread it runs beside the model's construction, which
+    // does not need it. Either way the same tracer and model result.
+    let make_tracer = || {
+        trace::Tracer::new(
+            &prog,
+            &kernel,
+            bound,
+            &params,
+            l1_block,
+            cfg.pipeline.shared_banks,
+            opts.max_warp_instructions_per_tb,
+        )
     };
-    let mut sched = make_scheduler(opts, cfg, &shape, x)?;
-    let n = cfg.gpu.core.num_sms.max(1);
-    // The carveout is chosen for the TBs an SM can actually hold (a grid smaller than the
-    // GPU does not fill every context).
-    let resident = x.min(num_tbs.div_ceil(n).max(1));
-    let (l1_bytes, carveout, sm_cfg) = l1_for(cfg, resident, tracer.shared_bytes() as u64);
-    let mut sms: Vec<sm::Sm> = (0..n)
-        .map(|i| sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs))
-        .collect();
-    let mut memsys = mem::MemSystem::new(cfg);
+    let build = || -> Result<_, SimError> {
+        let shared_bytes = trace::shared_bytes(&prog, bound)?;
+        let num_tbs = u32::try_from(bound.grid.count())
+            .map_err(|_| SimError::Setup("more than 2^32 TBs".into()))?;
+        let threads = u32::try_from(bound.block.count())
+            .map_err(|_| SimError::Setup("TB too large".into()))?;
+        let warps_per_tb = threads.div_ceil(32);
+        let occ = occupancy(cfg, module, f, bound, opts.registers.as_ref())?;
+        let x = occ.tbs_per_sm;
+        let shape = LaunchShape {
+            kernel: &f.name,
+            grid: [bound.grid.x, bound.grid.y, bound.grid.z],
+            block: [bound.block.x, bound.block.y, bound.block.z],
+        };
+        let sched = make_scheduler(opts, cfg, &shape, x)?;
+        let n = cfg.gpu.core.num_sms.max(1);
+        // The carveout is chosen for the TBs an SM can actually hold (a grid smaller than the
+        // GPU does not fill every context).
+        let resident = x.min(num_tbs.div_ceil(n).max(1));
+        let (l1_bytes, carveout, sm_cfg) = l1_for(cfg, resident, shared_bytes as u64);
+        let sms: Vec<sm::Sm> = (0..n)
+            .map(|i| sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs))
+            .collect();
+        let memsys = mem::MemSystem::new(cfg);
+        Ok((
+            num_tbs,
+            warps_per_tb,
+            occ,
+            x,
+            sched,
+            n,
+            (l1_bytes, carveout),
+            sms,
+            memsys,
+        ))
+    };
+    let (tracer, model) = if opts.threads > 1 {
+        std::thread::scope(|sc| {
+            let helper = sc.spawn(make_tracer);
+            let model = build();
+            let tracer = helper
+                .join()
+                .unwrap_or_else(|_| Err(SimError::Setup("the tracer's set-up panicked".into())));
+            (tracer, model)
+        })
+    } else {
+        (make_tracer(), build())
+    };
+    let mut tracer = tracer?;
+    let (num_tbs, warps_per_tb, occ, x, mut sched, n, (l1_bytes, carveout), mut sms, mut memsys) =
+        model?;
     let mut now = 0u64;
     let mut done = 0u64;
     let mut replies = Vec::new();
@@ -372,12 +411,11 @@ pub fn simulate_with_info(
     // When each SM next needs a cycle: `now + 1` while it issues, its wake-up time while its
     // warps wait on latencies, `u64::MAX` while it waits for a reply (or has no TB). A
     // reply or a launch makes it due at once. An SM's cycle before its due time would do
-    // nothing, so skipping it changes no result.
-    let mut due = vec![u64::MAX; n as usize];
+    // nothing, so skipping it changes no result. The agenda visits the SMs due at a step in
+    // SM order without a pass over the others.
+    let mut due = events::SmAgenda::new(n as usize);
     // Since when each SM has had a resident TB (for `busy_cycles`).
     let mut busy_since: Vec<Option<u64>> = vec![None; n as usize];
-    // The earliest of `due` (steps where no SM is due skip the pass over the SMs).
-    let mut first_due = u64::MAX;
     let mut ask = true;
     while done < u64::from(num_tbs) {
         if now > opts.max_cycles {
@@ -388,10 +426,10 @@ pub fn simulate_with_info(
         }
         replies.clear();
         memsys.cycle(now, &mut replies);
+        due.begin(now);
         for r in &replies {
             if sms[r.sm as usize].on_reply(r, now) {
-                due[r.sm as usize] = now;
-                first_due = now;
+                due.due_now(r.sm as usize, now);
             }
         }
         let mut launched = false;
@@ -407,45 +445,34 @@ pub fn simulate_with_info(
                 let i = s as usize;
                 sms[i].launch(tb, &mut tracer, now)?;
                 busy_since[i].get_or_insert(now);
-                due[i] = now;
-                first_due = now;
+                due.due_now(i, now);
                 launched = true;
             }
             ask = launched;
         }
         let mut active = launched;
         let mut wake = memsys.next_time().unwrap_or(u64::MAX);
-        let pass = first_due <= now;
-        if !pass {
-            wake = wake.min(first_due);
-        }
-        let mut min_due = u64::MAX;
-        for (i, s) in sms.iter_mut().enumerate().filter(|_| pass) {
-            if due[i] > now {
-                wake = wake.min(due[i]);
-                min_due = min_due.min(due[i]);
-                continue;
-            }
+        while let Some(i) = due.take_current() {
+            let s = &mut sms[i];
+            let mut next_due = due.due(i);
             // An SM without TBs has nothing to do (and nothing in flight towards it), but a
             // TB it launched may have finished at once.
             if s.is_busy() {
                 let (a, w) = s.cycle(now, &kernel, &mut memsys, &mut tracer)?;
                 active |= a;
                 wake = wake.min(w);
-                due[i] = if a { now + 1 } else { w };
+                next_due = if a { now + 1 } else { w };
             }
             s.take_finished(&mut finished);
             if !s.is_busy() {
-                due[i] = u64::MAX;
+                next_due = u64::MAX;
                 if let Some(t) = busy_since[i].take() {
                     s.stats_mut().busy_cycles += now - t;
                 }
             }
-            min_due = min_due.min(due[i]);
+            due.set(i, next_due, now);
         }
-        if pass {
-            first_due = min_due;
-        }
+        wake = wake.min(due.first_due());
         done += finished.len() as u64;
         let freed = !finished.is_empty();
         ask |= freed;

@@ -29,7 +29,10 @@ const PENDING: u64 = u64::MAX;
 
 struct TbSlot<'p> {
     tb: u32,
-    stream: TbStream<'p>,
+    /// The TB's interpreter state; dropped once every warp has exited functionally (its
+    /// register files are most of the memory a resident TB holds, and a short kernel's
+    /// warps all exit within their first chunk).
+    stream: Option<TbStream<'p>>,
     /// Per warp of the TB: the traced window not yet issued.
     windows: Vec<WarpTrace>,
     live: u32,
@@ -62,9 +65,6 @@ struct WarpSlot {
     loads: Vec<Load>,
     free_loads: Vec<u32>,
     outstanding: u32,
-    /// The warp cannot issue before this (a cached `check`; reset by load completions,
-    /// barrier releases and launches).
-    blocked_until: u64,
     /// `check` passed and nothing but the LSU queue can change that until the warp issues;
     /// `next_is_mem` says whether the LSU queue matters.
     ready_cached: bool,
@@ -101,6 +101,15 @@ pub struct Sm<'p> {
     scheds: Vec<Box<dyn WarpScheduler>>,
     warps: Vec<WarpSlot>,
     age: Vec<u64>,
+    /// Per warp slot: it cannot issue before this (a cached `check`; reset by load
+    /// completions, barrier releases and launches). Kept apart from [`WarpSlot`] so that
+    /// the per-cycle scan over blocked warps reads one dense array.
+    blocked: Vec<u64>,
+    /// Bit per warp slot: in use and `blocked` is not `u64::MAX` (a warp waiting for a load
+    /// or a barrier is left out of the scan until the event that unblocks it).
+    live: Vec<u64>,
+    /// Per warp scheduler: the bits of its warp slots (`slot % schedulers`).
+    sched_mask: Vec<Vec<u64>>,
     ctxs: Vec<Option<TbSlot<'p>>>,
     lsu: VecDeque<LsuEntry>,
     /// The blocks of the global accesses in `lsu`, in queue order (copied at issue, so a
@@ -110,13 +119,13 @@ pub struct Sm<'p> {
     dispatched: u64,
     stats: SmStats,
     ready: Vec<u32>,
+    /// Scratch: the loads a reply completes a block of.
+    waiters: Vec<(u32, u32)>,
     finished: Vec<u32>,
     num_regs: usize,
     /// Nothing can issue before this (set when the SM stalls; cleared by launches and
     /// replies), so stalled SMs cost nothing per cycle.
     sleep_until: u64,
-    /// Warp slots in use per warp scheduler, ascending.
-    used: Vec<Vec<u32>>,
     /// The LSU's head access was refused an L1 MSHR (or merge slot): nothing the LSU does
     /// can change until the fill that admits it, so it waits for that fill.
     lsu_blocked: bool,
@@ -131,6 +140,29 @@ pub struct Sm<'p> {
     free_slots: u32,
     /// The most trace bytes held at once, sampled when TBs launch and finish.
     peak_trace_bytes: usize,
+}
+
+/// Sets warp slot `s`'s blocked-until time and its live bit.
+fn set_blocked(blocked: &mut [u64], live: &mut [u64], s: usize, t: u64) {
+    blocked[s] = t;
+    if t == u64::MAX {
+        live[s / 64] &= !(1 << (s % 64));
+    } else {
+        live[s / 64] |= 1 << (s % 64);
+    }
+}
+
+/// The first slot at or after `from` whose bit is set in both `live` and `mask`.
+fn next_live(live: &[u64], mask: &[u64], from: usize) -> Option<usize> {
+    let mut w = from / 64;
+    let mut m = live.get(w)? & mask[w] & (u64::MAX << (from % 64));
+    loop {
+        if m != 0 {
+            return Some(w * 64 + m.trailing_zeros() as usize);
+        }
+        w += 1;
+        m = live.get(w)? & mask[w];
+    }
 }
 
 impl<'p> Sm<'p> {
@@ -158,6 +190,20 @@ impl<'p> Sm<'p> {
                 .collect(),
             warps: (0..nw).map(|_| WarpSlot::default()).collect(),
             age: vec![0; nw],
+            blocked: vec![u64::MAX; nw],
+            live: vec![0; nw.div_ceil(64)],
+            sched_mask: {
+                let n = g.core.warp_schedulers_per_sm.max(1) as usize;
+                (0..n)
+                    .map(|k| {
+                        let mut m = vec![0u64; nw.div_ceil(64)];
+                        for s in (k..nw).step_by(n) {
+                            m[s / 64] |= 1 << (s % 64);
+                        }
+                        m
+                    })
+                    .collect()
+            },
             ctxs: (0..contexts.max(1)).map(|_| None).collect(),
             lsu: VecDeque::new(),
             lsu_blocks: VecDeque::new(),
@@ -165,10 +211,10 @@ impl<'p> Sm<'p> {
             dispatched: 0,
             stats: SmStats::default(),
             ready: Vec::new(),
+            waiters: Vec::new(),
             finished: Vec::new(),
             num_regs,
             sleep_until: 0,
-            used: vec![Vec::new(); g.core.warp_schedulers_per_sm.max(1) as usize],
             lsu_blocked: false,
             lsu_wait: LsuWait::No,
             scan_at: 0,
@@ -241,7 +287,7 @@ impl<'p> Sm<'p> {
             ws.loads.clear();
             ws.free_loads.clear();
             ws.outstanding = 0;
-            ws.blocked_until = 0;
+            set_blocked(&mut self.blocked, &mut self.live, s, 0);
             ws.ready_cached = false;
             self.age[s] = self.dispatched;
             self.dispatched += 1;
@@ -249,17 +295,10 @@ impl<'p> Sm<'p> {
         }
         self.free_ctxs -= 1;
         self.free_slots -= slots.len() as u32;
-        let n = self.used.len();
-        for &s in &slots {
-            self.used[s as usize % n].push(s);
-        }
-        for u in &mut self.used {
-            u.sort_unstable();
-        }
         let live = slots.len() as u32;
         self.ctxs[c] = Some(TbSlot {
             tb,
-            stream,
+            stream: (!windows.iter().all(|w| w.ended)).then_some(stream),
             windows,
             live,
             at_barrier: 0,
@@ -298,7 +337,13 @@ impl<'p> Sm<'p> {
             return Ok(());
         };
         let w = self.warps[s].w as usize;
-        tracer.refill(&mut tb.stream, w, &mut tb.windows)?;
+        let Some(stream) = tb.stream.as_mut() else {
+            return Ok(());
+        };
+        tracer.refill(stream, w, &mut tb.windows)?;
+        if tb.windows.iter().all(|w| w.ended) {
+            tb.stream = None;
+        }
         self.warps[s].pos = 0;
         // A refill may also have appended to other warps' windows (run to a barrier).
         for &x in &tb.warp_slots {
@@ -326,17 +371,18 @@ impl<'p> Sm<'p> {
             self.lsu_blocked = false;
             self.lsu_wait = LsuWait::No;
         }
-        let waiters: Vec<(u32, u32)> = match r.kind {
-            ReqKind::Read => self.l1.fill(r.block).0,
-            ReqKind::Atomic => self
-                .atomics
-                .get_mut(&r.block)
-                .and_then(VecDeque::pop_front)
-                .into_iter()
-                .collect(),
-            ReqKind::Write => Vec::new(),
-        };
-        for (w, l) in waiters {
+        let mut waiters = std::mem::take(&mut self.waiters);
+        waiters.clear();
+        match r.kind {
+            ReqKind::Read => {
+                self.l1.fill_into(r.block, &mut waiters);
+            }
+            ReqKind::Atomic => {
+                waiters.extend(self.atomics.get_mut(&r.block).and_then(VecDeque::pop_front))
+            }
+            ReqKind::Write => {}
+        }
+        for &(w, l) in &waiters {
             let load = &mut self.warps[w as usize].loads[l as usize];
             load.remaining -= 1;
             load.done_at = load.done_at.max(now);
@@ -345,6 +391,7 @@ impl<'p> Sm<'p> {
                 woke = true;
             }
         }
+        self.waiters = waiters;
         if woke {
             self.sleep_until = 0;
             self.scan_at = 0;
@@ -362,7 +409,7 @@ impl<'p> Sm<'p> {
             }
         }
         ws.loads[l as usize].dsts = load.dsts;
-        ws.blocked_until = 0;
+        set_blocked(&mut self.blocked, &mut self.live, w as usize, 0);
         ws.free_loads.push(l);
         ws.outstanding -= 1;
         self.scan_at = 0;
@@ -391,12 +438,10 @@ impl<'p> Sm<'p> {
             if let Some((id, slots)) = tb {
                 for &s in &slots {
                     self.warps[s as usize].used = false;
+                    set_blocked(&mut self.blocked, &mut self.live, s as usize, u64::MAX);
                 }
                 self.free_ctxs += 1;
                 self.free_slots += slots.len() as u32;
-                for u in &mut self.used {
-                    u.retain(|s| !slots.contains(s));
-                }
                 self.finished.push(id);
                 self.stats.tbs += 1;
             }
@@ -418,7 +463,7 @@ impl<'p> Sm<'p> {
             let ws = &mut self.warps[s as usize];
             if ws.barrier {
                 ws.barrier = false;
-                ws.blocked_until = 0;
+                set_blocked(&mut self.blocked, &mut self.live, s as usize, 0);
                 ws.next_issue = ws.next_issue.max(now + 1);
             }
         }
@@ -450,14 +495,19 @@ impl<'p> Sm<'p> {
         };
         for k in 0..n {
             self.ready.clear();
-            for i in 0..self.used[k].len() {
-                let s = self.used[k][i] as usize;
-                let ws = &self.warps[s];
-                let b = ws.blocked_until;
+            // The scheduler's warps in slot order (the order of `used[k]`), skipping those
+            // blocked until an event (`blocked` = MAX), which could not issue and set no
+            // wake-up time. The live bits are read afresh at each step: a warp visited
+            // earlier can release a barrier and unblock a later one.
+            let mut from = 0;
+            while let Some(s) = next_live(&self.live, &self.sched_mask[k], from) {
+                from = s + 1;
+                let b = self.blocked[s];
                 if b > now {
                     wake = wake.min(b);
                     continue;
                 }
+                let ws = &self.warps[s];
                 if !ws.ready_cached {
                     if ws.pos >= ws.len && !ws.ended && !ws.barrier && ws.used && !ws.done {
                         self.refill(s, tracer)?;
@@ -472,7 +522,7 @@ impl<'p> Sm<'p> {
                             ws.next_is_mem = is_mem;
                         }
                         Err(t) => {
-                            self.warps[s].blocked_until = t;
+                            set_blocked(&mut self.blocked, &mut self.live, s, t);
                             wake = wake.min(t);
                             continue;
                         }
@@ -562,7 +612,7 @@ impl<'p> Sm<'p> {
         let ws = &mut self.warps[s];
         ws.pos += 1;
         ws.next_issue = now + 1;
-        ws.blocked_until = now + 1;
+        set_blocked(&mut self.blocked, &mut self.live, s, now + 1);
         ws.ready_cached = false;
         match st.class {
             Class::Barrier => {

@@ -386,6 +386,12 @@ impl<'p> Tracer<'p> {
     }
 }
 
+/// Shared memory one TB of `bound` uses ([`Tracer::shared_bytes`] without building the
+/// tracer).
+pub fn shared_bytes(prog: &Program, bound: &BoundLaunch) -> Result<usize, SimError> {
+    Ok(Geometry::of(prog, bound)?.shared_bytes)
+}
+
 /// Appends the executed instruction `step` (whose memory accesses `rec` observed) to `t`.
 fn record(t: &mut WarpTrace, rec: &Recorder, step: Step) {
     let mem = match rec.got.first() {
