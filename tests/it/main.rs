@@ -11,5 +11,6 @@ mod evidence;
 mod launch_files;
 mod occupancy;
 mod partition;
+mod robust_ptx;
 mod run;
 mod simulate;
