@@ -12,6 +12,8 @@
 //! - `ld` / `ldu` / `st` (PTX ISA 9.7.9.8-10): unknown or inapplicable modifiers, more than
 //!   one state space, anything but one type, the wrong number or kind of operands, and a
 //!   vector operand whose element count differs from `.v2` / `.v4` / `.v8`;
+//! - value-producing instructions (`mov`, `add`, `setp`, ...): a destination that is an
+//!   immediate, an address or a name rather than a register;
 //! - `bar` / `barrier` (PTX ISA 9.7.13.1): a barrier number outside 0..=15, a thread count
 //!   that is not a multiple of the warp size, `bar.arrive` without a non-zero thread count.
 //!
@@ -159,6 +161,82 @@ fn check_inst(f: &Function, i: &Inst, span: Span, out: &mut Vec<Raw>) {
         Opcode::Bar | Opcode::Barrier => check_barrier(i, &mut err),
         _ => {}
     }
+    if writes_first_operand(&i.op)
+        && matches!(
+            i.operands.first(),
+            Some(Operand::Imm(_) | Operand::Address(_) | Operand::Symbol(_) | Operand::Label(_))
+        )
+    {
+        err(format!(
+            "the destination (first operand) of '{}' must be a register",
+            i.op.name()
+        ));
+    }
+}
+
+/// Instructions whose first operand is the register they write (PTX ISA 9.7): an
+/// immediate, address or name there is an argument mismatch for ptxas.
+fn writes_first_operand(op: &Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Mov | Add
+            | Addc
+            | Sub
+            | Subc
+            | Mul
+            | Mad
+            | Madc
+            | Mul24
+            | Mad24
+            | Sad
+            | Div
+            | Rem
+            | Abs
+            | Neg
+            | Min
+            | Max
+            | And
+            | Or
+            | Xor
+            | Not
+            | Cnot
+            | Shl
+            | Shr
+            | Shf
+            | Selp
+            | Setp
+            | Set
+            | Slct
+            | Cvt
+            | Cvta
+            | Fma
+            | Rcp
+            | Sqrt
+            | Rsqrt
+            | Sin
+            | Cos
+            | Lg2
+            | Ex2
+            | Tanh
+            | Prmt
+            | Bfe
+            | Bfi
+            | Bfind
+            | Popc
+            | Clz
+            | Brev
+            | Copysign
+            | Testp
+            | Lop3
+            | Dp4a
+            | Dp2a
+            | Atom
+            | Shfl
+            | Vote
+            | Activemask
+            | Redux
+    )
 }
 
 /// Modifier words of `ld`/`st` that the typed [`crate::Modifiers`] fields do not model but
@@ -251,9 +329,13 @@ fn check_memory(i: &Inst, err: &mut impl FnMut(String)) {
             "'{name}.{w}' needs a vector operand of {} elements {{a, b, ...}}",
             w.lanes()
         )),
-        (None, Some(Operand::Vector(v))) => err(format!(
-            "vector operand of {} elements needs a .v{} modifier on '{name}'",
+        (None, Some(Operand::Vector(v))) if matches!(v.len(), 2 | 4 | 8) => err(format!(
+            "a vector operand of {} elements needs a .v{} modifier on '{name}'",
             v.len(),
+            v.len()
+        )),
+        (None, Some(Operand::Vector(v))) => err(format!(
+            "'{name}' moves a scalar or a vector of 2, 4 or 8 elements (.v2, .v4, .v8), found a vector of {}",
             v.len()
         )),
         _ => {}
@@ -386,6 +468,15 @@ mod tests {
             ),
             ("ld.global.v2.u32 %r1, [%rd1];", "needs a vector operand"),
             ("ld.global.u32 {%r1, %r2}, [%rd1];", "needs a .v2 modifier"),
+            ("st.global.u32 [%rd1], {%r1};", "found a vector of 1"),
+            (
+                "mov.u32 5, %r1;",
+                "destination (first operand) of 'mov' must be a register",
+            ),
+            (
+                "add.u32 sm, %r1, %r2;",
+                "destination (first operand) of 'add'",
+            ),
             ("st.shared.v2.u32 [sm], {%r1, %r2, %r3};", "has 3 elements"),
             ("ld.global.rn.u32 %r1, [%rd1];", "unknown modifier '.rn'"),
             (
