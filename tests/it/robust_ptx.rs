@@ -14,7 +14,8 @@ const HEAD: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
 
 /// A scratch folder for this test (removed first).
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("paver-it-robust-ptx-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("paver-it-robust-ptx-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -37,7 +38,9 @@ fn kernel_with(body: &str) -> String {
 }
 
 /// Rust debug text that must never reach a user.
-const DEBUG_TEXT: [&str; 8] = ["Some(", "None", "Imm(", "Int(", "Reg(", "RegId", "Operand", "\"}"];
+const DEBUG_TEXT: [&str; 8] = [
+    "Some(", "None", "Imm(", "Int(", "Reg(", "RegId", "Operand", "\"}",
+];
 
 fn assert_no_debug_text(msg: &str) {
     for d in DEBUG_TEXT {
@@ -63,7 +66,10 @@ fn invalid_instructions_are_rejected_with_their_location() {
         // ptxas: Predicate expression expected
         ("@%r1 ret;", "a guard must be a .pred register"),
         // ptxas: Argument vector size mismatch for instruction 'ld'
-        ("ld.global.v4.u32 {%r1, %r2}, [%rd1];", "vector operand has 2 elements"),
+        (
+            "ld.global.v4.u32 {%r1, %r2}, [%rd1];",
+            "vector operand has 2 elements",
+        ),
         // ptxas: Barrier number '16' out of range, expected to be in range [0..15]
         ("bar.sync 16;", "barrier number 16 out of range"),
         // ptxas: Number of threads participating in barrier must be in multiple of warp size
@@ -76,13 +82,25 @@ fn invalid_instructions_are_rejected_with_their_location() {
     for (k, (body, want)) in cases.iter().enumerate() {
         let file = write(&dir, &format!("bad{k}.ptx"), &kernel_with(body));
         let err = paver_err(&["parse", &file]);
-        assert!(err.contains(&format!("{file}:12:1: error: ")), "{body}: {err}");
+        assert!(
+            err.contains(&format!("{file}:12:1: error: ")),
+            "{body}: {err}"
+        );
         assert!(err.contains(want), "{body}: {err}");
         assert_no_debug_text(&err);
     }
     // `analyze` used to count `ld.glbal` as a resolved global load; now it stops.
     let file = write(&dir, "glbal.ptx", &kernel_with("ld.glbal.u32 %r1, [%rd1];"));
-    let err = paver_err(&["analyze", &file, "--grid", "1", "--block", "32", "--param", "p=buffer:u32:32:zeros"]);
+    let err = paver_err(&[
+        "analyze",
+        &file,
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--param",
+        "p=buffer:u32:32:zeros",
+    ]);
     assert!(err.contains("unknown modifier '.glbal'"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -101,7 +119,12 @@ fn empty_files_and_duplicate_kernels_are_rejected() {
         &format!("{HEAD}.entry k()\n{{\nret;\n}}\n.entry k()\n{{\nret;\n}}\n"),
     );
     let err = paver_err(&["parse", &dup]);
-    assert!(err.contains(&format!("{dup}:8:8: error: duplicate definition of kernel 'k'")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{dup}:8:8: error: duplicate definition of kernel 'k'"
+        )),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -116,15 +139,32 @@ fn maxntid_and_reqntid_are_checked_at_launch() {
     );
     let file = write(&dir, "ntid.ptx", &ptx);
     let args = |cmd: &'static str, k: &'static str, block: &'static str| -> Vec<String> {
-        [cmd, file.as_str(), "--kernel", k, "--grid", "1", "--block", block, "--param", "p=buffer:u32:4:zeros"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+        [
+            cmd,
+            file.as_str(),
+            "--kernel",
+            k,
+            "--grid",
+            "1",
+            "--block",
+            block,
+            "--param",
+            "p=buffer:u32:4:zeros",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
     };
-    let strs = |v: &[String]| -> Vec<&str> { v.iter().map(String::as_str).collect() };
+    fn strs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
     for (k, block, want) in [
         ("m", "128", ".maxntid 64, 1, 1 (at most 64 threads per TB)"),
-        ("r", "64", ".reqntid 32, 2, 1 but the launch's block is (64,1,1)"),
+        (
+            "r",
+            "64",
+            ".reqntid 32, 2, 1 but the launch's block is (64,1,1)",
+        ),
     ] {
         for cmd in ["run", "simulate"] {
             let a = args(cmd, k, block);
@@ -252,8 +292,19 @@ fn producer_consumer_barriers_run_and_simulate() {
         let block = threads.to_string();
         let param = format!("out=buffer:u32:{threads}:zeros");
         let summary = paver_ok(&[
-            "run", &file, "--kernel", kernel, "--grid", "2", "--block", &block, "--param", &param,
-            "--outputs", out.to_str().unwrap(), "--json",
+            "run",
+            &file,
+            "--kernel",
+            kernel,
+            "--grid",
+            "2",
+            "--block",
+            &block,
+            "--param",
+            &param,
+            "--outputs",
+            out.to_str().unwrap(),
+            "--json",
         ]);
         let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
         let got = npy_u32(&out.join("p0_out.npy"), threads);
@@ -262,13 +313,16 @@ fn producer_consumer_barriers_run_and_simulate() {
             .collect();
         assert_eq!(got, want, "{kernel}");
         let stats = paver_ok(&[
-            "simulate", &file, "--kernel", kernel, "--grid", "2", "--block", &block, "--param", &param,
-            "--quiet",
+            "simulate", &file, "--kernel", kernel, "--grid", "2", "--block", &block, "--param",
+            &param, "--quiet",
         ]);
         let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
         assert_eq!(v["tbs"], 2, "{stats}");
         // The timing model executes the same instructions as the interpreter.
-        assert_eq!(v["warp_instructions"], summary["stats"]["warp_instructions"], "{kernel}");
+        assert_eq!(
+            v["warp_instructions"], summary["stats"]["warp_instructions"],
+            "{kernel}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -281,16 +335,30 @@ fn barrier_deadlock_is_reported() {
     let file = write(&dir, "dl.ptx", &format!("{HEAD}{DEADLOCK}"));
     for cmd in ["run", "simulate"] {
         let err = paver_err(&[
-            cmd, &file, "--grid", "1", "--block", "128", "--param", "out=buffer:u32:4:zeros",
+            cmd,
+            &file,
+            "--grid",
+            "1",
+            "--block",
+            "128",
+            "--param",
+            "out=buffer:u32:4:zeros",
         ]);
-        assert!(err.contains("barrier deadlock in kernel deadlock, TB (0,0,0)"), "{err}");
+        assert!(
+            err.contains("barrier deadlock in kernel deadlock, TB (0,0,0)"),
+            "{err}"
+        );
         // Threads 0-63 (warps 0-1) branch to `bar.sync 0`, threads 64-127 wait at `bar.sync 1`.
         assert!(
-            err.contains("warps 0-1 (threads 0-63) wait at barrier 0 (PTX line 14), 2 of 4 warps arrived"),
+            err.contains(
+                "warps 0-1 (threads 0-63) wait at barrier 0 (PTX line 14), 2 of 4 warps arrived"
+            ),
             "{err}"
         );
         assert!(
-            err.contains("warps 2-3 (threads 64-127) wait at barrier 1 (PTX line 11), 2 of 4 warps arrived"),
+            err.contains(
+                "warps 2-3 (threads 64-127) wait at barrier 1 (PTX line 11), 2 of 4 warps arrived"
+            ),
             "{err}"
         );
     }
@@ -302,10 +370,26 @@ fn barrier_deadlock_is_reported() {
 fn invalid_barrier_operands_in_registers_stop_the_run() {
     let dir = scratch("barops");
     for (k, (setup, bar, want)) in [
-        ("mov.u32 %r1, 16;", "bar.sync %r1;", "barrier number 16 out of range"),
-        ("mov.u32 %r1, 48;", "bar.sync 0, %r1;", "thread count 48 is not a positive multiple of the warp size (32)"),
-        ("mov.u32 %r1, 2048;", "bar.sync 0, %r1;", "waits for 2048 threads but the TB has 64"),
-        ("mov.u32 %r1, %tid.x;", "bar.sync %r1;", "barrier operand differs between lanes"),
+        (
+            "mov.u32 %r1, 16;",
+            "bar.sync %r1;",
+            "barrier number 16 out of range",
+        ),
+        (
+            "mov.u32 %r1, 48;",
+            "bar.sync 0, %r1;",
+            "thread count 48 is not a positive multiple of the warp size (32)",
+        ),
+        (
+            "mov.u32 %r1, 2048;",
+            "bar.sync 0, %r1;",
+            "waits for 2048 threads but the TB has 64",
+        ),
+        (
+            "mov.u32 %r1, %tid.x;",
+            "bar.sync %r1;",
+            "barrier operand differs between lanes",
+        ),
     ]
     .iter()
     .enumerate()
@@ -314,7 +398,16 @@ fn invalid_barrier_operands_in_registers_stop_the_run() {
             "{HEAD}.visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<3>;\n{setup}\n{bar}\nret;\n}}\n"
         );
         let file = write(&dir, &format!("b{k}.ptx"), &ptx);
-        let err = paver_err(&["run", &file, "--grid", "1", "--block", "64", "--param", "p=buffer:u32:4:zeros"]);
+        let err = paver_err(&[
+            "run",
+            &file,
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--param",
+            "p=buffer:u32:4:zeros",
+        ]);
         assert!(err.contains(want), "{bar}: {err}");
         assert!(err.contains("PTX line 8"), "{bar}: {err}");
     }
@@ -359,13 +452,22 @@ ret;
 fn shared_addresses_wrap_at_32_bits() {
     let dir = scratch("wrap");
     let file = write(&dir, "wrap.ptx", &format!("{HEAD}{SHARED_WRAP}"));
-    let launch = ["--grid", "1", "--block", "32", "--param", "out=buffer:u32:32:zeros"];
+    let launch = [
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--param",
+        "out=buffer:u32:32:zeros",
+    ];
     let out = dir.join("out");
     let mut args = vec!["run", file.as_str()];
     args.extend(launch);
     args.extend(["--outputs", out.to_str().unwrap()]);
     paver_ok(&args);
-    let want: Vec<u32> = (0..32).map(|t| if t < 31 { 7 * (t + 1) + 5 } else { 222 }).collect();
+    let want: Vec<u32> = (0..32)
+        .map(|t| if t < 31 { 7 * (t + 1) + 5 } else { 222 })
+        .collect();
     assert_eq!(npy_u32(&out.join("p0_out.npy"), 32), want);
     let mut sim = vec!["simulate", file.as_str(), "--quiet"];
     sim.extend(launch);
@@ -416,8 +518,16 @@ fn f32_nans_are_canonical() {
     let file = write(&dir, "nan.ptx", &format!("{HEAD}{NANS}"));
     let out = dir.join("out");
     paver_ok(&[
-        "run", &file, "--grid", "1", "--block", "1", "--param", "out=buffer:u32:12:zeros",
-        "--outputs", out.to_str().unwrap(),
+        "run",
+        &file,
+        "--grid",
+        "1",
+        "--block",
+        "1",
+        "--param",
+        "out=buffer:u32:12:zeros",
+        "--outputs",
+        out.to_str().unwrap(),
     ]);
     let c = 0x7fff_ffff;
     assert_eq!(
@@ -452,7 +562,16 @@ fn messages_carry_no_debug_text() {
         let file = write(&dir, &format!("m{k}.ptx"), &kernel_with(body));
         let runs = [
             vec!["parse", file.as_str()],
-            vec!["run", file.as_str(), "--grid", "1", "--block", "32", "--param", "p=buffer:u32:64:zeros"],
+            vec![
+                "run",
+                file.as_str(),
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--param",
+                "p=buffer:u32:64:zeros",
+            ],
         ];
         for args in &runs {
             let cmd = args[0];

@@ -226,7 +226,10 @@ mod tests {
         let mut b = Barriers::new(3);
         assert_eq!(b.arrive(0, 0, 0, Some((5, true, true)), true), None);
         assert_eq!(b.arrive(1, 0, 0, Some((2, false, true)), true), None);
-        let w: Vec<_> = b.waits().map(|(id, a, n, ws)| (id, a, n, ws.to_vec())).collect();
+        let w: Vec<_> = b
+            .waits()
+            .map(|(id, a, n, ws)| (id, a, n, ws.to_vec()))
+            .collect();
         assert_eq!(w, vec![(0, 2, 3, vec![0, 1])]);
         // The third warp exits instead of arriving: the barrier completes.
         b.warp_exited();

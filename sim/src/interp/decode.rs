@@ -212,7 +212,10 @@ impl Decoder<'_> {
         match o {
             Some(Operand::Reg(r)) => Ok(r.0),
             Some(Operand::Sink) => Ok(NO_REG),
-            other => Err(format!("expected a destination register, found {}", describe(other))),
+            other => Err(format!(
+                "expected a destination register, found {}",
+                describe(other)
+            )),
         }
     }
 
@@ -238,7 +241,10 @@ impl Decoder<'_> {
             Some(Operand::Imm(i)) => Ok(Src::Imm(imm_bits(*i, ty))),
             Some(Operand::Special(s)) => Ok(self.special(*s)),
             Some(Operand::Symbol(s)) => Ok(Src::Imm(self.symbol_addr(*s)?.1)),
-            other => Err(format!("expected a source operand, found {}", describe(other))),
+            other => Err(format!(
+                "expected a source operand, found {}",
+                describe(other)
+            )),
         }
     }
 
@@ -270,7 +276,10 @@ impl Decoder<'_> {
                     space,
                 ))
             }
-            other => Err(format!("expected an address [...], found {}", describe(other))),
+            other => Err(format!(
+                "expected an address [...], found {}",
+                describe(other)
+            )),
         }
     }
 
@@ -306,19 +315,19 @@ impl Decoder<'_> {
             ));
         }
         if !m.other.is_empty()
-                && !matches!(
-                    inst.op,
-                    Opcode::Bar
-                        | Opcode::Barrier
-                        | Opcode::Testp
-                        | Opcode::Shf
-                        | Opcode::Prmt
-                        | Opcode::Ld
-                        | Opcode::Ldu
-                        | Opcode::St
-                        | Opcode::Membar
-                        | Opcode::Fence
-                )
+            && !matches!(
+                inst.op,
+                Opcode::Bar
+                    | Opcode::Barrier
+                    | Opcode::Testp
+                    | Opcode::Shf
+                    | Opcode::Prmt
+                    | Opcode::Ld
+                    | Opcode::Ldu
+                    | Opcode::St
+                    | Opcode::Membar
+                    | Opcode::Fence
+            )
         {
             return Err(format!("modifiers .{} not supported", m.other.join(".")));
         }
@@ -467,7 +476,9 @@ impl Decoder<'_> {
                     Some(s) if s.is_shared() => Space::Shared,
                     Some(StateSpace::Local) => Space::Local,
                     Some(s) => return Err(format!("cvta.{s} not supported")),
-                    None => return Err("cvta needs a state space (.global, .shared, .local)".into()),
+                    None => {
+                        return Err("cvta needs a state space (.global, .shared, .local)".into())
+                    }
                 };
                 let t = self.ty(inst, 0)?;
                 Op::Cvta {
@@ -667,7 +678,10 @@ impl Decoder<'_> {
         match words.as_slice() {
             [] => {
                 if ops.len() > 2 {
-                    return Err(format!("bar.sync takes 1 or 2 operands, found {}", ops.len()));
+                    return Err(format!(
+                        "bar.sync takes 1 or 2 operands, found {}",
+                        ops.len()
+                    ));
                 }
                 Ok(Op::Bar {
                     arrive: false,
@@ -694,7 +708,10 @@ impl Decoder<'_> {
                     _ => BarRed::Or,
                 };
                 if !(3..=4).contains(&ops.len()) {
-                    return Err(format!("bar.red takes 3 or 4 operands, found {}", ops.len()));
+                    return Err(format!(
+                        "bar.red takes 3 or 4 operands, found {}",
+                        ops.len()
+                    ));
                 }
                 let d = self.dst(ops.first())?;
                 let p = self.src(
@@ -707,7 +724,11 @@ impl Decoder<'_> {
                 Ok(Op::Bar {
                     arrive: false,
                     id: self.src(ops.get(1), u32t)?,
-                    count: if ops.len() == 4 { count(self, 2)? } else { None },
+                    count: if ops.len() == 4 {
+                        count(self, 2)?
+                    } else {
+                        None
+                    },
                     red: Some((k, d, p)),
                 })
             }

@@ -8,10 +8,10 @@
 
 use launch::BoundLaunch;
 
+use super::barrier::{ranges, BarrierArrival, Barriers, RedAcc};
 use super::decode::Program;
 use super::memory::GlobalMemory;
 use super::observer::MemObserver;
-use super::barrier::{ranges, BarrierArrival, Barriers, RedAcc};
 use super::warp::{Control, TbCtx, Warp};
 use crate::SimError;
 
@@ -294,7 +294,14 @@ impl<'p> TbExec<'p> {
             let mut lines: Vec<u32> = waiting
                 .iter()
                 .filter_map(|&w| self.warps.get(w as usize))
-                .map(|w| self.ctx.prog.lines.get(w.last().0 as usize).copied().unwrap_or(0))
+                .map(|w| {
+                    self.ctx
+                        .prog
+                        .lines
+                        .get(w.last().0 as usize)
+                        .copied()
+                        .unwrap_or(0)
+                })
                 .collect();
             lines.sort_unstable();
             lines.dedup();
@@ -309,11 +316,7 @@ impl<'p> TbExec<'p> {
                 lines.join(", ")
             ));
         }
-        let exited = self
-            .state
-            .iter()
-            .filter(|s| **s == Control::Exited)
-            .count();
+        let exited = self.state.iter().filter(|s| **s == Control::Exited).count();
         if exited > 0 {
             parts.push(format!("{exited} warps have exited"));
         }

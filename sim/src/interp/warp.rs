@@ -12,12 +12,12 @@
 
 use ptx_parser::{ShflMode, SpecialReg, VoteMode};
 
+use super::barrier::{BarrierArrival, Barriers, RedAcc, NUM_BARRIERS, WARP_SIZE};
 use super::decode::Program;
 use super::exec::*;
 use super::layout::{LOCAL_WINDOW, SHARED_WINDOW};
 use super::memory::GlobalMemory;
 use super::observer::MemObserver;
-use super::barrier::{BarrierArrival, Barriers, RedAcc, NUM_BARRIERS, WARP_SIZE};
 use super::ops::*;
 use super::simt::SimtStack;
 use crate::error::{Loc, SimError};
