@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn unguarded_branch_and_brx() {
         let m = crate::parse(
-            ".entry k()\n{\n.reg .b32 %r<2>;\n\
+            ".version 8.0\n.entry k()\n{\n.reg .b32 %r<2>;\n\
              ts: .branchtargets A, B;\n\
              brx.idx %r1, ts;\n\
              A:\n bra B;\n\

@@ -16,6 +16,10 @@
 //! unusual to stages 1-3; [`parse_two_pass`] uses stages 1-3 alone and is the reference the
 //! differential tests and the fuzz target hold [`parse`] to.
 //!
+//! A verifier (`verify.rs`) then rejects what `ptxas` rejects beyond the grammar: unknown
+//! modifiers and wrong operands on memory instructions, non-predicate guards, barrier numbers
+//! and thread counts out of range, duplicate definitions, a missing `.version`.
+//!
 //! [`print`] writes a module back as PTX that re-parses to an equal IR; [`cfg`] builds basic
 //! blocks; [`summary`] counts instructions and memory accesses. Every error carries a
 //! location; parsing never panics on any input.
@@ -42,6 +46,7 @@ pub mod print;
 pub mod summary;
 pub mod syntax;
 pub mod types;
+mod verify;
 
 pub use cfg::{Block, Cfg};
 pub use error::{ParseError, ParseErrors};
@@ -107,13 +112,29 @@ fn parse_with(
 ) -> Result<Module, ParseErrors> {
     let lexed = lexer::lex_lazy(src);
     let (ast, syn_errors) = syntax::parse_tokens(src, &lexed);
-    let (module, body_lex_errors, low_errors) = lower::lower_lazy_with(&ast, src, &lexed, direct);
+    let (module, body_lex_errors, mut low_errors) =
+        lower::lower_lazy_with(&ast, src, &lexed, direct);
     if lexed.errors.is_empty()
         && body_lex_errors.is_empty()
         && syn_errors.is_empty()
         && low_errors.is_empty()
     {
-        return Ok(module);
+        // The verifier runs only once the whole file lowered cleanly, so both lowering paths
+        // verify the same module, and a syntax error is not buried under its consequences.
+        let mut checks = verify::check_module(&ast, &module, src, &lexed.line_starts);
+        checks.extend(verify::check_instructions(&module));
+        if checks.is_empty() {
+            return Ok(module);
+        }
+        low_errors.extend(
+            checks
+                .into_iter()
+                .map(|(offset, line, message)| lower::LowerError {
+                    offset,
+                    line,
+                    message,
+                }),
+        );
     }
     let raw: Vec<(u32, u32, String)> = lexed
         .errors

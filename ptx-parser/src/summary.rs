@@ -83,7 +83,7 @@ mod tests {
     #[test]
     fn counts() {
         let m = crate::parse(
-            ".entry k(.param .u64 p)\n{\n.reg .b64 %rd<3>;\n.reg .f32 %f<3>;\n.reg .pred %p1;\n\
+            ".version 8.0\n.entry k(.param .u64 p)\n{\n.reg .b64 %rd<3>;\n.reg .f32 %f<3>;\n.reg .pred %p1;\n\
              ld.param.u64 %rd1, [p];\n\
              ld.global.nc.f32 %f1, [%rd1];\n\
              ld.global.f32 %f2, [%rd1+4];\n\

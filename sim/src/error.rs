@@ -71,6 +71,25 @@ pub enum SimError {
         /// Where.
         loc: Box<Loc>,
     },
+    /// A barrier instruction with an invalid operand (number out of 0..15, a thread count
+    /// that is not a positive multiple of the warp size or exceeds the TB).
+    #[error("invalid barrier: {why} at {loc}")]
+    Barrier {
+        /// What went wrong.
+        why: String,
+        /// Where.
+        loc: Box<Loc>,
+    },
+    /// Every warp of a TB that has not exited waits at a barrier that can never complete.
+    #[error("barrier deadlock in kernel {kernel}, TB ({},{},{}): {waits}", tb[0], tb[1], tb[2])]
+    Deadlock {
+        /// Kernel name.
+        kernel: String,
+        /// TB index `(x, y, z)`.
+        tb: [u32; 3],
+        /// Which warps (threads) wait at which barrier and PTX line, and how many arrived.
+        waits: String,
+    },
     /// The instruction budget ran out (a runaway loop?).
     #[error("instruction budget of {limit} warp instructions exhausted (runaway loop? raise --max-instructions) at {loc}")]
     Budget {
@@ -124,11 +143,15 @@ impl SimError {
             SimError::OutOfBounds { loc, .. }
             | SimError::Misaligned { loc, .. }
             | SimError::DivergentBarrier { loc, .. }
+            | SimError::Barrier { loc, .. }
             | SimError::Budget { loc, .. }
             | SimError::DivideByZero { loc }
             | SimError::Trap { loc }
             | SimError::Unsupported { loc, .. } => Some(loc),
-            SimError::Setup(_) | SimError::ScheduleMismatch { .. } | SimError::Launch(_) => None,
+            SimError::Setup(_)
+            | SimError::Deadlock { .. }
+            | SimError::ScheduleMismatch { .. }
+            | SimError::Launch(_) => None,
         }
     }
 }

@@ -47,7 +47,7 @@ fn stepping_executes_what_run_executes() {
                         }
                     }
                 }
-                if !exec.release_barrier() {
+                if !exec.release_barrier().unwrap() {
                     break;
                 }
             }

@@ -30,6 +30,9 @@ pub struct Program {
     pub(crate) specials: Vec<(u32, SpecialReg)>,
     pub(crate) layout: Layout,
     pub(crate) has_global_atomics: bool,
+    /// `.maxntid` and `.reqntid` of the kernel (checked against the launched block).
+    pub(crate) maxntid: Option<Vec<u32>>,
+    pub(crate) reqntid: Option<Vec<u32>>,
 }
 
 impl Program {
@@ -102,6 +105,8 @@ impl Program {
             specials,
             layout,
             has_global_atomics,
+            maxntid: f.attributes.maxntid.clone(),
+            reqntid: f.attributes.reqntid.clone(),
         }
     }
 
@@ -173,6 +178,25 @@ fn ty_of(t: ScalarType) -> R<Ty> {
     Ok(Ty { kind, bits })
 }
 
+/// How an operand reads in an error message (never Rust debug text).
+fn describe(o: Option<&Operand>) -> String {
+    match o {
+        None => "nothing (the operand is missing)".into(),
+        Some(Operand::Reg(_)) => "a register".into(),
+        Some(Operand::PredNeg(_)) => "a negated predicate".into(),
+        Some(Operand::PredPair(..)) => "a predicate pair".into(),
+        Some(Operand::Imm(i)) => format!("the immediate {i}"),
+        Some(Operand::Special(s)) => format!("the special register {s}"),
+        Some(Operand::Symbol(_)) => "a symbol".into(),
+        Some(Operand::Address(_)) => "an address".into(),
+        Some(Operand::Vector(v)) => format!("a vector of {} elements", v.len()),
+        Some(Operand::Brackets(_)) => "a bracketed list".into(),
+        Some(Operand::List(_)) => "a parenthesised list".into(),
+        Some(Operand::Label(_)) => "a label".into(),
+        Some(Operand::Sink) => "the sink `_`".into(),
+    }
+}
+
 fn rnd_of(r: Option<Rounding>) -> R<Rnd> {
     match r {
         None | Some(Rounding::Rn) => Ok(Rnd::Rn),
@@ -188,7 +212,10 @@ impl Decoder<'_> {
         match o {
             Some(Operand::Reg(r)) => Ok(r.0),
             Some(Operand::Sink) => Ok(NO_REG),
-            other => Err(format!("expected a destination register, found {other:?}")),
+            other => Err(format!(
+                "expected a destination register, found {}",
+                describe(other)
+            )),
         }
     }
 
@@ -214,7 +241,10 @@ impl Decoder<'_> {
             Some(Operand::Imm(i)) => Ok(Src::Imm(imm_bits(*i, ty))),
             Some(Operand::Special(s)) => Ok(self.special(*s)),
             Some(Operand::Symbol(s)) => Ok(Src::Imm(self.symbol_addr(*s)?.1)),
-            other => Err(format!("unexpected source operand {other:?}")),
+            other => Err(format!(
+                "expected a source operand, found {}",
+                describe(other)
+            )),
         }
     }
 
@@ -246,7 +276,10 @@ impl Decoder<'_> {
                     space,
                 ))
             }
-            other => Err(format!("expected an address, found {other:?}")),
+            other => Err(format!(
+                "expected an address [...], found {}",
+                describe(other)
+            )),
         }
     }
 
@@ -275,21 +308,26 @@ impl Decoder<'_> {
         let ops = &inst.operands;
         let m = &inst.mods;
         let o = |k: usize| ops.get(k);
-        if m.cc
-            || !m.other.is_empty()
-                && !matches!(
-                    inst.op,
-                    Opcode::Bar
-                        | Opcode::Barrier
-                        | Opcode::Testp
-                        | Opcode::Shf
-                        | Opcode::Prmt
-                        | Opcode::Ld
-                        | Opcode::Ldu
-                        | Opcode::St
-                        | Opcode::Membar
-                        | Opcode::Fence
-                )
+        if m.cc {
+            return Err(format!(
+                "{}.cc (carry-out to the condition code) not supported",
+                inst.op
+            ));
+        }
+        if !m.other.is_empty()
+            && !matches!(
+                inst.op,
+                Opcode::Bar
+                    | Opcode::Barrier
+                    | Opcode::Testp
+                    | Opcode::Shf
+                    | Opcode::Prmt
+                    | Opcode::Ld
+                    | Opcode::Ldu
+                    | Opcode::St
+                    | Opcode::Membar
+                    | Opcode::Fence
+            )
         {
             return Err(format!("modifiers .{} not supported", m.other.join(".")));
         }
@@ -437,7 +475,10 @@ impl Decoder<'_> {
                     Some(StateSpace::Global | StateSpace::Const) => Space::Global,
                     Some(s) if s.is_shared() => Space::Shared,
                     Some(StateSpace::Local) => Space::Local,
-                    other => return Err(format!("cvta space {other:?} not supported")),
+                    Some(s) => return Err(format!("cvta.{s} not supported")),
+                    None => {
+                        return Err("cvta needs a state space (.global, .shared, .local)".into())
+                    }
                 };
                 let t = self.ty(inst, 0)?;
                 Op::Cvta {
@@ -455,7 +496,8 @@ impl Decoder<'_> {
                     Some("notanumber") => TestP::NotANumber,
                     Some("normal") => TestP::Normal,
                     Some("subnormal") => TestP::Subnormal,
-                    other => return Err(format!("testp mode {other:?} not supported")),
+                    Some(w) => return Err(format!("testp.{w} not supported (expected .finite, .infinite, .number, .notanumber, .normal or .subnormal)")),
+                    None => return Err("testp needs a test (.finite, .infinite, .number, .notanumber, .normal or .subnormal)".into()),
                 };
                 let t = self.ty(inst, 0)?;
                 Op::Testp {
@@ -616,23 +658,61 @@ impl Decoder<'_> {
         Ok(op)
     }
 
+    /// `bar{.cta}.sync a{, b}`, `bar{.cta}.arrive a, b`, `bar{.cta}.red.op.type d, a{, b},
+    /// {!}c` and their `barrier{.cta}` spellings (PTX ISA 9.7.13.1): barrier `a` (0..15),
+    /// `b` threads (a multiple of the warp size; every thread of the TB when absent).
     fn barrier(&mut self, inst: &Inst) -> R<Op> {
         let m = &inst.mods;
         let words: Vec<&str> = m.other.iter().map(String::as_str).collect();
+        let ops = &inst.operands;
+        let u32t = Ty {
+            kind: Kind::U,
+            bits: 32,
+        };
+        let count = |this: &mut Self, k: usize| -> R<Option<Src>> {
+            match ops.get(k) {
+                None => Ok(None),
+                o => this.src(o, u32t).map(Some),
+            }
+        };
         match words.as_slice() {
-            [] | ["cta"] => Ok(Op::Bar { red: None }),
-            ["red", "popc"]
-            | ["red", "and"]
-            | ["red", "or"]
-            | ["cta", "red", "popc"]
-            | ["cta", "red", "and"]
-            | ["cta", "red", "or"] => {
+            [] => {
+                if ops.len() > 2 {
+                    return Err(format!(
+                        "bar.sync takes 1 or 2 operands, found {}",
+                        ops.len()
+                    ));
+                }
+                Ok(Op::Bar {
+                    arrive: false,
+                    id: self.src(ops.first(), u32t)?,
+                    count: count(self, 1)?,
+                    red: None,
+                })
+            }
+            ["arrive"] => {
+                if ops.len() != 2 {
+                    return Err(format!("bar.arrive takes 2 operands, found {}", ops.len()));
+                }
+                Ok(Op::Bar {
+                    arrive: true,
+                    id: self.src(ops.first(), u32t)?,
+                    count: count(self, 1)?,
+                    red: None,
+                })
+            }
+            ["red", "popc"] | ["red", "and"] | ["red", "or"] => {
                 let k = match words.last() {
                     Some(&"popc") => BarRed::Popc,
                     Some(&"and") => BarRed::And,
                     _ => BarRed::Or,
                 };
-                let ops = &inst.operands;
+                if !(3..=4).contains(&ops.len()) {
+                    return Err(format!(
+                        "bar.red takes 3 or 4 operands, found {}",
+                        ops.len()
+                    ));
+                }
                 let d = self.dst(ops.first())?;
                 let p = self.src(
                     ops.last(),
@@ -642,6 +722,13 @@ impl Decoder<'_> {
                     },
                 )?;
                 Ok(Op::Bar {
+                    arrive: false,
+                    id: self.src(ops.get(1), u32t)?,
+                    count: if ops.len() == 4 {
+                        count(self, 2)?
+                    } else {
+                        None
+                    },
                     red: Some((k, d, p)),
                 })
             }

@@ -61,6 +61,21 @@ pub(crate) fn bits32(f: f32) -> u64 {
     u64::from(f.to_bits())
 }
 
+/// The canonical single-precision NaN NVIDIA GPUs produce (PTX ISA 9.7.3: f32 arithmetic
+/// does not propagate NaN payloads; every NaN result is `0x7fffffff`).
+pub(crate) const CANONICAL_NAN32: u32 = 0x7fff_ffff;
+
+/// [`bits32`] of an f32 arithmetic result: a NaN becomes [`CANONICAL_NAN32`] (x86 would
+/// give `0xffc00000` for `0/0` or `sqrt(-1)`).
+#[inline(always)]
+pub(crate) fn arith32(f: f32) -> u64 {
+    u64::from(if f.is_nan() {
+        CANONICAL_NAN32
+    } else {
+        f.to_bits()
+    })
+}
+
 /// Flushes an f32 subnormal to a zero of the same sign (`.ftz`).
 #[inline(always)]
 pub(crate) fn ftz(f: f32) -> f32 {
@@ -355,7 +370,7 @@ pub(crate) fn cvt(dty: Ty, sty: Ty, r: Option<Rounding>, sat: bool, ftz_: bool, 
                 if sat {
                     f = sat01(f);
                 }
-                bits32(f)
+                arith32(f)
             } else {
                 let x = if sat {
                     if x.is_nan() {

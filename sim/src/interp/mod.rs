@@ -3,10 +3,11 @@
 //! Data flow: [`Program::new`] decodes a kernel of the IR once ([`decode`], with memory
 //! [`layout`] and SIMT reconvergence points from [`simt`]); [`run`] builds global memory
 //! from a bound launch ([`memory`]) and executes TB after TB ([`runner`]); a TB in execution
-//! is a [`TbExec`] ([`tb`]), whose [`Warp`]s [`Warp::step`] one warp instruction at a time
+//! is a [`TbExec`] ([`tb`], named barriers in [`barrier`]), whose [`Warp`]s [`Warp::step`] one warp instruction at a time
 //! ([`warp`], per-lane semantics in [`exec`]); memory accesses go through [`GlobalMemory`] and are reported to a
 //! [`MemObserver`] ([`observer`]).
 
+pub mod barrier;
 pub mod decode;
 pub mod exec;
 pub mod layout;
@@ -18,6 +19,7 @@ pub mod simt;
 pub mod tb;
 pub mod warp;
 
+pub use barrier::BarrierArrival;
 pub use decode::Program;
 pub use layout::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use memory::{GlobalMemory, Globals, MemFault, Region};

@@ -387,7 +387,12 @@ pub(crate) enum Op {
         rpc: u32,
     },
     Exit,
+    /// `bar.sync` / `bar.arrive` / `bar.red` on barrier `id` with `count` threads (`None`:
+    /// the whole TB); `arrive` does not wait.
     Bar {
+        arrive: bool,
+        id: Src,
+        count: Option<Src>,
         red: Option<(BarRed, u32, Src)>,
     },
     Shfl {

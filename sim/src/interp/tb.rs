@@ -2,15 +2,16 @@
 //! the interpreter's runner and the timing trace both use. A caller steps one warp
 //! instruction at a time ([`TbExec::step_warp`], which reports the PC and the lanes that
 //! executed; memory instructions also reach the [`MemObserver`] with their per-lane
-//! addresses) and releases barriers ([`TbExec::release_barrier`]) when every live warp waits;
+//! addresses; barriers release warps as they complete) and asks [`TbExec::release_barrier`]
+//! when no warp can step (finished, or a deadlock);
 //! [`TbExec::run`] is the interpreter's own schedule of those two calls.
 
 use launch::BoundLaunch;
 
+use super::barrier::{ranges, BarrierArrival, Barriers, RedAcc};
 use super::decode::Program;
 use super::memory::GlobalMemory;
 use super::observer::MemObserver;
-use super::ops::BarRed;
 use super::warp::{Control, TbCtx, Warp};
 use crate::SimError;
 
@@ -55,6 +56,7 @@ impl Geometry {
         if g.block.contains(&0) || g.grid.contains(&0) {
             return Err(SimError::Setup("empty grid or block".into()));
         }
+        check_ntid(prog, g.block)?;
         Ok(g)
     }
 
@@ -62,6 +64,39 @@ impl Geometry {
     pub fn threads(&self) -> u32 {
         self.block.iter().product()
     }
+}
+
+/// `.maxntid` / `.reqntid` (PTX ISA 11.4.2-3) against the launched block: the driver refuses
+/// a launch whose block has more threads than `.maxntid` allows or differs from `.reqntid`.
+fn check_ntid(prog: &Program, block: [u32; 3]) -> Result<(), SimError> {
+    let dims = |v: &[u32]| -> [u64; 3] {
+        let d = |k: usize| u64::from(v.get(k).copied().unwrap_or(1));
+        [d(0), d(1), d(2)]
+    };
+    let show = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let [bx, by, bz] = block;
+    let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
+    if let Some(m) = &prog.maxntid {
+        let max: u64 = dims(m).iter().product();
+        if threads > max {
+            return Err(SimError::Setup(format!(
+                "kernel `{}` declares .maxntid {} (at most {max} threads per TB) but the launch's block ({bx},{by},{bz}) has {threads} threads",
+                prog.kernel,
+                show(m)
+            )));
+        }
+    }
+    if let Some(r) = &prog.reqntid {
+        let want = dims(r);
+        if want != [u64::from(bx), u64::from(by), u64::from(bz)] {
+            return Err(SimError::Setup(format!(
+                "kernel `{}` declares .reqntid {} but the launch's block is ({bx},{by},{bz})",
+                prog.kernel,
+                show(r)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The kernel parameter block of `bound` for `prog` (what [`TbExec::new`] takes as
@@ -79,6 +114,8 @@ pub struct Step {
     pub exec: u32,
     /// What the warp does next.
     pub control: Control,
+    /// The barrier it arrived at, when it executed a barrier instruction.
+    pub barrier: Option<BarrierArrival>,
 }
 
 /// A TB in execution: shared memory, parameters, counters and its warps.
@@ -86,6 +123,8 @@ pub struct TbExec<'p> {
     ctx: TbCtx<'p>,
     warps: Vec<Warp>,
     state: Vec<Control>,
+    /// Scratch list of warps a barrier released.
+    released: Vec<(u32, RedAcc)>,
 }
 
 impl<'p> TbExec<'p> {
@@ -100,7 +139,7 @@ impl<'p> TbExec<'p> {
     ) -> TbExec<'p> {
         let [gx, gy, _] = geom.grid;
         let (gx, gy) = (u64::from(gx), u64::from(gy));
-        let ctx = TbCtx {
+        let mut ctx = TbCtx {
             prog,
             params,
             shared: vec![0u8; geom.shared_bytes],
@@ -116,12 +155,19 @@ impl<'p> TbExec<'p> {
             warp_insts: 0,
             thread_insts: 0,
             budget,
-            red: (0, true, false),
+            barriers: Barriers::new(0),
+            bar_last: None,
             dynamic_shared: geom.dynamic_shared,
         };
         let warps = Warp::all_of(&ctx);
+        ctx.barriers = Barriers::new(warps.len() as u32);
         let state = vec![Control::Continue; warps.len()];
-        TbExec { ctx, warps, state }
+        TbExec {
+            ctx,
+            warps,
+            state,
+            released: Vec::new(),
+        }
     }
 
     /// Warps of the TB.
@@ -153,15 +199,51 @@ impl<'p> TbExec<'p> {
         }
         let before = self.ctx.warp_insts;
         *st = warp.step(&mut self.ctx, mem, obs)?;
+        let control = *st;
+        let (pc, exec) = warp.last();
+        let barrier = self.ctx.bar_last.take();
+        self.settle(w, control);
         if self.ctx.warp_insts == before {
             return Ok(None);
         }
-        let (pc, exec) = warp.last();
         Ok(Some(Step {
             pc,
             exec,
-            control: *st,
+            control,
+            barrier,
         }))
+    }
+
+    /// After warp `w` stepped into `control`: counts an exit at the barriers and wakes the
+    /// warps that barriers released (with their `bar.red` results).
+    #[inline]
+    fn settle(&mut self, w: usize, control: Control) {
+        if control == Control::Exited && !self.exit_counted(w) {
+            self.ctx.barriers.warp_exited();
+        }
+        if !self.ctx.barriers.has_released() {
+            return;
+        }
+        self.ctx.barriers.take_released(&mut self.released);
+        for &(x, r) in &self.released {
+            let x = x as usize;
+            if let (Some(warp), Some(st)) = (self.warps.get_mut(x), self.state.get_mut(x)) {
+                if *st == Control::Barrier {
+                    if let Some((k, d, lanes)) = warp.pending_red.take() {
+                        warp.deliver_red(k, d, lanes, r);
+                    }
+                    *st = Control::Continue;
+                }
+            }
+        }
+    }
+
+    /// Whether warp `w`'s exit was already counted; marks it counted.
+    fn exit_counted(&mut self, w: usize) -> bool {
+        match self.warps.get_mut(w) {
+            Some(warp) => std::mem::replace(&mut warp.exit_counted, true),
+            None => true,
+        }
     }
 
     /// Runs warp `w` until it waits at a barrier or exits.
@@ -177,6 +259,9 @@ impl<'p> TbExec<'p> {
         };
         if *st == Control::Continue {
             *st = warp.run(&mut self.ctx, mem, obs)?;
+            let control = *st;
+            self.ctx.bar_last = None;
+            self.settle(w, control);
         }
         Ok(())
     }
@@ -186,32 +271,60 @@ impl<'p> TbExec<'p> {
         self.state.iter().all(|s| *s == Control::Exited)
     }
 
-    /// When no warp can step: releases the warps waiting at the barrier (delivering `bar.red`
-    /// results) and returns `true`; returns `false` when every warp has exited.
-    pub fn release_barrier(&mut self) -> bool {
+    /// To call when no warp can step: `Ok(false)` when every warp has exited, `Ok(true)`
+    /// when some warp can step again (barriers release warps as they complete, so this only
+    /// happens after a warp was stepped), and a [`SimError::Deadlock`] naming the waiting
+    /// warps, their threads and barriers when the warps that have not exited all wait at
+    /// barriers that can never complete.
+    pub fn release_barrier(&mut self) -> Result<bool, SimError> {
         if self.is_done() {
-            return false;
+            return Ok(false);
         }
-        let (popc, all, any) = self.ctx.red;
-        for (w, st) in self.warps.iter_mut().zip(self.state.iter_mut()) {
-            if *st == Control::Barrier {
-                if let Some((k, d, mask)) = w.pending_red.take() {
-                    let v = match k {
-                        BarRed::Popc => popc,
-                        BarRed::And => u64::from(all),
-                        BarRed::Or => u64::from(any),
-                    };
-                    for lane in 0..32 {
-                        if mask >> lane & 1 != 0 {
-                            w.set_reg(d, lane, v);
-                        }
-                    }
-                }
-                *st = Control::Continue;
-            }
+        if self.state.contains(&Control::Continue) {
+            return Ok(true);
         }
-        self.ctx.red = (0, true, false);
-        true
+        Err(self.deadlock())
+    }
+
+    /// The deadlock error of a TB whose live warps all wait.
+    fn deadlock(&self) -> SimError {
+        let threads: u32 = self.ctx.ntid.iter().product();
+        let mut parts = Vec::new();
+        for (id, arrived, need, waiting) in self.ctx.barriers.waits() {
+            let mut lines: Vec<u32> = waiting
+                .iter()
+                .filter_map(|&w| self.warps.get(w as usize))
+                .map(|w| {
+                    self.ctx
+                        .prog
+                        .lines
+                        .get(w.last().0 as usize)
+                        .copied()
+                        .unwrap_or(0)
+                })
+                .collect();
+            lines.sort_unstable();
+            lines.dedup();
+            let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
+            let first = waiting.iter().min().copied().unwrap_or(0);
+            let last = waiting.iter().max().copied().unwrap_or(0);
+            parts.push(format!(
+                "warps {} (threads {}-{}) wait at barrier {id} (PTX line {}), {arrived} of {need} warps arrived",
+                ranges(waiting),
+                first * 32,
+                ((last + 1) * 32).min(threads) - 1,
+                lines.join(", ")
+            ));
+        }
+        let exited = self.state.iter().filter(|s| **s == Control::Exited).count();
+        if exited > 0 {
+            parts.push(format!("{exited} warps have exited"));
+        }
+        SimError::Deadlock {
+            kernel: self.ctx.prog.kernel.clone(),
+            tb: self.ctx.ctaid,
+            waits: parts.join("; "),
+        }
     }
 
     /// Runs the TB to completion: each warp in turn until it waits or exits, then the
@@ -225,7 +338,7 @@ impl<'p> TbExec<'p> {
             for w in 0..self.warps.len() {
                 self.run_warp(w, mem, obs)?;
             }
-            if !self.release_barrier() {
+            if !self.release_barrier()? {
                 return Ok(());
             }
         }

@@ -12,6 +12,7 @@
 
 use ptx_parser::{ShflMode, SpecialReg, VoteMode};
 
+use super::barrier::{BarrierArrival, Barriers, RedAcc, NUM_BARRIERS, WARP_SIZE};
 use super::decode::Program;
 use super::exec::*;
 use super::layout::{LOCAL_WINDOW, SHARED_WINDOW};
@@ -57,8 +58,10 @@ pub struct TbCtx<'p> {
     pub(crate) thread_insts: u64,
     /// Stop when `warp_insts` reaches this.
     pub(crate) budget: u64,
-    /// Accumulators of `bar.red` for the current barrier: (popc, all, any).
-    pub(crate) red: (u64, bool, bool),
+    /// The TB's named barriers.
+    pub(crate) barriers: Barriers,
+    /// The barrier instruction the last step executed, for the timing trace.
+    pub(crate) bar_last: Option<BarrierArrival>,
     pub(crate) dynamic_shared: u64,
 }
 
@@ -91,6 +94,8 @@ pub struct Warp {
     clock: u64,
     /// `bar.red` waiting for the barrier: (reduction, destination, lanes).
     pub(crate) pending_red: Option<(BarRed, u32, u32)>,
+    /// Whether the TB's barriers have counted this warp's exit.
+    pub(crate) exit_counted: bool,
     addrs: [u64; 32],
     /// The last executed instruction and the lanes that executed it.
     last: (u32, u32),
@@ -275,6 +280,7 @@ impl Warp {
             local_bytes,
             clock: 0,
             pending_red: None,
+            exit_counted: false,
             addrs: [0; 32],
             last: (0, 0),
             scratch: [[0; 32]; 3],
@@ -479,6 +485,81 @@ impl Warp {
         }
     }
 
+    /// Writes the result `r` of a `bar.red` of kind `k` into `d` for `lanes`.
+    pub(crate) fn deliver_red(&mut self, k: BarRed, d: u32, lanes: u32, r: RedAcc) {
+        let (popc, all, any) = r;
+        let v = match k {
+            BarRed::Popc => popc,
+            BarRed::And => u64::from(all),
+            BarRed::Or => u64::from(any),
+        };
+        for lane in 0..32 {
+            if lanes >> lane & 1 != 0 {
+                self.set_reg(d, lane, v);
+            }
+        }
+    }
+
+    /// The barrier number and the warps expected (0: the whole TB) of a barrier
+    /// instruction, checked as the PTX ISA requires (9.7.13.1): number 0..15, the same in
+    /// every lane, a thread count that is a positive multiple of the warp size and no more
+    /// than the TB has.
+    fn barrier_operands(
+        &self,
+        tb: &TbCtx<'_>,
+        pc: u32,
+        exec: u32,
+        id: Src,
+        count: Option<Src>,
+    ) -> Result<(u32, u32), SimError> {
+        let lane = exec.trailing_zeros() as usize;
+        let err = |why: String| SimError::Barrier {
+            why,
+            loc: tb.loc(self.id, lane, pc),
+        };
+        let uniform = |s: Src| -> Result<u64, SimError> {
+            let v = self.gather(s);
+            let first = v[lane];
+            let mut odd = 0u32;
+            for_bits(exec, |l| odd |= u32::from(v[l] != first) << l);
+            if odd != 0 {
+                return Err(SimError::Barrier {
+                    why: format!(
+                        "barrier operand differs between lanes ({first} in lane {lane}, {} in lane {})",
+                        v[odd.trailing_zeros() as usize],
+                        odd.trailing_zeros()
+                    ),
+                    loc: tb.loc(self.id, odd.trailing_zeros() as usize, pc),
+                });
+            }
+            Ok(first)
+        };
+        let b = uniform(id)? & 0xFFFF_FFFF;
+        if b >= u64::from(NUM_BARRIERS) {
+            return Err(err(format!(
+                "barrier number {b} out of range (a TB has {NUM_BARRIERS} barriers, 0..{})",
+                NUM_BARRIERS - 1
+            )));
+        }
+        let Some(c) = count else {
+            return Ok((b as u32, 0));
+        };
+        let c = uniform(c)? & 0xFFFF_FFFF;
+        let threads: u64 = tb.ntid.iter().map(|&v| u64::from(v)).product();
+        let warps = threads.div_ceil(u64::from(WARP_SIZE));
+        if c == 0 || c % u64::from(WARP_SIZE) != 0 {
+            return Err(err(format!(
+                "barrier {b} thread count {c} is not a positive multiple of the warp size ({WARP_SIZE})"
+            )));
+        }
+        if c / u64::from(WARP_SIZE) > warps {
+            return Err(err(format!(
+                "barrier {b} waits for {c} threads but the TB has {threads} ({warps} warps): it can never complete"
+            )));
+        }
+        Ok((b as u32, (c / u64::from(WARP_SIZE)) as u32))
+    }
+
     /// Executes the next instruction of this warp.
     pub fn step<M: GlobalMemory, O: MemObserver>(
         &mut self,
@@ -582,9 +663,9 @@ impl Warp {
                 a,
                 b,
             } if matches!(k, FBin::Add | FBin::Sub | FBin::Mul) => match k {
-                FBin::Add => self.map2(exec, d, a, b, |x, y| bits32(f32_of(x) + f32_of(y))),
-                FBin::Sub => self.map2(exec, d, a, b, |x, y| bits32(f32_of(x) - f32_of(y))),
-                _ => self.map2(exec, d, a, b, |x, y| bits32(f32_of(x) * f32_of(y))),
+                FBin::Add => self.map2(exec, d, a, b, |x, y| arith32(f32_of(x) + f32_of(y))),
+                FBin::Sub => self.map2(exec, d, a, b, |x, y| arith32(f32_of(x) - f32_of(y))),
+                _ => self.map2(exec, d, a, b, |x, y| arith32(f32_of(x) * f32_of(y))),
             },
             Op::F32Bin {
                 k,
@@ -607,17 +688,28 @@ impl Warp {
                 if sat {
                     r = sat01(r);
                 }
-                bits32(r)
+                // copysign only moves a sign bit; it keeps a NaN operand's bits.
+                if k == FBin::Copysign {
+                    bits32(r)
+                } else {
+                    arith32(r)
+                }
             }),
             Op::F64Bin { k, d, a, b } => self.map2(exec, d, a, b, |x, y| {
                 f64_bin(k, f64_of(x), f64_of(y)).to_bits()
             }),
             Op::F32Un { k, ftz: fz, d, a } => self.map1(exec, d, a, |x| {
                 let x = f32_of(x);
-                if fz {
-                    bits32(ftz(f32_un(k, ftz(x))))
+                let r = if fz {
+                    ftz(f32_un(k, ftz(x)))
                 } else {
-                    bits32(f32_un(k, x))
+                    f32_un(k, x)
+                };
+                // neg and abs only change the sign bit, as on the GPU.
+                if matches!(k, FUn::Neg | FUn::Abs) {
+                    bits32(r)
+                } else {
+                    arith32(r)
                 }
             }),
             Op::F64Un { k, d, a } => self.map1(exec, d, a, |x| f64_un(k, f64_of(x)).to_bits()),
@@ -685,7 +777,7 @@ impl Warp {
                 b,
                 c,
             } if rnd == Rnd::Rn && !fz && !sat => self.map3(exec, d, a, b, c, |x, y, z| {
-                bits32(f32_of(x).mul_add(f32_of(y), f32_of(z)))
+                arith32(f32_of(x).mul_add(f32_of(y), f32_of(z)))
             }),
             Op::F32Fma {
                 rnd,
@@ -705,7 +797,7 @@ impl Warp {
                 if sat {
                     r = sat01(r);
                 }
-                bits32(r)
+                arith32(r)
             }),
             Op::F64Fma { d, a, b, c } => self.map3(exec, d, a, b, c, |x, y, z| {
                 f64_of(x).mul_add(f64_of(y), f64_of(z)).to_bits()
@@ -921,7 +1013,12 @@ impl Warp {
                     });
                 }
             }
-            Op::Bar { red } => {
+            Op::Bar {
+                arrive,
+                id,
+                count,
+                red,
+            } => {
                 if exec == 0 {
                     self.stack.goto(next);
                     return Ok(Control::Continue);
@@ -937,15 +1034,30 @@ impl Warp {
                         loc: tb.loc(self.id, missing.trailing_zeros() as usize, pc),
                     });
                 }
-                if let Some((k, d, p)) = red {
+                let (b, expected) = self.barrier_operands(tb, pc, exec, id, count)?;
+                let contrib = red.map(|(_, _, p)| {
                     let pm = self.src_mask(p) & exec;
-                    tb.red.0 += u64::from(pm.count_ones());
-                    tb.red.1 &= pm == exec;
-                    tb.red.2 |= pm != 0;
-                    self.pending_red = Some((k, d, exec));
-                }
+                    (u64::from(pm.count_ones()), pm == exec, pm != 0)
+                });
                 self.stack.goto(next);
-                return Ok(Control::Barrier);
+                tb.bar_last = Some(BarrierArrival {
+                    id: b as u8,
+                    warps: expected as u16,
+                    wait: !arrive,
+                });
+                match tb.barriers.arrive(self.id, b, expected, contrib, !arrive) {
+                    Some(r) => {
+                        if let Some((k, d, _)) = red {
+                            self.deliver_red(k, d, exec, r);
+                        }
+                        return Ok(Control::Continue);
+                    }
+                    None if arrive => return Ok(Control::Continue),
+                    None => {
+                        self.pending_red = red.map(|(k, d, _)| (k, d, exec));
+                        return Ok(Control::Barrier);
+                    }
+                }
             }
             Op::Shfl {
                 mode,

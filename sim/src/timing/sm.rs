@@ -20,7 +20,8 @@ use super::mem::{MemSystem, Reply, ReqKind};
 use super::stats::SmStats;
 use super::trace::{Class, Kernel, MemOp, TbStream, Tracer, WarpTrace, NO_MEM};
 use super::warp_sched::{WarpPolicy, WarpScheduler};
-use crate::interp::{AccessKind, Space};
+use crate::interp::barrier::NUM_BARRIERS;
+use crate::interp::{AccessKind, BarrierArrival, Space};
 use crate::SimError;
 use std::collections::VecDeque;
 
@@ -36,7 +37,8 @@ struct TbSlot<'p> {
     /// Per warp of the TB: the traced window not yet issued.
     windows: Vec<WarpTrace>,
     live: u32,
-    at_barrier: u32,
+    /// Per named barrier: warps arrived, and warps expected (0: every live warp).
+    at_barrier: [(u32, u32); NUM_BARRIERS as usize],
     warp_slots: Vec<u32>,
 }
 
@@ -61,6 +63,8 @@ struct WarpSlot {
     next_issue: u64,
     regs: Vec<u64>,
     barrier: bool,
+    /// The barrier the warp waits at, while `barrier`.
+    bar_id: u8,
     done: bool,
     loads: Vec<Load>,
     free_loads: Vec<u32>,
@@ -301,7 +305,7 @@ impl<'p> Sm<'p> {
             stream: (!windows.iter().all(|w| w.ended)).then_some(stream),
             windows,
             live,
-            at_barrier: 0,
+            at_barrier: [(0, 0); NUM_BARRIERS as usize],
             warp_slots: slots.clone(),
         });
         self.sample_trace_bytes();
@@ -446,22 +450,31 @@ impl<'p> Sm<'p> {
                 self.stats.tbs += 1;
             }
         } else {
-            self.release_barrier(c, now);
+            // Barriers without a thread count wait for the warps that have not exited.
+            for id in 0..NUM_BARRIERS as usize {
+                self.release_barrier(c, id, now);
+            }
         }
     }
 
-    fn release_barrier(&mut self, c: usize, now: u64) {
+    /// Releases the warps waiting at barrier `id` of TB context `c` once enough warps
+    /// have arrived (its thread count, or every live warp).
+    fn release_barrier(&mut self, c: usize, id: usize, now: u64) {
         let Some(tb) = self.ctxs[c].as_mut() else {
             return;
         };
-        if tb.at_barrier == 0 || tb.at_barrier < tb.live {
+        let Some(&(arrived, expected)) = tb.at_barrier.get(id) else {
+            return;
+        };
+        let need = if expected == 0 { tb.live } else { expected };
+        if arrived == 0 || arrived < need {
             return;
         }
-        tb.at_barrier = 0;
+        tb.at_barrier[id] = (0, 0);
         self.scan_at = 0;
         for &s in &tb.warp_slots {
             let ws = &mut self.warps[s as usize];
-            if ws.barrier {
+            if ws.barrier && usize::from(ws.bar_id) == id {
                 ws.barrier = false;
                 set_blocked(&mut self.blocked, &mut self.live, s as usize, 0);
                 ws.next_issue = ws.next_issue.max(now + 1);
@@ -616,9 +629,17 @@ impl<'p> Sm<'p> {
         ws.ready_cached = false;
         match st.class {
             Class::Barrier => {
-                ws.barrier = true;
-                tb.at_barrier += 1;
-                self.release_barrier(c, now);
+                // bar.sync / bar.red wait; bar.arrive only counts (named barriers, PTX ISA
+                // 9.7.13.1; the functional run decided which barrier and count).
+                let a = BarrierArrival::unpack(di.bar);
+                let id = usize::from(a.id) % NUM_BARRIERS as usize;
+                tb.at_barrier[id].0 += 1;
+                tb.at_barrier[id].1 = u32::from(a.warps);
+                if a.wait {
+                    ws.barrier = true;
+                    ws.bar_id = id as u8;
+                }
+                self.release_barrier(c, id, now);
             }
             Class::Mem if di.mem != NO_MEM => {
                 let wt = &tb.windows[wi];

@@ -169,6 +169,8 @@ pub struct DynInst {
     pub lanes: u8,
     /// Index into [`WarpTrace::mems`], or [`NO_MEM`].
     pub mem: u32,
+    /// For a barrier instruction: its [`crate::interp::BarrierArrival`], packed.
+    pub bar: u16,
 }
 
 /// One executed memory instruction.
@@ -359,13 +361,18 @@ impl<'p> Tracer<'p> {
                             self.step(exec, x, other)?;
                         }
                     }
-                    exec.release_barrier();
+                    exec.release_barrier()?;
                 }
                 Control::Continue => {}
             }
             let t = &mut windows[w];
             while t.insts.len() < CHUNK && exec.state(w) == Control::Continue {
                 self.step(exec, w, t)?;
+            }
+            if exec.state(w) != Control::Continue {
+                // Stopped at a barrier or exited: when no warp of the TB can step any more
+                // the TB is deadlocked, reported here with who waits where.
+                exec.release_barrier()?;
             }
             if !t.insts.is_empty() || exec.state(w) == Control::Exited {
                 t.ended = exec.state(w) == Control::Exited;
@@ -416,5 +423,6 @@ fn record(t: &mut WarpTrace, rec: &Recorder, step: Step) {
         pc: step.pc,
         lanes: step.exec.count_ones() as u8,
         mem,
+        bar: step.barrier.map_or(0, |b| b.pack()),
     });
 }

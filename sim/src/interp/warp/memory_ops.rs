@@ -25,7 +25,7 @@ fn err_mem(kind: AccessKind) -> &'static str {
 fn atom_apply(k: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> u64 {
     let bits = ty.bits;
     let r = match (k, ty.kind) {
-        (AtomOp::Add, Kind::F) if bits == 32 => bits32(f32_of(old) + f32_of(b)),
+        (AtomOp::Add, Kind::F) if bits == 32 => arith32(f32_of(old) + f32_of(b)),
         (AtomOp::Add, Kind::F) => (f64_of(old) + f64_of(b)).to_bits(),
         (AtomOp::Add, _) => old.wrapping_add(b),
         (AtomOp::Min, Kind::F) if bits == 32 => bits32(f32_of(old).min(f32_of(b))),
@@ -89,6 +89,12 @@ impl Warp {
     /// `addrs` to offsets in those spaces.
     #[inline(always)]
     fn resolve(&mut self, exec: u32, space: Space) -> [(Space, u32); 3] {
+        if matches!(space, Space::Shared | Space::Local) {
+            // Shared and local windows are 32-bit address spaces: the hardware keeps the low
+            // 32 bits of `reg + offset`, so 32-bit address arithmetic that wraps (a Rodinia
+            // style `temp - 64*tid` base, then `[%r4+68]`) lands where it does on a GPU.
+            for_bits(exec, |l| self.addrs[l] &= u64::from(u32::MAX));
+        }
         if space != Space::Generic {
             return [(space, exec), (Space::Shared, 0), (Space::Local, 0)];
         }
