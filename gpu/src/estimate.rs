@@ -452,8 +452,8 @@ fn schedule_block(f: &Function, ops: &[Operands], start: usize, end: usize) -> V
         }
     };
     let mut ready: BinaryHeap<Reverse<(u8, usize)>> = BinaryHeap::new();
-    for k in 0..len {
-        if indeg[k] == 0 {
+    for (k, &d) in indeg.iter().enumerate() {
+        if d == 0 {
             ready.push(Reverse((class(k), k)));
         }
     }
