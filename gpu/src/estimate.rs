@@ -439,28 +439,31 @@ fn schedule_block(f: &Function, ops: &[Operands], start: usize, end: usize) -> V
             succs[q].push(k);
         }
     }
-    let mut hot: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
-    let mut cold: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
-    for k in 0..len {
-        if indeg[k] == 0 {
-            if prio[k] {
-                hot.push(Reverse(k))
-            } else {
-                cold.push(Reverse(k))
-            }
+    // Address computations first, then the loads, then the rest (each in PTX order among
+    // what is ready): ptxas computes the addresses of a batch of independent loads before
+    // issuing them (SASS of srad_update: eight IMAD.WIDE, then eight LDG).
+    let class = |k: usize| {
+        if !prio[k] {
+            2
+        } else if is_load(&f.insts[start + k]) {
+            1
+        } else {
+            0
+        }
+    };
+    let mut ready: BinaryHeap<Reverse<(u8, usize)>> = BinaryHeap::new();
+    for (k, &d) in indeg.iter().enumerate() {
+        if d == 0 {
+            ready.push(Reverse((class(k), k)));
         }
     }
     let mut order = Vec::with_capacity(len);
-    while let Some(Reverse(k)) = hot.pop().or_else(|| cold.pop()) {
+    while let Some(Reverse((_, k))) = ready.pop() {
         order.push(start + k);
         for &s in &succs[k] {
             indeg[s] -= 1;
             if indeg[s] == 0 {
-                if prio[s] {
-                    hot.push(Reverse(s))
-                } else {
-                    cold.push(Reverse(s))
-                }
+                ready.push(Reverse((class(s), s)));
             }
         }
     }

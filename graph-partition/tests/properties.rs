@@ -71,12 +71,27 @@ proptest! {
             prop_assert_eq!(groups, (0..g.num_tbs()).map(|tb| vec![tb]).collect::<Vec<_>>());
             return Ok(());
         }
+        let lrr: Vec<Vec<u32>> = (0..g.num_tbs()).map(|tb| vec![tb]).collect();
+        if groups == lrr {
+            // The partition kept less co-running weight than LRR (`policy::at_least_lrr`).
+            return Ok(());
+        }
         let k = p.num_sms.min(g.num_tbs().max(1));
         let cap = graph_partition::policy::kway_cap(g.num_tbs(), k, p.kway_ufactor) as usize;
         prop_assert!(groups.len() <= k as usize);
         for part in &groups {
             prop_assert!(part.len() <= cap, "part of {} > cap {}", part.len(), cap);
         }
+    }
+
+    #[test]
+    fn kway_ts_and_rb_ts_keep_at_least_lrrs_co_running_weight(g in arb_graph(), p in arb_params()) {
+        use graph_partition::quality::{lrr_quality, quality};
+        let lrr = lrr_quality(&g, p.num_sms, p.tbs_per_sm).concurrent_weight;
+        let kway = KwayTs.groups(&g, &p).unwrap();
+        let rb = RbTs.groups(&g, &p).unwrap();
+        prop_assert!(quality(&g, &kway, p.num_sms, p.tbs_per_sm).concurrent_weight >= lrr);
+        prop_assert!(quality(&g, &rb, p.num_sms, p.tbs_per_sm).concurrent_weight >= lrr);
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! TB), so the TBs of a part that run together share the most. Groups = parts, ordered by
 //! their smallest TB id (METIS's part labels carry no meaning); empty parts are dropped.
 //!
+//! The partition is kept only when it captures at least LRR's co-running weight, else
+//! LRR's groups ([`super::at_least_lrr`]).
+//!
 //! METIS honours its imbalance tolerance (`ufactor`) on large graphs but may exceed it on
 //! small or odd ones. A deterministic repair pass then moves TBs out of any part larger than
 //! `cap = max(ceil(n/k), floor(n/k * (1 + ufactor/1000)))`, each time the TB (and target
@@ -47,10 +50,11 @@ impl Policy for KwayTs {
         members.retain(|m| !m.is_empty());
         members.sort_by_key(|m| m[0]);
         let mut ws = PrimWorkspace::new(n);
-        Ok(members
+        let groups = members
             .into_iter()
             .map(|m| ws.run(g, &m, Some(&labels)).order)
-            .collect())
+            .collect();
+        Ok(super::at_least_lrr(g, p, groups))
     }
 }
 

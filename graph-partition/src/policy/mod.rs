@@ -137,6 +137,25 @@ pub(crate) fn without_locality(g: &Graph) -> Option<Groups> {
     (g.num_edges() == 0).then(|| (0..g.num_tbs()).map(|tb| vec![tb]).collect())
 }
 
+/// Kway-TS's and RB-TS's answer: their partition, unless LRR's order keeps more edge weight
+/// between TBs that run on one SM at the same time ([`crate::quality`]'s
+/// `concurrent_weight`, windows of x TBs), in which case LRR's groups (one TB each, in id
+/// order) are returned instead. METIS balances parts and minimises the cut of the whole
+/// graph, not the weight inside each SM's windows, and on some grids LRR's fixed stride
+/// is already the best grouping: doitgen's paper launch on Volta (80 SMs, a multiple of
+/// the 8 TBs that share a column strip, so LRR's windows hold one class each), or 25 TBs
+/// on Fermi's 15 SMs (LRR pairs TBs `s` and `s + 15`, one grid column apart). Keeping the
+/// better of the two makes the policies never capture less than the baseline they replace.
+pub(crate) fn at_least_lrr(g: &Graph, p: &Params, groups: Groups) -> Groups {
+    let ours = crate::quality::quality(g, &groups, p.num_sms, p.tbs_per_sm).concurrent_weight;
+    let lrr = crate::quality::lrr_quality(g, p.num_sms, p.tbs_per_sm).concurrent_weight;
+    if ours < lrr {
+        (0..g.num_tbs()).map(|tb| vec![tb]).collect()
+    } else {
+        groups
+    }
+}
+
 /// The policies that need nothing but the graph and [`Params`], by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PolicyKind {

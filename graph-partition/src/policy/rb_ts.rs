@@ -7,6 +7,9 @@
 //! `ceil(n/N)`, instead of x, and while there are fewer than N leaves the largest leaf
 //! (the leftmost of equal ones) is bisected once more, so every SM gets a group.
 //!
+//! Kept only when it captures at least LRR's co-running weight, else LRR's groups
+//! ([`super::at_least_lrr`]).
+//!
 //! Leaf order: left to right in the bisection tree (the half holding the smaller TB id is
 //! the left child, since METIS's 0/1 labels carry no meaning),
 //! which the text asks for ("leaf nodes prioritised from left to right"). Algorithm 1 as
@@ -85,6 +88,7 @@ impl Policy for RbTs {
             leaves.insert(largest, (r, right));
             leaves.insert(largest, (l, left));
         }
-        Ok(leaves.into_iter().map(|(_, v)| v.into_tbs()).collect())
+        let groups = leaves.into_iter().map(|(_, v)| v.into_tbs()).collect();
+        Ok(super::at_least_lrr(g, p, groups))
     }
 }
