@@ -19,14 +19,15 @@ pub enum Init {
     Zeros,
     /// All elements one (1 for integers, 1.0 for floats).
     Ones,
-    /// Element `i` holds `i` (converted to the element type, wrapping for narrow integers).
+    /// Element `i` holds `i` (converted to the element type; every index must be a value of
+    /// the type, so a `u8` buffer takes at most 256 elements).
     Iota,
     /// All elements hold the value.
     Fill(f64),
     /// All elements zero except element `index`, which is one.
     OneHot(u64),
     /// Seeded uniform random values in `[lo, hi)`; default `[0, 1)` for floats and
-    /// `[0, 256)` for integers.
+    /// `[0, 256)` for integers (`[0, 128)` for `i8`, the values it holds).
     Rand {
         /// SplitMix64 seed.
         seed: u64,
@@ -129,7 +130,7 @@ impl Init {
     /// Parses an initialiser string such as `rand(7,-1,1)` or `file(data/a.bin)`.
     pub fn parse(text: &str) -> Result<Init, LaunchError> {
         let bad = |why: &str| LaunchError::BadInit {
-            text: text.to_string(),
+            text: crate::budget::elide(text, 80),
             why: why.to_string(),
         };
         let t = text.trim();
@@ -232,7 +233,75 @@ impl Init {
         }
     }
 
-    /// Makes the buffer's bytes: `len` elements of `ty`, little-endian.
+    /// Checks, without making the buffer, that this initialiser gives `len` elements of `ty`
+    /// exactly: every value it generates is a value of `ty` (nothing wraps, saturates or
+    /// loses a fraction), `onehot`'s index is inside the buffer, and a `file(…)` (relative to
+    /// `base_dir`) is a regular file of exactly the buffer's size. The error says why, in
+    /// terms of the initialiser as written.
+    pub fn check(&self, ty: ElemType, len: u64, base_dir: &Path) -> Result<(), LaunchError> {
+        let bad = |why: String| LaunchError::BadInit {
+            text: crate::budget::elide(&self.to_string(), 200),
+            why,
+        };
+        match self {
+            Init::Zeros | Init::Ones => Ok(()),
+            Init::Iota if len > 0 => ty
+                .check_int(i128::from(len - 1))
+                .map_err(|e| bad(format!("element {} would be {e}", len - 1))),
+            Init::Iota => Ok(()),
+            Init::Fill(v) => ty.check_f64(*v).map_err(bad),
+            Init::OneHot(i) if *i >= len => Err(bad(format!(
+                "index {i} is outside a buffer of {len} elements"
+            ))),
+            Init::OneHot(_) => Ok(()),
+            Init::Rand { range, .. } => {
+                let (lo, hi) = int_rand_range(ty, *range);
+                match (ty.is_float(), range) {
+                    (true, Some((lo, hi))) => {
+                        ty.check_f64(*lo).and_then(|()| ty.check_f64(*hi)).map_err(bad)
+                    }
+                    (true, None) => Ok(()),
+                    (false, _) => ty
+                        .check_int(lo)
+                        .and_then(|()| ty.check_int(hi - 1))
+                        .map_err(|e| bad(format!("the range [{lo}, {hi}) of integers: {e}"))),
+                }
+            }
+            Init::File(path) => {
+                let full = base_dir.join(path);
+                let meta = std::fs::metadata(&full).map_err(|e| LaunchError::Io {
+                    path: full.clone(),
+                    message: e.to_string(),
+                })?;
+                if !meta.is_file() {
+                    return Err(LaunchError::Io {
+                        path: full,
+                        message: "not a regular file (file(…) reads the raw elements of a file)"
+                            .into(),
+                    });
+                }
+                let bytes = len.saturating_mul(ty.size() as u64);
+                if meta.len() != bytes {
+                    return Err(LaunchError::FileSize {
+                        path: full,
+                        expected: bytes,
+                        found: meta.len(),
+                    });
+                }
+                Ok(())
+            }
+            Init::CsrRowPtr(spec) => ty
+                .check_int(i128::from(spec.nnz()))
+                .map_err(|e| bad(format!("the last row pointer (the number of non-zeros): {e}"))),
+            Init::CsrColIdx(spec) if spec.cols > 0 => ty
+                .check_int(i128::from(spec.cols - 1))
+                .map_err(|e| bad(format!("the largest column index: {e}"))),
+            Init::CsrColIdx(_) => Ok(()),
+        }
+    }
+
+    /// Makes the buffer's bytes: `len` elements of `ty`, little-endian. Runs
+    /// [`Init::check`] first, so every value is exact.
     ///
     /// `base_dir` resolves relative `file(…)` paths.
     pub fn materialise(
@@ -245,6 +314,10 @@ impl Init {
         let bytes = len
             .checked_mul(ty.size() as u64)
             .ok_or(LaunchError::TooLarge { bytes: u64::MAX })?;
+        // CSR generators check their values while generating (their check counts nnz).
+        if !matches!(self, Init::CsrRowPtr(_) | Init::CsrColIdx(_)) {
+            self.check(ty, len, base_dir)?;
+        }
         let mut out = Vec::new();
         out.try_reserve_exact(bytes as usize)
             .map_err(|_| LaunchError::TooLarge { bytes })?;
@@ -272,8 +345,7 @@ impl Init {
                     let (lo, hi) = range.unwrap_or((0.0, 1.0));
                     (0..n).for_each(|_| ty.push_f64(&mut out, lo + (hi - lo) * rng.next_f64()));
                 } else {
-                    let (lo, hi) = range.unwrap_or((0.0, 256.0));
-                    let (lo, hi) = (lo.ceil() as i128, hi.ceil() as i128);
+                    let (lo, hi) = int_rand_range(ty, *range);
                     let span = (hi - lo).max(1) as u128;
                     for _ in 0..n {
                         let v = lo + (rng.next_u64() as u128 % span) as i128;
@@ -283,9 +355,13 @@ impl Init {
             }
             Init::File(path) => {
                 let full = base_dir.join(path);
-                let data = std::fs::read(&full).map_err(|e| LaunchError::Io {
-                    path: full.clone(),
-                    message: e.to_string(),
+                // Checked above: a regular file of `bytes` bytes; read no more than that even
+                // if it grew since.
+                let data = crate::budget::read_input(&full, bytes).map_err(|message| {
+                    LaunchError::Io {
+                        path: full.clone(),
+                        message,
+                    }
                 })?;
                 if data.len() as u64 != bytes {
                     return Err(LaunchError::FileSize {
@@ -299,15 +375,34 @@ impl Init {
             Init::CsrRowPtr(spec) => {
                 let (row_ptr, _) = spec.generate();
                 check_len(self, len, row_ptr.len() as u64)?;
+                let last = row_ptr.last().copied().unwrap_or(0);
+                ty.check_int(i128::from(last)).map_err(|e| LaunchError::BadInit {
+                    text: self.to_string(),
+                    why: format!("the last row pointer (the number of non-zeros): {e}"),
+                })?;
                 row_ptr.iter().for_each(|&v| ty.push_u64(&mut out, v));
             }
             Init::CsrColIdx(spec) => {
+                self.check(ty, len, base_dir)?;
                 let (_, col_idx) = spec.generate();
                 check_len(self, len, col_idx.len() as u64)?;
                 col_idx.iter().for_each(|&v| ty.push_u64(&mut out, v));
             }
         }
         Ok(out)
+    }
+}
+
+/// The integers `rand` draws for an integer buffer, `[lo, hi)`: the range as written
+/// rounded up to integers (`rand(1,0.5,3)` draws 1 and 2), by default `[0, 256)` cut to the
+/// type (`[0, 128)` for `i8`).
+fn int_rand_range(ty: ElemType, range: Option<(f64, f64)>) -> (i128, i128) {
+    match range {
+        Some((lo, hi)) => (lo.ceil() as i128, hi.ceil() as i128),
+        None => {
+            let max = ty.int_range().map_or(255, |r| r.1);
+            (0, 256.min(max + 1))
+        }
     }
 }
 
