@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod cmd;
 mod error;
 mod launch_args;
+mod out;
 
 /// paver: PTX locality analysis, TB locality graphs, locality-aware TB grouping, GPU simulation.
 #[derive(Parser)]
@@ -58,9 +59,9 @@ fn main() -> ExitCode {
         Command::Simulate(args) => cmd::simulate::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(error::CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", e.render());
+            out::eprintln(&e.render());
             ExitCode::from(e.exit_code())
         }
     }

@@ -63,38 +63,46 @@ const CSR_MAX_ROWS: u64 = 1 << 31;
 impl CsrSpec {
     /// Generates the matrix: the row pointers (`rows + 1` values) and column indices.
     pub fn generate(&self) -> (Vec<u64>, Vec<u64>) {
-        let mut rng = SplitMix64::new(self.seed);
         let mut row_ptr = Vec::with_capacity(self.rows as usize + 1);
         let mut col_idx = Vec::new();
         row_ptr.push(0);
+        self.for_each_row(|cols| {
+            col_idx.extend(cols);
+            row_ptr.push(col_idx.len() as u64);
+        });
+        (row_ptr, col_idx)
+    }
+
+    /// Calls `row` with each row's sorted column indices, in row order, keeping only one
+    /// row in memory (the buffers are written from it directly).
+    pub fn for_each_row(&self, mut row: impl FnMut(&BTreeSet<u64>)) {
+        let mut rng = SplitMix64::new(self.seed);
         let max_deg = self.avg_nnz.saturating_mul(2).saturating_add(1);
+        let mut picked = BTreeSet::new();
         for _ in 0..self.rows {
             let deg = (rng.next_u64() % max_deg).min(self.cols);
             // Floyd's algorithm: `deg` distinct values of 0..cols with `deg` draws.
-            let mut picked = BTreeSet::new();
+            picked.clear();
             for j in (self.cols - deg)..self.cols {
                 let t = rng.next_u64() % (j + 1);
                 if !picked.insert(t) {
                     picked.insert(j);
                 }
             }
-            col_idx.extend(picked);
-            row_ptr.push(col_idx.len() as u64);
+            row(&picked);
         }
-        (row_ptr, col_idx)
     }
 
-    /// Number of non-zeros, without keeping the column indices.
+    /// Number of non-zeros, without generating the column indices: one draw per row, the
+    /// row's `deg` column draws skipped in O(1) ([`SplitMix64::skip`]).
     pub fn nnz(&self) -> u64 {
         let mut rng = SplitMix64::new(self.seed);
         let max_deg = self.avg_nnz.saturating_mul(2).saturating_add(1);
-        let mut nnz = 0;
+        let mut nnz = 0u64;
         for _ in 0..self.rows {
             let deg = (rng.next_u64() % max_deg).min(self.cols);
-            for _ in 0..deg {
-                rng.next_u64();
-            }
-            nnz += deg;
+            rng.skip(deg);
+            nnz = nnz.saturating_add(deg);
         }
         nnz
     }
@@ -118,6 +126,12 @@ impl SplitMix64 {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// Advances the generator by `n` outputs without computing them (the state is a
+    /// counter advanced by a constant per output).
+    pub fn skip(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     }
 
     /// A uniform double in `[0, 1)` from the top 53 bits.
@@ -373,20 +387,23 @@ impl Init {
                 out = data;
             }
             Init::CsrRowPtr(spec) => {
-                let (row_ptr, _) = spec.generate();
-                check_len(self, len, row_ptr.len() as u64)?;
-                let last = row_ptr.last().copied().unwrap_or(0);
-                ty.check_int(i128::from(last)).map_err(|e| LaunchError::BadInit {
+                check_len(self, len, spec.rows.saturating_add(1))?;
+                let nnz = spec.nnz();
+                ty.check_int(i128::from(nnz)).map_err(|e| LaunchError::BadInit {
                     text: self.to_string(),
                     why: format!("the last row pointer (the number of non-zeros): {e}"),
                 })?;
-                row_ptr.iter().for_each(|&v| ty.push_u64(&mut out, v));
+                ty.push_u64(&mut out, 0);
+                let mut at = 0u64;
+                spec.for_each_row(|cols| {
+                    at += cols.len() as u64;
+                    ty.push_u64(&mut out, at);
+                });
             }
             Init::CsrColIdx(spec) => {
                 self.check(ty, len, base_dir)?;
-                let (_, col_idx) = spec.generate();
-                check_len(self, len, col_idx.len() as u64)?;
-                col_idx.iter().for_each(|&v| ty.push_u64(&mut out, v));
+                check_len(self, len, spec.nnz())?;
+                spec.for_each_row(|cols| cols.iter().for_each(|&v| ty.push_u64(&mut out, v)));
             }
         }
         Ok(out)
@@ -473,6 +490,9 @@ mod tests {
         assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
         assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
         assert_eq!(r.next_u64(), 0x06C4_5D18_8009_454F);
+        let mut s = SplitMix64::new(0);
+        s.skip(2);
+        assert_eq!(s.next_u64(), 0x06C4_5D18_8009_454F);
     }
 
     #[test]
@@ -525,6 +545,16 @@ mod tests {
         assert_eq!(rp.len(), 201);
         assert_eq!(*rp.last().unwrap(), ci.len() as u64);
         assert_eq!(spec.nnz(), ci.len() as u64);
+        // Materialised buffers hold the same values as `generate`.
+        let d = Path::new(".");
+        let rp_bytes = Init::CsrRowPtr(spec).materialise(ElemType::U32, 201, d).unwrap();
+        let want: Vec<u8> = rp.iter().flat_map(|&v| (v as u32).to_le_bytes()).collect();
+        assert_eq!(rp_bytes, want);
+        let ci_bytes = Init::CsrColIdx(spec)
+            .materialise(ElemType::U64, ci.len() as u64, d)
+            .unwrap();
+        let want: Vec<u8> = ci.iter().flat_map(|&v| v.to_le_bytes()).collect();
+        assert_eq!(ci_bytes, want);
         for r in 0..200 {
             let row = &ci[rp[r] as usize..rp[r + 1] as usize];
             assert!(

@@ -21,10 +21,12 @@
 
 pub mod error;
 pub mod interp;
+pub mod needs;
 pub mod npy;
 pub mod timing;
 
 pub use error::{Loc, SimError};
+pub use needs::MemoryNeeds;
 pub use interp::{
     run, AccessKind, FootprintCollector, Globals, MemAccess, MemObserver, MemoryModel, NoObserver,
     Program, RunOptions, RunResult, RunStats, Space,

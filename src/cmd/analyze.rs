@@ -169,13 +169,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         })?;
     }
     if !args.quiet {
-        print!("{}", analysis::report::summary(f, bound, &a, &stats));
-        print!("{}", analysis::report::reuse_summary(&reuse));
+        crate::out::print(&analysis::report::summary(f, bound, &a, &stats))?;
+        crate::out::print(&analysis::report::reuse_summary(&reuse))?;
         if let Some(ds) = &descriptors {
-            print!("{}", analysis::report::descriptor_summary(ds));
+            crate::out::print(&analysis::report::descriptor_summary(ds))?;
         }
         if args.dynamic {
-            println!("footprints: dynamic (from the interpreter's accesses)");
+            crate::out::println("footprints: dynamic (from the interpreter's accesses)")?;
         }
     }
     if let (Some(policy), Some(path)) = (&args.partition.policy, &args.schedule) {
@@ -204,7 +204,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         write_atomic(path, &text)?;
         if !args.quiet {
             eprintln!("occupancy: {}", occ.reason());
-            print!("{}", partition::human(&schedule, &occ.reason()));
+            crate::out::print(&partition::human(&schedule, &occ.reason()))?;
         }
     }
     Ok(())

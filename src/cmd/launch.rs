@@ -33,9 +33,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if args.json {
         let text =
             serde_json::to_string_pretty(&bound).map_err(|e| CliError::Usage(e.to_string()))?;
-        println!("{text}");
+        crate::out::println(&text)?;
     } else {
-        print!("{}", human(bound));
+        crate::out::print(&human(bound))?;
     }
     Ok(())
 }

@@ -255,7 +255,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     if !args.quiet {
         eprintln!("occupancy: {}", occ.reason());
-        print!("{}", human(&schedule, &occ.reason()));
+        crate::out::print(&human(&schedule, &occ.reason()))?;
     }
     Ok(())
 }

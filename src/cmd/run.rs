@@ -94,9 +94,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         write_outputs(dir, bound, &result, &summary, &json)?;
     }
     if args.json {
-        println!("{json}");
+        crate::out::println(&json)?;
     } else {
-        print!("{}", human(&summary));
+        crate::out::print(&human(&summary))?;
     }
     Ok(())
 }

@@ -132,6 +132,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         cfg.set(k.trim(), v.trim())
             .map_err(|e| CliError::Usage(e.to_string()))?;
     }
+    if !args.set.is_empty() || args.tbs_per_sm.is_some() || args.registers.is_some() {
+        // The overrides may break what the file's own validation accepted.
+        let origin = format!("{} with --set {}", args.gpu, args.set.join(" --set "));
+        cfg.validate(&origin)
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+    }
     let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
         CliError::Usage(format!(
             "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts, paver or ld",
@@ -201,8 +207,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let wall = start.elapsed().as_secs_f64();
     let json = stats.to_json();
     match &args.output {
-        Some(p) => std::fs::write(p, &json).map_err(|e| CliError::io(p, e))?,
-        None => print!("{json}"),
+        Some(p) => crate::error::write_atomic(p, &json)?,
+        None => crate::out::print(&json)?,
     }
     if !args.quiet {
         eprintln!("occupancy: {}", stats.occupancy.reason());
