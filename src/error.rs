@@ -22,6 +22,9 @@ pub enum CliError {
         /// What went wrong.
         message: String,
     },
+    /// A GPU configuration file does not read or validate.
+    #[error("{0}")]
+    Gpu(String),
     /// A launch description or flag is wrong.
     #[error("{0}")]
     Launch(#[from] launch::LaunchError),

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod cmd;
 mod error;
 mod launch_args;
+mod limits;
 mod out;
 
 /// paver: PTX locality analysis, TB locality graphs, locality-aware TB grouping, GPU simulation.

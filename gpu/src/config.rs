@@ -313,11 +313,17 @@ impl GpuConfig {
         Self::from_toml_str(&text, &path.display().to_string())
     }
 
+    /// Whether [`GpuConfig::lookup`] takes `spec` as a path (an existing file, or text
+    /// with a `/` or ending in `.toml`) rather than a built-in name.
+    pub fn names_file(spec: &str) -> bool {
+        Path::new(spec).is_file() || spec.contains('/') || spec.ends_with(".toml")
+    }
+
     /// A path if `spec` names an existing file or looks like one (contains `/` or ends in
     /// `.toml`), otherwise a built-in name or alias.
     pub fn lookup(spec: &str) -> Result<GpuConfig> {
         let p = Path::new(spec);
-        if p.is_file() || spec.contains('/') || spec.ends_with(".toml") {
+        if Self::names_file(spec) {
             Self::from_path(p)
         } else {
             Self::builtin(spec)

@@ -114,7 +114,7 @@ fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
 pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
     let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
-    let gpu = GpuConfig::lookup(&args.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
+    let gpu = crate::cmd::lookup_gpu(&args.gpu)?;
     let resources = crate::cmd::occupancy::launch_resources(
         &gpu,
         &loaded,
@@ -138,6 +138,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         cfg.validate(&origin)
             .map_err(|e| CliError::Usage(e.to_string()))?;
     }
+    crate::limits::check_simulation_memory(&loaded, &cfg.gpu)?;
     let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
         CliError::Usage(format!(
             "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts, paver or ld",

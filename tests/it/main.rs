@@ -11,5 +11,6 @@ mod evidence;
 mod launch_files;
 mod occupancy;
 mod partition;
+mod robust_io;
 mod run;
 mod simulate;
