@@ -89,6 +89,29 @@ pub fn read_graph_text(path: &std::path::Path) -> Result<String, CliError> {
     })
 }
 
+/// Checks the size a METIS graph's header announces (`N M ...` on the first line that is
+/// not a `%` comment) before the partitioner allocates for it.
+pub fn check_metis_header(text: &str, path: &std::path::Path) -> Result<(), CliError> {
+    let header = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('%'));
+    let mut nums = header
+        .into_iter()
+        .flat_map(str::split_whitespace)
+        .map(|w| w.parse::<u64>().ok());
+    let (Some(Some(n)), Some(Some(m))) = (nums.next(), nums.next()) else {
+        return Ok(()); // the graph reader says what is wrong
+    };
+    budget()?
+        .check(
+            &format!("a locality graph of {n} TBs and {m} edges"),
+            n.saturating_mul(GRAPH_BYTES_PER_TB)
+                .saturating_add(m.saturating_mul(GRAPH_BYTES_PER_EDGE)),
+        )
+        .map_err(|e| CliError::TooLarge(format!("{}: {e}", path.display())))
+}
+
 /// Checks an analysis document's graph before the partitioner allocates for it:
 /// `graph.num_tbs` must be the number of TBs of `grid` (when the document has one), and the
 /// graph must fit in the memory budget.

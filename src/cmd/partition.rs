@@ -160,6 +160,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             descriptors,
         })
     } else {
+        crate::limits::check_metis_header(&text, path)?;
         let parsed = Graph::from_metis_str(&text).map_err(|e| gp_err(path, e))?;
         let n = parsed.graph.num_tbs();
         let kernel = path

@@ -14,7 +14,6 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use gpu::GpuConfig;
 use graph_partition::Schedule;
 use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, WarpPolicy};
 
@@ -134,7 +133,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     if !args.set.is_empty() || args.tbs_per_sm.is_some() || args.registers.is_some() {
         // The overrides may break what the file's own validation accepted.
-        let origin = format!("{} with --set {}", args.gpu, args.set.join(" --set "));
+        let origin = if args.set.is_empty() {
+            args.gpu.clone()
+        } else {
+            format!("{} with --set {}", args.gpu, args.set.join(" --set "))
+        };
         cfg.validate(&origin)
             .map_err(|e| CliError::Usage(e.to_string()))?;
     }

@@ -114,19 +114,20 @@ fn paver_into_closed_pipe(args: &[&str], keep: usize) -> (Option<i32>, String) {
 
 #[test]
 fn a_closed_pipe_ends_quietly() {
-    // `inspect --json` of the largest kernel writes far more than a pipe buffers (64 KiB),
-    // so the write after the reader has gone fails for certain (`paver … | head -c10`).
-    let big = "kernels/backprop/backprop.compute_70.ptx";
-    let json_len = paver_ok(&["inspect", big, "--kernel", "bpnn_layerforward", "--json"]).len();
+    // `inspect --json` of a 4,000-instruction kernel writes far more than a pipe buffers
+    // (64 KiB), so a write after the reader has gone fails for certain (`… | head -c10`).
+    let dir = scratch("pipe");
+    let body = "\tadd.s32 %r1, %r1, 1;\n".repeat(4000);
+    let big = tiny_ptx(&dir, "", &format!("\t.reg .b32 %r<2>;\n{body}"));
+    let big = big.to_str().unwrap();
+    let json_len = paver_ok(&["inspect", big, "--json"]).len();
     assert!(json_len > 1 << 17, "{json_len} bytes is not enough to fill a pipe");
-    for args in [
-        vec!["inspect", big, "--kernel", "bpnn_layerforward", "--json"],
-        vec!["parse", MM],
-    ] {
+    for args in [vec!["inspect", big, "--json"], vec!["parse", MM]] {
         let (code, stderr) = paver_into_closed_pipe(&args, 10);
         assert_eq!(code, Some(0), "{args:?}: {stderr}");
         assert!(stderr.is_empty(), "{args:?}: {stderr}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // Family 2: sizes checked against the machine before allocating.
@@ -282,6 +283,15 @@ fn partition_checks_the_graph_size_before_building_it() {
         e.contains("4294967295 TBs") && e.contains("memory budget of 4.0 GiB"),
         "{e}"
     );
+    // A METIS file announcing 2^32 - 1 vertices.
+    let g = dir.join("huge.graph");
+    std::fs::write(&g, "% huge\n4294967295 1\n2\n1\n").unwrap();
+    let out = paver_env(
+        &["partition", g.to_str().unwrap(), "--tbs-per-sm", "2"],
+        &[("PAVER_MEMORY_LIMIT", "4G")],
+    );
+    let e = fails_with(&out, 1, "METIS 2^32-1 vertices");
+    assert!(e.contains("4294967295 TBs") && e.contains("budget"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -498,12 +508,26 @@ fn an_unknown_kernel_in_a_launch_file_is_an_input_error() {
 
 #[test]
 fn huge_tokens_are_not_echoed() {
-    let token = "x".repeat(10 << 20);
-    let param = format!("3={token}");
+    // One command-line argument may hold at most 128 KiB (Linux MAX_ARG_STRLEN).
+    let param = format!("3={}", "x".repeat(100_000));
     let out = paver(&["launch", MM, "--launch", MM_LAUNCH, "--param", &param]);
-    let e = fails_with(&out, 2, "10 MB --param");
+    let e = fails_with(&out, 2, "100 KB --param");
     assert!(e.len() < 4096, "{} bytes of error", e.len());
+    let token = "x".repeat(10 << 20);
     let dir = scratch("token");
+    // In a launch file: as the kernel's name, an initialiser, and an unknown key.
+    let base = std::fs::read_to_string(root().join(MM_LAUNCH)).unwrap();
+    for (from, to) in [
+        ("\"kernel\": \"mm_naive\"", format!("\"kernel\": \"{token}\"")),
+        ("rand(1)", format!("{token}(1)")),
+        ("\"dynamic_shared_bytes\"", format!("\"{token}\"")),
+    ] {
+        let l = dir.join("l.json");
+        std::fs::write(&l, base.replace(from, &to)).unwrap();
+        let out = paver(&["launch", MM, "--launch", l.to_str().unwrap()]);
+        let e = fails_with(&out, 1, "10 MB token in a launch file");
+        assert!(e.len() < 4096, "{} bytes of error", e.len());
+    }
     let ptx = dir.join("t.ptx");
     std::fs::write(&ptx, format!(".version 7.0\n.target sm_70\n{token}\n")).unwrap();
     let out = paver(&["parse", ptx.to_str().unwrap()]);
