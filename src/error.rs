@@ -51,7 +51,7 @@ pub enum CliError {
 
 /// Longest line of an error message, in characters: a message quotes what a person wrote,
 /// and a 10 MB token must not come back twice on the terminal.
-const MAX_LINE_CHARS: usize = 400;
+pub const MAX_LINE_CHARS: usize = 400;
 
 impl CliError {
     /// The message printed on stderr: `paver: error: ...` (PTX errors come with their

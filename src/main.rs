@@ -41,13 +41,20 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // clap renders help/version to stdout and usage errors to stderr.
+            // clap renders help/version to stdout and usage errors to stderr; an error quotes
+            // the argument, which may be megabytes long: its lines are cut.
+            if e.use_stderr() {
+                let text = e.render().to_string();
+                let lines: Vec<String> = text
+                    .trim_end()
+                    .lines()
+                    .map(|l| launch::elide(l, error::MAX_LINE_CHARS))
+                    .collect();
+                out::eprintln(&lines.join("\n"));
+                return ExitCode::from(2);
+            }
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return ExitCode::SUCCESS;
         }
     };
     let result = match cli.command {

@@ -436,7 +436,10 @@ impl GpuConfig {
                 dram.bandwidth_gbps
             )));
         }
-        for (field, v) in [("l1.line_bytes", l1.line_bytes), ("l2.line_bytes", l2.line_bytes)] {
+        for (field, v) in [
+            ("l1.line_bytes", l1.line_bytes),
+            ("l2.line_bytes", l2.line_bytes),
+        ] {
             if !v.is_power_of_two() || v < 32 {
                 return Err(bad(format!(
                     "{field} = {v}, but a line is a power of two of at least 32 bytes (one sector)"
@@ -445,15 +448,35 @@ impl GpuConfig {
         }
         for (field, v, max) in [
             ("core.num_sms", u64::from(c.num_sms), LIMITS.sms),
-            ("core.max_tbs_per_sm", u64::from(c.max_tbs_per_sm), LIMITS.per_sm),
-            ("core.max_warps_per_sm", u64::from(c.max_warps_per_sm), LIMITS.per_sm),
-            ("core.warp_schedulers_per_sm", u64::from(c.warp_schedulers_per_sm), LIMITS.per_sm),
+            (
+                "core.max_tbs_per_sm",
+                u64::from(c.max_tbs_per_sm),
+                LIMITS.per_sm,
+            ),
+            (
+                "core.max_warps_per_sm",
+                u64::from(c.max_warps_per_sm),
+                LIMITS.per_sm,
+            ),
+            (
+                "core.warp_schedulers_per_sm",
+                u64::from(c.warp_schedulers_per_sm),
+                LIMITS.per_sm,
+            ),
             ("l1.size_bytes", l1.size_bytes, LIMITS.l1_bytes),
             ("l1.unified_bytes", l1.unified_bytes, LIMITS.l1_bytes),
-            ("l1.mshr_entries", u64::from(l1.mshr_entries), LIMITS.mshr_entries),
+            (
+                "l1.mshr_entries",
+                u64::from(l1.mshr_entries),
+                LIMITS.mshr_entries,
+            ),
             ("l2.size_bytes", l2.size_bytes, LIMITS.l2_bytes),
             ("l2.slices", u64::from(l2.slices), LIMITS.ports),
-            ("l2.mshr_entries", u64::from(l2.mshr_entries), LIMITS.mshr_entries),
+            (
+                "l2.mshr_entries",
+                u64::from(l2.mshr_entries),
+                LIMITS.mshr_entries,
+            ),
             ("interconnect.clusters", u64::from(noc.clusters), LIMITS.sms),
             ("dram.channels", u64::from(dram.channels), LIMITS.ports),
         ] {
@@ -625,15 +648,24 @@ mod tests {
         let volta = GpuConfig::builtin("volta").unwrap();
         let cases: [(fn(&mut GpuConfig), &str); 10] = [
             (|g| g.dram.channels = 0, "dram.channels = 0"),
-            (|g| g.core.warp_schedulers_per_sm = 0, "core.warp_schedulers_per_sm = 0"),
+            (
+                |g| g.core.warp_schedulers_per_sm = 0,
+                "core.warp_schedulers_per_sm = 0",
+            ),
             (|g| g.interconnect.clusters = 0, "interconnect.clusters = 0"),
             (|g| g.core.warp_size = 7, "core.warp_size = 7"),
             (|g| g.core.num_sms = 0, "core.num_sms = 0"),
-            (|g| g.core.num_sms = 100_000_000, "core.num_sms = 100000000, more than the 4096"),
+            (
+                |g| g.core.num_sms = 100_000_000,
+                "core.num_sms = 100000000, more than the 4096",
+            ),
             (|g| g.dram.bandwidth_gbps = f64::NAN, "dram.bandwidth_gbps"),
             (|g| g.l1.line_bytes = 96, "l1.line_bytes = 96"),
             (|g| g.l2.size_bytes = 1 << 40, "l2.size_bytes"),
-            (|g| g.l1.ways = 3, "l1.size_bytes = 32768 but sets x ways x line = 1536"),
+            (
+                |g| g.l1.ways = 3,
+                "l1.size_bytes = 32768 but sets x ways x line = 1536",
+            ),
         ];
         for (edit, want) in cases {
             let mut g = volta.clone();
@@ -648,7 +680,12 @@ mod tests {
 
     #[test]
     fn from_path_refuses_devices() {
-        let e = GpuConfig::from_path(Path::new("/dev/zero")).unwrap_err().to_string();
-        assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+        let e = GpuConfig::from_path(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero") && e.contains("not a regular file"),
+            "{e}"
+        );
     }
 }

@@ -486,15 +486,27 @@ mod tests {
     #[test]
     fn buffer_values_must_fit_their_type() {
         for (flag, want) in [
-            ("0=buffer:u8:4:fill(300)", "300 does not fit in u8 (0 to 255)"),
+            (
+                "0=buffer:u8:4:fill(300)",
+                "300 does not fit in u8 (0 to 255)",
+            ),
             ("0=buffer:u8:4:fill(-1)", "-1 does not fit in u8"),
             ("0=buffer:u32:4:fill(2.7)", "2.7 is not an integer"),
             ("0=buffer:i32:4:fill(1e20)", "does not fit in i32"),
             ("0=buffer:u8:4:rand(1,0,1000)", "999 does not fit in u8"),
             ("0=buffer:u8:300:iota", "299 does not fit in u8"),
-            ("0=buffer:u8::csr_row_ptr(100,100,10,1)", "number of non-zeros"),
-            ("0=buffer:u8::csr_col_idx(10,300,2,1)", "largest column index: 299"),
-            ("0=buffer:f32:4:onehot(99)", "index 99 is outside a buffer of 4"),
+            (
+                "0=buffer:u8::csr_row_ptr(100,100,10,1)",
+                "number of non-zeros",
+            ),
+            (
+                "0=buffer:u8::csr_col_idx(10,300,2,1)",
+                "largest column index: 299",
+            ),
+            (
+                "0=buffer:f32:4:onehot(99)",
+                "index 99 is outside a buffer of 4",
+            ),
             ("0=buffer:f32:4:file(no/such/file.bin)", "no/such/file.bin"),
         ] {
             let e = launch(&["n=1", "alpha=1", flag])
@@ -544,7 +556,10 @@ mod tests {
                 vec!["n=2147483648", "alpha=1"],
                 "does not fit in 32 bits (a .s32 parameter holds -2147483648 to 2147483647)",
             ),
-            (vec!["n=1e10", "alpha=1"], "10000000000 does not fit in 32 bits"),
+            (
+                vec!["n=1e10", "alpha=1"],
+                "10000000000 does not fit in 32 bits",
+            ),
             (
                 vec!["0=1180591620717411303424", "n=1", "alpha=1"],
                 "1180591620717411303424 does not fit in 64 bits",

@@ -223,11 +223,7 @@ pub fn read_input_text(path: &Path, max_bytes: u64) -> Result<String, String> {
 pub fn elide(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_string(),
-        Some((cut, _)) => format!(
-            "{}… ({} more bytes)",
-            &text[..cut],
-            text.len() - cut
-        ),
+        Some((cut, _)) => format!("{}… ({} more bytes)", &text[..cut], text.len() - cut),
     }
 }
 

@@ -65,9 +65,9 @@ impl ElemType {
     /// the type; large integers round to the nearest float as in CUDA's conversions).
     pub fn check_int(self, v: i128) -> Result<(), String> {
         match self.int_range() {
-            Some((lo, hi)) if v < lo || v > hi => Err(format!(
-                "{v} does not fit in {self} ({lo} to {hi})"
-            )),
+            Some((lo, hi)) if v < lo || v > hi => {
+                Err(format!("{v} does not fit in {self} ({lo} to {hi})"))
+            }
             Some(_) => Ok(()),
             None => self.check_f64(v as f64),
         }
@@ -85,7 +85,9 @@ impl ElemType {
                 Err(format!("{v} is outside the range of f32 (±{:e})", f32::MAX))
             }
             ElemType::F32 => Ok(()),
-            _ if v.fract() != 0.0 => Err(format!("{v} is not an integer, but the elements are {self}")),
+            _ if v.fract() != 0.0 => Err(format!(
+                "{v} is not an integer, but the elements are {self}"
+            )),
             _ => self.check_int(v as i128),
         }
     }
@@ -161,12 +163,18 @@ mod tests {
         assert!(ElemType::U8.check_f64(255.0).is_ok());
         let e = ElemType::U8.check_f64(300.0).unwrap_err();
         assert!(e.contains("300 does not fit in u8 (0 to 255)"), "{e}");
-        assert!(ElemType::U8.check_f64(-1.0).unwrap_err().contains("does not fit"));
+        assert!(ElemType::U8
+            .check_f64(-1.0)
+            .unwrap_err()
+            .contains("does not fit"));
         assert!(ElemType::I8.check_int(-128).is_ok());
         assert!(ElemType::I8.check_int(128).is_err());
         let e = ElemType::U32.check_f64(2.7).unwrap_err();
         assert!(e.contains("not an integer"), "{e}");
-        assert!(ElemType::I32.check_f64(1e20).unwrap_err().contains("does not fit in i32"));
+        assert!(ElemType::I32
+            .check_f64(1e20)
+            .unwrap_err()
+            .contains("does not fit in i32"));
         assert!(ElemType::U64.check_f64(1.8e19).is_ok());
         assert!(ElemType::U64.check_f64(1.9e19).is_err());
         assert!(ElemType::F32.check_f64(2.7).is_ok());

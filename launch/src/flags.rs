@@ -42,15 +42,12 @@ pub fn parse_param_flag(text: &str) -> Result<ParamSpec, LaunchError> {
         let len = if len.is_empty() {
             None
         } else {
-            Some(
-                len.parse::<u64>()
-                    .map_err(|_| {
-                        bad(format!(
-                            "`{}` is not an element count",
-                            crate::budget::elide(len, 40)
-                        ))
-                    })?,
-            )
+            Some(len.parse::<u64>().map_err(|_| {
+                bad(format!(
+                    "`{}` is not an element count",
+                    crate::budget::elide(len, 40)
+                ))
+            })?)
         };
         let init = Init::parse(init).map_err(|e| bad(e.to_string()))?;
         ParamArg::Buffer(BufferSpec {

@@ -338,11 +338,12 @@ impl Launch {
     /// Reads a description from a file (a regular file or a pipe of at most
     /// [`crate::budget::MAX_LAUNCH_BYTES`]).
     pub fn read(path: &Path) -> Result<Launch, LaunchError> {
-        let text = crate::budget::read_input_text(path, crate::budget::MAX_LAUNCH_BYTES)
-            .map_err(|message| LaunchError::Io {
+        let text = crate::budget::read_input_text(path, crate::budget::MAX_LAUNCH_BYTES).map_err(
+            |message| LaunchError::Io {
                 path: path.to_path_buf(),
                 message,
-            })?;
+            },
+        )?;
         Launch::from_json(&text, path)
     }
 

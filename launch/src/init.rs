@@ -56,9 +56,10 @@ pub struct CsrSpec {
     pub seed: u64,
 }
 
-/// Largest CSR matrix the generator accepts, in rows and non-zeros (keeps bad input from
-/// exhausting memory before the buffer-size check can run).
-const CSR_MAX_ROWS: u64 = 1 << 31;
+/// Largest CSR matrix the generator accepts, in rows and columns (keeps bad input from
+/// exhausting memory before the buffer-size check can run, and bounds the time counting the
+/// non-zeros takes: one draw per row, about a second for 2^28 rows).
+const CSR_MAX_ROWS: u64 = 1 << 28;
 
 impl CsrSpec {
     /// Generates the matrix: the row pointers (`rows + 1` values) and column indices.
@@ -221,7 +222,7 @@ impl Init {
                     seed: uint(v[3], "SEED")?,
                 };
                 if spec.rows > CSR_MAX_ROWS || spec.cols > CSR_MAX_ROWS {
-                    return Err(bad("ROWS and COLS must be at most 2^31"));
+                    return Err(bad("ROWS and COLS must be at most 2^28 (268435456)"));
                 }
                 if spec.avg_nnz > spec.cols.max(1) {
                     return Err(bad("AVG_NNZ must not exceed COLS"));
@@ -271,9 +272,10 @@ impl Init {
             Init::Rand { range, .. } => {
                 let (lo, hi) = int_rand_range(ty, *range);
                 match (ty.is_float(), range) {
-                    (true, Some((lo, hi))) => {
-                        ty.check_f64(*lo).and_then(|()| ty.check_f64(*hi)).map_err(bad)
-                    }
+                    (true, Some((lo, hi))) => ty
+                        .check_f64(*lo)
+                        .and_then(|()| ty.check_f64(*hi))
+                        .map_err(bad),
                     (true, None) => Ok(()),
                     (false, _) => ty
                         .check_int(lo)
@@ -304,9 +306,11 @@ impl Init {
                 }
                 Ok(())
             }
-            Init::CsrRowPtr(spec) => ty
-                .check_int(i128::from(spec.nnz()))
-                .map_err(|e| bad(format!("the last row pointer (the number of non-zeros): {e}"))),
+            Init::CsrRowPtr(spec) => ty.check_int(i128::from(spec.nnz())).map_err(|e| {
+                bad(format!(
+                    "the last row pointer (the number of non-zeros): {e}"
+                ))
+            }),
             Init::CsrColIdx(spec) if spec.cols > 0 => ty
                 .check_int(i128::from(spec.cols - 1))
                 .map_err(|e| bad(format!("the largest column index: {e}"))),
@@ -371,12 +375,11 @@ impl Init {
                 let full = base_dir.join(path);
                 // Checked above: a regular file of `bytes` bytes; read no more than that even
                 // if it grew since.
-                let data = crate::budget::read_input(&full, bytes).map_err(|message| {
-                    LaunchError::Io {
+                let data =
+                    crate::budget::read_input(&full, bytes).map_err(|message| LaunchError::Io {
                         path: full.clone(),
                         message,
-                    }
-                })?;
+                    })?;
                 if data.len() as u64 != bytes {
                     return Err(LaunchError::FileSize {
                         path: full,
@@ -389,10 +392,11 @@ impl Init {
             Init::CsrRowPtr(spec) => {
                 check_len(self, len, spec.rows.saturating_add(1))?;
                 let nnz = spec.nnz();
-                ty.check_int(i128::from(nnz)).map_err(|e| LaunchError::BadInit {
-                    text: self.to_string(),
-                    why: format!("the last row pointer (the number of non-zeros): {e}"),
-                })?;
+                ty.check_int(i128::from(nnz))
+                    .map_err(|e| LaunchError::BadInit {
+                        text: self.to_string(),
+                        why: format!("the last row pointer (the number of non-zeros): {e}"),
+                    })?;
                 ty.push_u64(&mut out, 0);
                 let mut at = 0u64;
                 spec.for_each_row(|cols| {
@@ -547,7 +551,9 @@ mod tests {
         assert_eq!(spec.nnz(), ci.len() as u64);
         // Materialised buffers hold the same values as `generate`.
         let d = Path::new(".");
-        let rp_bytes = Init::CsrRowPtr(spec).materialise(ElemType::U32, 201, d).unwrap();
+        let rp_bytes = Init::CsrRowPtr(spec)
+            .materialise(ElemType::U32, 201, d)
+            .unwrap();
         let want: Vec<u8> = rp.iter().flat_map(|&v| (v as u32).to_le_bytes()).collect();
         assert_eq!(rp_bytes, want);
         let ci_bytes = Init::CsrColIdx(spec)

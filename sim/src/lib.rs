@@ -26,10 +26,10 @@ pub mod npy;
 pub mod timing;
 
 pub use error::{Loc, SimError};
-pub use needs::MemoryNeeds;
 pub use interp::{
     run, AccessKind, FootprintCollector, Globals, MemAccess, MemObserver, MemoryModel, NoObserver,
     Program, RunOptions, RunResult, RunStats, Space,
 };
+pub use needs::MemoryNeeds;
 
 pub use launch::param_sigs;

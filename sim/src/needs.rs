@@ -183,20 +183,28 @@ mod tests {
             source: launch::budget::BudgetSource::Env,
         };
         // 1 TiB of dynamic shared memory.
-        let n = needs(&format!("{HEAD}.visible .entry k()\n{{\nret;\n}}\n"), 32, 1 << 40);
-        let e = n.check_run(1, &budget).unwrap_err().to_string();
-        assert!(e.contains("shared 1.0 TiB") && e.contains("budget of 1.0 GiB"), "{e}");
-        // 100 MB of local memory per thread: over CUDA's 512 KB.
-        let src = format!(
-            "{HEAD}.visible .entry k()\n{{\n.local .align 4 .b8 l[100000000];\nret;\n}}\n"
+        let n = needs(
+            &format!("{HEAD}.visible .entry k()\n{{\nret;\n}}\n"),
+            32,
+            1 << 40,
         );
+        let e = n.check_run(1, &budget).unwrap_err().to_string();
+        assert!(
+            e.contains("shared 1.0 TiB") && e.contains("budget of 1.0 GiB"),
+            "{e}"
+        );
+        // 100 MB of local memory per thread: over CUDA's 512 KB.
+        let src =
+            format!("{HEAD}.visible .entry k()\n{{\n.local .align 4 .b8 l[100000000];\nret;\n}}\n");
         let e = needs(&src, 1024, 0)
             .check_simulation(1, &budget)
             .unwrap_err()
             .to_string();
         assert!(e.contains("512.0 KiB"), "{e}");
         // A 4 GiB `.global` array: three copies in a run.
-        let src = format!("{HEAD}.global .align 4 .b8 g[4294967296];\n.visible .entry k()\n{{\nret;\n}}\n");
+        let src = format!(
+            "{HEAD}.global .align 4 .b8 g[65536][65536];\n.visible .entry k()\n{{\nret;\n}}\n"
+        );
         let n = needs(&src, 32, 0);
         let big = MemoryBudget {
             bytes: 10 << 30,

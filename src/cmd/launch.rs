@@ -198,7 +198,10 @@ mod tests {
     fn relative_paths() {
         let p = |s: &str| PathBuf::from(s);
         assert_eq!(lexical(&p("/a/./b/../c")), p("/a/c"));
-        assert_eq!(relative_to(&p("/w/data/x.bin"), &p("/w/out")), p("../data/x.bin"));
+        assert_eq!(
+            relative_to(&p("/w/data/x.bin"), &p("/w/out")),
+            p("../data/x.bin")
+        );
         assert_eq!(relative_to(&p("/w/x.bin"), &p("/w")), p("x.bin"));
         assert_eq!(
             relative_to(&p("/w/k/d/x.bin"), &p("/w/k/d/e/f")),

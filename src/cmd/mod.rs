@@ -21,12 +21,11 @@ pub const MAX_PTX_BYTES: u64 = 1 << 30;
 
 /// Parses the PTX file at `path` (a regular file or a pipe of at most [`MAX_PTX_BYTES`]).
 pub fn load_module(path: &Path) -> Result<Module, CliError> {
-    let bytes = ::launch::budget::read_input(path, MAX_PTX_BYTES).map_err(|message| {
-        CliError::Io {
+    let bytes =
+        ::launch::budget::read_input(path, MAX_PTX_BYTES).map_err(|message| CliError::Io {
             path: path.to_path_buf(),
             message,
-        }
-    })?;
+        })?;
     let src = String::from_utf8_lossy(&bytes);
     Ok(ptx_parser::parse_named(&src, Some(path.to_path_buf()))?)
 }

@@ -121,7 +121,10 @@ fn a_closed_pipe_ends_quietly() {
     let big = tiny_ptx(&dir, "", &format!("\t.reg .b32 %r<2>;\n{body}"));
     let big = big.to_str().unwrap();
     let json_len = paver_ok(&["inspect", big, "--json"]).len();
-    assert!(json_len > 1 << 17, "{json_len} bytes is not enough to fill a pipe");
+    assert!(
+        json_len > 1 << 17,
+        "{json_len} bytes is not enough to fill a pipe"
+    );
     for args in [vec!["inspect", big, "--json"], vec!["parse", MM]] {
         let (code, stderr) = paver_into_closed_pipe(&args, 10);
         assert_eq!(code, Some(0), "{args:?}: {stderr}");
@@ -142,7 +145,10 @@ fn terabyte_dynamic_shared_memory_is_refused() {
         "--dynamic-shared",
         "1099511627776",
     ]);
-    assert!(e.contains("shared 1.0 TiB") && e.contains("memory budget"), "{e}");
+    assert!(
+        e.contains("shared 1.0 TiB") && e.contains("memory budget"),
+        "{e}"
+    );
     // Volta allows 96 KiB per TB (CUDA cc 7.0 opt-in limit).
     let e = paver_err(&[
         "simulate",
@@ -185,10 +191,13 @@ fn huge_local_and_global_arrays_are_refused_before_allocation() {
     let ptx = tiny_ptx(&dir, "", "\t.local .align 4 .b8 big[100000000];");
     for cmd in ["run", "simulate"] {
         let e = paver_err(&[cmd, ptx.to_str().unwrap(), "--grid", "1", "--block", "1024"]);
-        assert!(e.contains("95.4 MiB of .local") && e.contains("512.0 KiB"), "{cmd}: {e}");
+        assert!(
+            e.contains("95.4 MiB of .local") && e.contains("512.0 KiB"),
+            "{cmd}: {e}"
+        );
     }
     // A 4 GiB `.global` array against a 1 GiB budget: refused, naming the limit.
-    let ptx = tiny_ptx(&dir, ".global .align 4 .b8 g[4294967296];", "");
+    let ptx = tiny_ptx(&dir, ".global .align 4 .b8 g[65536][65536];", "");
     for cmd in ["run", "simulate"] {
         let out = paver_env(
             &[cmd, ptx.to_str().unwrap(), "--grid", "1", "--block", "32"],
@@ -215,11 +224,20 @@ fn huge_local_and_global_arrays_are_refused_before_allocation() {
 #[test]
 fn devices_are_not_read_as_inputs() {
     let e = paver_err(&["parse", "/dev/zero"]);
-    assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
     let e = paver_err(&["launch", MM, "--launch", "/dev/zero"]);
-    assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
     let e = paver_err(&["simulate", MM, "--launch", MM_LAUNCH, "--gpu", "/dev/zero"]);
-    assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
     let e = paver_err(&[
         "run",
         MM,
@@ -228,14 +246,28 @@ fn devices_are_not_read_as_inputs() {
         "--param",
         "0=buffer:f32:4096:file(/dev/zero)",
     ]);
-    assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
     let e = paver_err(&["partition", "/dev/zero"]);
-    assert!(e.contains("/dev/zero") && e.contains("not a regular file"), "{e}");
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
 }
 
 #[test]
 fn absurd_thread_counts_are_capped() {
-    let out = paver(&["run", MM, "--launch", MM_LAUNCH, "--threads", "20000", "--json"]);
+    let out = paver(&[
+        "run",
+        MM,
+        "--launch",
+        MM_LAUNCH,
+        "--threads",
+        "20000",
+        "--json",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -339,7 +371,10 @@ fn simulate_output_is_atomic_and_errors_name_the_users_path() {
     let a = args("/dev/full");
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     let e = paver_err(&a);
-    assert!(e.contains("/dev/full") && e.contains("No space left"), "{e}");
+    assert!(
+        e.contains("/dev/full") && e.contains("No space left"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -348,7 +383,9 @@ fn launch_output_rebases_relative_files() {
     let dir = scratch("rebase");
     std::fs::create_dir_all(dir.join("data")).unwrap();
     std::fs::create_dir_all(dir.join("out/deeper")).unwrap();
-    let a: Vec<u8> = (0..4096u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let a: Vec<u8> = (0..4096u32)
+        .flat_map(|i| (i as f32).to_le_bytes())
+        .collect();
     std::fs::write(dir.join("data/a.bin"), &a).unwrap();
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root().join(MM_LAUNCH)).unwrap()).unwrap();
@@ -376,7 +413,10 @@ fn launch_output_rebases_relative_files() {
 #[test]
 fn initialisers_that_do_not_fit_their_buffer_are_errors() {
     for (param, want) in [
-        ("0=buffer:u8:4096:fill(300)", "300 does not fit in u8 (0 to 255)"),
+        (
+            "0=buffer:u8:4096:fill(300)",
+            "300 does not fit in u8 (0 to 255)",
+        ),
         ("0=buffer:u8:4096:fill(-1)", "-1 does not fit in u8"),
         ("0=buffer:u32:4096:fill(2.7)", "2.7 is not an integer"),
         ("0=buffer:i32:4096:fill(1e20)", "does not fit in i32"),
@@ -385,7 +425,10 @@ fn initialisers_that_do_not_fit_their_buffer_are_errors() {
             "0=buffer:u8::csr_row_ptr(1000,1000,4,1)",
             "the last row pointer (the number of non-zeros)",
         ),
-        ("0=buffer:f32:4096:onehot(99999)", "index 99999 is outside a buffer of 4096"),
+        (
+            "0=buffer:f32:4096:onehot(99999)",
+            "index 99999 is outside a buffer of 4096",
+        ),
         ("0=buffer:f32:4096:file(no/such.bin)", "no/such.bin"),
     ] {
         for cmd in ["launch", "run"] {
@@ -433,18 +476,39 @@ fn broken_gpu_configurations_name_the_key() {
     let dir = scratch("gpu");
     for (key, value, want) in [
         ("dram.channels", "0", "dram.channels = 0"),
-        ("core.warp_schedulers_per_sm", "0", "core.warp_schedulers_per_sm = 0"),
+        (
+            "core.warp_schedulers_per_sm",
+            "0",
+            "core.warp_schedulers_per_sm = 0",
+        ),
         ("interconnect.clusters", "0", "interconnect.clusters = 0"),
         ("core.warp_size", "7", "core.warp_size = 7"),
         ("core.num_sms", "100000000", "core.num_sms = 100000000"),
     ] {
         let toml = edited_volta(&dir, key, value);
-        let out = paver(&["simulate", MM, "--launch", MM_LAUNCH, "--gpu", toml.to_str().unwrap()]);
+        let out = paver(&[
+            "simulate",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--gpu",
+            toml.to_str().unwrap(),
+        ]);
         let e = fails_with(&out, 1, key);
-        assert!(e.contains(want) && e.contains(toml.to_str().unwrap()), "{key}: {e}");
+        assert!(
+            e.contains(want) && e.contains(toml.to_str().unwrap()),
+            "{key}: {e}"
+        );
     }
     // An override that breaks the configuration: a usage error naming the key.
-    let e = paver_err(&["simulate", MM, "--launch", MM_LAUNCH, "--set", "core.num_sms=0"]);
+    let e = paver_err(&[
+        "simulate",
+        MM,
+        "--launch",
+        MM_LAUNCH,
+        "--set",
+        "core.num_sms=0",
+    ]);
     assert!(e.contains("core.num_sms = 0"), "{e}");
     assert!(!e.contains("deadlock"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -460,14 +524,27 @@ fn the_budget_message_shows_the_limit() {
     let s: serde_json::Value = serde_json::from_str(&out).unwrap();
     let w = s["stats"]["warp_instructions"].as_u64().unwrap();
     let limit = (w - 1).to_string();
-    let e = paver_err(&["run", MM, "--launch", MM_LAUNCH, "--max-instructions", &limit]);
-    assert!(e.contains(&format!("budget of {limit} warp instructions")), "{e}");
+    let e = paver_err(&[
+        "run",
+        MM,
+        "--launch",
+        MM_LAUNCH,
+        "--max-instructions",
+        &limit,
+    ]);
+    assert!(
+        e.contains(&format!("budget of {limit} warp instructions")),
+        "{e}"
+    );
 }
 
 #[test]
 fn integer_parameters_accept_whole_numbers_and_say_what_does_not_fit() {
     let out = paver_ok(&["launch", MM, "--launch", MM_LAUNCH, "--param", "3=1e3"]);
-    assert!(out.contains("mm_naive_param_3") && out.contains("= 1000"), "{out}");
+    assert!(
+        out.contains("mm_naive_param_3") && out.contains("= 1000"),
+        "{out}"
+    );
     let e = paver_err(&[
         "launch",
         MM,
@@ -485,7 +562,10 @@ fn integer_parameters_accept_whole_numbers_and_say_what_does_not_fit() {
     let l = dir.join("l.json");
     std::fs::write(&l, text).unwrap();
     let e = paver_err(&["launch", MM, "--launch", l.to_str().unwrap()]);
-    assert!(e.contains("does not fit in 32 bits") && !e.contains("not an integer"), "{e}");
+    assert!(
+        e.contains("does not fit in 32 bits") && !e.contains("not an integer"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -499,7 +579,10 @@ fn an_unknown_kernel_in_a_launch_file_is_an_input_error() {
     std::fs::write(&l, text).unwrap();
     let out = paver(&["launch", MM, "--launch", l.to_str().unwrap()]);
     let e = fails_with(&out, 1, "kernel from the launch file");
-    assert!(e.contains("mm_navie") && e.contains("entries: mm_naive"), "{e}");
+    assert!(
+        e.contains("mm_navie") && e.contains("entries: mm_naive"),
+        "{e}"
+    );
     // Named on the command line, it stays a usage error.
     let out = paver(&["launch", MM, "--launch", MM_LAUNCH, "--kernel", "mm_navie"]);
     fails_with(&out, 2, "--kernel");
@@ -518,7 +601,10 @@ fn huge_tokens_are_not_echoed() {
     // In a launch file: as the kernel's name, an initialiser, and an unknown key.
     let base = std::fs::read_to_string(root().join(MM_LAUNCH)).unwrap();
     for (from, to) in [
-        ("\"kernel\": \"mm_naive\"", format!("\"kernel\": \"{token}\"")),
+        (
+            "\"kernel\": \"mm_naive\"",
+            format!("\"kernel\": \"{token}\""),
+        ),
         ("rand(1)", format!("{token}(1)")),
         ("\"dynamic_shared_bytes\"", format!("\"{token}\"")),
     ] {
@@ -546,8 +632,11 @@ fn no_bad_input_panics_or_dies_by_signal() {
     let empty = dir.join("empty.json");
     std::fs::write(&empty, "").unwrap();
     let garbage = dir.join("garbage.json");
-    std::fs::write(&garbage, "{\"format\": \"paver-launch/1\", \"grid\": [1e30], \"block\": [-1]}")
-        .unwrap();
+    std::fs::write(
+        &garbage,
+        "{\"format\": \"paver-launch/1\", \"grid\": [1e30], \"block\": [-1]}",
+    )
+    .unwrap();
     let bad_toml = dir.join("bad.toml");
     std::fs::write(&bad_toml, "[core]\nnum_sms = -1\n").unwrap();
     let cases: Vec<Vec<String>> = [
@@ -558,21 +647,105 @@ fn no_bad_input_panics_or_dies_by_signal() {
         vec!["launch", MM, "--launch", "/dev/zero"],
         vec!["launch", MM, "--launch", empty.to_str().unwrap()],
         vec!["launch", MM, "--launch", garbage.to_str().unwrap()],
-        vec!["launch", MM, "--launch", MM_LAUNCH, "--param", "0=buffer:u8:4:fill(1e400)"],
-        vec!["launch", MM, "--launch", MM_LAUNCH, "--param", "0=buffer:u64:18446744073709551615:zeros"],
-        vec!["launch", MM, "--launch", MM_LAUNCH, "--param", "0=buffer:i64:8:rand(1,-1e300,1e300)"],
-        vec!["launch", MM, "--launch", MM_LAUNCH, "--param", "0=buffer:u32::csr_row_ptr(2147483648,2147483648,2147483648,1)"],
+        vec![
+            "launch",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--param",
+            "0=buffer:u8:4:fill(1e400)",
+        ],
+        vec![
+            "launch",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--param",
+            "0=buffer:u64:18446744073709551615:zeros",
+        ],
+        vec![
+            "launch",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--param",
+            "0=buffer:i64:8:rand(1,-1e300,1e300)",
+        ],
+        vec![
+            "launch",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--param",
+            "0=buffer:u32::csr_row_ptr(2147483648,2147483648,2147483648,1)",
+        ],
         vec!["launch", MM, "--launch", MM_LAUNCH, "--param", "3=-1e300"],
-        vec!["launch", MM, "--launch", MM_LAUNCH, "--grid", "4294967296x65536"],
-        vec!["run", MM, "--launch", MM_LAUNCH, "--dynamic-shared", "18446744073709551615"],
+        vec![
+            "launch",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--grid",
+            "4294967296x65536",
+        ],
+        vec![
+            "run",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--dynamic-shared",
+            "18446744073709551615",
+        ],
         vec!["run", &local, "--grid", "1", "--block", "1024"],
-        vec!["simulate", MM, "--launch", MM_LAUNCH, "--gpu", bad_toml.to_str().unwrap()],
-        vec!["simulate", MM, "--launch", MM_LAUNCH, "--set", "core.num_sms=0"],
-        vec!["simulate", MM, "--launch", MM_LAUNCH, "--set", "l1.line_bytes=0"],
-        vec!["simulate", MM, "--launch", MM_LAUNCH, "--set", "pipeline.shared_banks=0"],
-        vec!["simulate", MM, "--launch", MM_LAUNCH, "--set", "dram.bandwidth_gbps=-1"],
+        vec![
+            "simulate",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--gpu",
+            bad_toml.to_str().unwrap(),
+        ],
+        vec![
+            "simulate",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--set",
+            "core.num_sms=0",
+        ],
+        vec![
+            "simulate",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--set",
+            "l1.line_bytes=0",
+        ],
+        vec![
+            "simulate",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--set",
+            "pipeline.shared_banks=0",
+        ],
+        vec![
+            "simulate",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "--set",
+            "dram.bandwidth_gbps=-1",
+        ],
         vec!["simulate", MM, "--launch", MM_LAUNCH, "--tbs-per-sm", "0"],
-        vec!["simulate", MM, "--launch", MM_LAUNCH, "-o", "/nonexistent/dir/x.json"],
+        vec![
+            "simulate",
+            MM,
+            "--launch",
+            MM_LAUNCH,
+            "-o",
+            "/nonexistent/dir/x.json",
+        ],
         vec!["partition", "/dev/zero"],
         vec!["partition", empty.to_str().unwrap()],
         vec!["run", MM, "--launch", MM_LAUNCH, "--threads", "0"],
