@@ -646,7 +646,8 @@ mod tests {
     #[test]
     fn validation_names_the_key() {
         let volta = GpuConfig::builtin("volta").unwrap();
-        let cases: [(fn(&mut GpuConfig), &str); 10] = [
+        type Edit = fn(&mut GpuConfig);
+        let cases: [(Edit, &str); 10] = [
             (|g| g.dram.channels = 0, "dram.channels = 0"),
             (
                 |g| g.core.warp_schedulers_per_sm = 0,

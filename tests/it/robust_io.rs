@@ -273,7 +273,7 @@ fn absurd_thread_counts_are_capped() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cap = (4 * cores).max(8);
     assert!(
-        stderr.contains(&format!("--threads 20000")) && stderr.contains(&format!("using {cap}")),
+        stderr.contains("--threads 20000") && stderr.contains(&format!("using {cap}")),
         "{stderr}"
     );
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
