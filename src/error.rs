@@ -22,6 +22,9 @@ pub enum CliError {
         /// What went wrong.
         message: String,
     },
+    /// A GPU configuration file does not read or validate.
+    #[error("{0}")]
+    Gpu(String),
     /// A launch description or flag is wrong.
     #[error("{0}")]
     Launch(#[from] launch::LaunchError),
@@ -36,17 +39,33 @@ pub enum CliError {
     /// The arguments make no sense together (exit status 2, like clap's usage errors).
     #[error("{0}")]
     Usage(String),
+    /// Standard output is a pipe whose reader has gone (`paver parse k.ptx | head`): the
+    /// command stops quietly with status 0.
+    #[error("standard output closed")]
+    BrokenPipe,
+    /// Something would need more memory than the budget (`PAVER_MEMORY_LIMIT`), or an input
+    /// is larger than the machine can hold.
+    #[error("{0}")]
+    TooLarge(String),
 }
+
+/// Longest line of an error message, in characters: a message quotes what a person wrote,
+/// and a 10 MB token must not come back twice on the terminal.
+pub const MAX_LINE_CHARS: usize = 400;
 
 impl CliError {
     /// The message printed on stderr: `paver: error: ...` (PTX errors come with their
     /// source lines and carets).
     pub fn render(&self) -> String {
         let text = self.to_string();
-        match self {
+        let text = match self {
             CliError::Ptx(_) => text,
             _ => format!("paver: error: {text}"),
-        }
+        };
+        text.lines()
+            .map(|l| launch::elide(l, MAX_LINE_CHARS))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Exit status: 2 for usage errors, 1 for everything else.
@@ -107,7 +126,8 @@ pub fn write_atomic_with(
     });
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
-        return Err(CliError::io(&tmp, e));
+        // The user named `path`; the temporary name would only confuse.
+        return Err(CliError::io(path, e));
     }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);

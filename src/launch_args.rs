@@ -109,7 +109,24 @@ impl KernelLaunchArgs {
     pub fn load(&self) -> Result<Loaded, CliError> {
         let module = crate::cmd::load_module(&self.file)?;
         let (launch, base_dir) = self.launch.build(self.kernel.clone())?;
-        let f = crate::cmd::select_kernel(&module, launch.kernel.as_deref(), &self.file)?;
+        let f = match crate::cmd::select_kernel(&module, launch.kernel.as_deref(), &self.file) {
+            // A name from the launch file is a wrong input (status 1), not a wrong command
+            // line (status 2, kept for `--kernel`).
+            Err(CliError::Usage(_)) if self.kernel.is_none() && launch.kernel.is_some() => {
+                return Err(launch::LaunchError::UnknownKernel {
+                    path: self.launch.launch.clone().unwrap_or_default(),
+                    name: launch::elide(launch.kernel.as_deref().unwrap_or(""), 80),
+                    ptx: self.file.display().to_string(),
+                    entries: module
+                        .entries()
+                        .map(|f| f.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+                .into())
+            }
+            r => r?,
+        };
         let bound = launch.bind(&f.name, &crate::cmd::param_sigs(f), &base_dir)?;
         let kernel = module
             .functions

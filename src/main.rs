@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand};
 mod cmd;
 mod error;
 mod launch_args;
+mod limits;
+mod out;
 mod sweep;
 
 /// paver: PTX locality analysis, TB locality graphs, locality-aware TB grouping, GPU simulation.
@@ -44,13 +46,20 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // clap renders help/version to stdout and usage errors to stderr.
+            // clap renders help/version to stdout and usage errors to stderr; an error quotes
+            // the argument, which may be megabytes long: its lines are cut.
+            if e.use_stderr() {
+                let text = e.render().to_string();
+                let lines: Vec<String> = text
+                    .trim_end()
+                    .lines()
+                    .map(|l| launch::elide(l, error::MAX_LINE_CHARS))
+                    .collect();
+                out::eprintln(&lines.join("\n"));
+                return ExitCode::from(2);
+            }
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return ExitCode::SUCCESS;
         }
     };
     let result = match cli.command {
@@ -65,9 +74,9 @@ fn main() -> ExitCode {
         Command::Report(args) => cmd::report::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(error::CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", e.render());
+            out::eprintln(&e.render());
             ExitCode::from(e.exit_code())
         }
     }

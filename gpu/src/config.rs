@@ -206,6 +206,37 @@ pub struct DramConfig {
     pub bandwidth_gbps: f64,
 }
 
+/// Largest GPU configuration file read (1 MiB; the shipped ones are about 5 KB).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Upper limits [`GpuConfig::validate`] puts on sizes that the simulator allocates in
+/// proportion to (per SM, per cache line, per port).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// SMs and interconnect clusters (an H100 has 132).
+    pub sms: u64,
+    /// TB slots, warp slots and warp schedulers per SM (GPUs have at most 64 warps).
+    pub per_sm: u64,
+    /// L1 bytes per SM (an H100 has 256 KB).
+    pub l1_bytes: u64,
+    /// L2 bytes (an H100 has 50 MB).
+    pub l2_bytes: u64,
+    /// MSHR entries per cache.
+    pub mshr_entries: u64,
+    /// L2 slices and DRAM channels (an H100 has 80 and 40).
+    pub ports: u64,
+}
+
+/// The limits of [`GpuConfig::validate`].
+pub const LIMITS: Limits = Limits {
+    sms: 4096,
+    per_sm: 1024,
+    l1_bytes: 16 << 20,
+    l2_bytes: 1 << 30,
+    mshr_entries: 1 << 16,
+    ports: 4096,
+};
+
 const BUILTIN: [(&str, &str); 4] = [
     ("gtx480", include_str!("../../configs/gpus/gtx480.toml")),
     (
@@ -266,24 +297,33 @@ impl GpuConfig {
             name: origin.to_string(),
             message: e.to_string(),
         })?;
-        cfg.check(origin)?;
+        cfg.validate(origin)?;
         Ok(cfg)
     }
 
-    /// Loads a configuration file.
+    /// Loads a configuration file (a regular file or a pipe of at most
+    /// [`MAX_CONFIG_BYTES`]).
     pub fn from_path(path: &Path) -> Result<GpuConfig> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
+        let text = launch::budget::read_input_text(path, MAX_CONFIG_BYTES).map_err(|message| {
+            Error::GpuConfig {
+                name: path.display().to_string(),
+                message,
+            }
         })?;
         Self::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Whether [`GpuConfig::lookup`] takes `spec` as a path (an existing file, or text
+    /// with a `/` or ending in `.toml`) rather than a built-in name.
+    pub fn names_file(spec: &str) -> bool {
+        Path::new(spec).is_file() || spec.contains('/') || spec.ends_with(".toml")
     }
 
     /// A path if `spec` names an existing file or looks like one (contains `/` or ends in
     /// `.toml`), otherwise a built-in name or alias.
     pub fn lookup(spec: &str) -> Result<GpuConfig> {
         let p = Path::new(spec);
-        if p.is_file() || spec.contains('/') || spec.ends_with(".toml") {
+        if Self::names_file(spec) {
             Self::from_path(p)
         } else {
             Self::builtin(spec)
@@ -334,24 +374,116 @@ impl GpuConfig {
         (self.l1_bytes(shared_in_use) / way).max(1) as u32
     }
 
-    /// Internal consistency: cache capacities match their geometry, counts are positive.
-    fn check(&self, origin: &str) -> Result<()> {
+    /// Checks that the configuration describes a GPU the occupancy calculator and the
+    /// simulator can model: every count, size, clock and rate positive, warps of 32
+    /// threads, cache capacities equal to their geometry, set-index functions that fit their
+    /// set counts, and sizes below [`LIMITS`] (far beyond any GPU, so a typo cannot make the
+    /// simulator allocate the machine's memory). Run it on every configuration, after every
+    /// override; `origin` names the configuration in the error, which names the key.
+    pub fn validate(&self, origin: &str) -> Result<()> {
         let bad = |message: String| Error::GpuConfig {
             name: origin.to_string(),
             message,
         };
         let c = &self.core;
+        let (l1, l2, noc, dram) = (&self.l1, &self.l2, &self.interconnect, &self.dram);
         for (field, v) in [
             ("core.num_sms", c.num_sms),
+            ("core.clock_mhz", c.clock_mhz),
             ("core.warp_size", c.warp_size),
             ("core.max_tbs_per_sm", c.max_tbs_per_sm),
             ("core.max_warps_per_sm", c.max_warps_per_sm),
             ("core.max_threads_per_sm", c.max_threads_per_sm),
+            ("core.max_threads_per_tb", c.max_threads_per_tb),
+            ("core.registers_per_sm", c.registers_per_sm),
+            ("core.max_registers_per_thread", c.max_registers_per_thread),
             ("core.register_alloc_unit", c.register_alloc_unit),
             ("core.shared_alloc_unit", c.shared_alloc_unit),
+            ("core.warp_schedulers_per_sm", c.warp_schedulers_per_sm),
+            ("l1.sets", l1.sets),
+            ("l1.ways", l1.ways),
+            ("l1.line_bytes", l1.line_bytes),
+            ("l1.mshr_entries", l1.mshr_entries),
+            ("l1.mshr_max_merge", l1.mshr_max_merge),
+            ("l2.slices", l2.slices),
+            ("l2.sets_per_slice", l2.sets_per_slice),
+            ("l2.ways", l2.ways),
+            ("l2.line_bytes", l2.line_bytes),
+            ("l2.mshr_entries", l2.mshr_entries),
+            ("l2.mshr_max_merge", l2.mshr_max_merge),
+            ("interconnect.clusters", noc.clusters),
+            ("interconnect.sms_per_cluster", noc.sms_per_cluster),
+            ("interconnect.flit_bytes", noc.flit_bytes),
+            ("interconnect.clock_mhz", noc.clock_mhz),
+            ("dram.channels", dram.channels),
+            ("dram.clock_mhz", dram.clock_mhz),
+            ("dram.bus_bytes_per_channel", dram.bus_bytes_per_channel),
+            ("dram.data_rate", dram.data_rate),
         ] {
             if v == 0 {
-                return Err(bad(format!("{field} must be positive")));
+                return Err(bad(format!("{field} = 0, but it must be positive")));
+            }
+        }
+        if c.warp_size != 32 {
+            return Err(bad(format!(
+                "core.warp_size = {}: paver models 32-thread warps (every NVIDIA GPU), the only size supported",
+                c.warp_size
+            )));
+        }
+        if !(dram.bandwidth_gbps.is_finite() && dram.bandwidth_gbps > 0.0) {
+            return Err(bad(format!(
+                "dram.bandwidth_gbps = {}, but it must be a positive number",
+                dram.bandwidth_gbps
+            )));
+        }
+        for (field, v) in [
+            ("l1.line_bytes", l1.line_bytes),
+            ("l2.line_bytes", l2.line_bytes),
+        ] {
+            if !v.is_power_of_two() || v < 32 {
+                return Err(bad(format!(
+                    "{field} = {v}, but a line is a power of two of at least 32 bytes (one sector)"
+                )));
+            }
+        }
+        for (field, v, max) in [
+            ("core.num_sms", u64::from(c.num_sms), LIMITS.sms),
+            (
+                "core.max_tbs_per_sm",
+                u64::from(c.max_tbs_per_sm),
+                LIMITS.per_sm,
+            ),
+            (
+                "core.max_warps_per_sm",
+                u64::from(c.max_warps_per_sm),
+                LIMITS.per_sm,
+            ),
+            (
+                "core.warp_schedulers_per_sm",
+                u64::from(c.warp_schedulers_per_sm),
+                LIMITS.per_sm,
+            ),
+            ("l1.size_bytes", l1.size_bytes, LIMITS.l1_bytes),
+            ("l1.unified_bytes", l1.unified_bytes, LIMITS.l1_bytes),
+            (
+                "l1.mshr_entries",
+                u64::from(l1.mshr_entries),
+                LIMITS.mshr_entries,
+            ),
+            ("l2.size_bytes", l2.size_bytes, LIMITS.l2_bytes),
+            ("l2.slices", u64::from(l2.slices), LIMITS.ports),
+            (
+                "l2.mshr_entries",
+                u64::from(l2.mshr_entries),
+                LIMITS.mshr_entries,
+            ),
+            ("interconnect.clusters", u64::from(noc.clusters), LIMITS.sms),
+            ("dram.channels", u64::from(dram.channels), LIMITS.ports),
+        ] {
+            if v > max {
+                return Err(bad(format!(
+                    "{field} = {v}, more than the {max} paver accepts (far beyond any GPU)"
+                )));
             }
         }
         let l1 = u64::from(self.l1.sets) * u64::from(self.l1.ways) * u64::from(self.l1.line_bytes);
@@ -509,5 +641,52 @@ mod tests {
         assert!(e.to_string().contains("unknown GPU"), "{e}");
         let e = GpuConfig::from_toml_str("name = 1", "x.toml").unwrap_err();
         assert!(e.to_string().contains("x.toml"), "{e}");
+    }
+
+    #[test]
+    fn validation_names_the_key() {
+        let volta = GpuConfig::builtin("volta").unwrap();
+        type Edit = fn(&mut GpuConfig);
+        let cases: [(Edit, &str); 10] = [
+            (|g| g.dram.channels = 0, "dram.channels = 0"),
+            (
+                |g| g.core.warp_schedulers_per_sm = 0,
+                "core.warp_schedulers_per_sm = 0",
+            ),
+            (|g| g.interconnect.clusters = 0, "interconnect.clusters = 0"),
+            (|g| g.core.warp_size = 7, "core.warp_size = 7"),
+            (|g| g.core.num_sms = 0, "core.num_sms = 0"),
+            (
+                |g| g.core.num_sms = 100_000_000,
+                "core.num_sms = 100000000, more than the 4096",
+            ),
+            (|g| g.dram.bandwidth_gbps = f64::NAN, "dram.bandwidth_gbps"),
+            (|g| g.l1.line_bytes = 96, "l1.line_bytes = 96"),
+            (|g| g.l2.size_bytes = 1 << 40, "l2.size_bytes"),
+            (
+                |g| g.l1.ways = 3,
+                "l1.size_bytes = 32768 but sets x ways x line = 1536",
+            ),
+        ];
+        for (edit, want) in cases {
+            let mut g = volta.clone();
+            edit(&mut g);
+            let e = g.validate("test").unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("test"), "{want}: {e}");
+        }
+        for name in GpuConfig::builtin_names() {
+            GpuConfig::builtin(name).unwrap().validate(name).unwrap();
+        }
+    }
+
+    #[test]
+    fn from_path_refuses_devices() {
+        let e = GpuConfig::from_path(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero") && e.contains("not a regular file"),
+            "{e}"
+        );
     }
 }

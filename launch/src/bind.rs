@@ -223,6 +223,9 @@ impl Launch {
                             b.ty
                         )));
                     }
+                    b.init
+                        .check(b.ty, len, base_dir)
+                        .map_err(|e| at(e.to_string()))?;
                     BoundValue::Buffer {
                         base: buffer_base(idx),
                         elem: b.ty,
@@ -328,6 +331,16 @@ fn buffer_len(b: &BufferSpec, chosen: &[Option<&ParamArg>]) -> Result<u64, Strin
 
 /// Encodes a scalar for a parameter of type `ty`, rejecting values the type cannot hold.
 fn encode_scalar(v: Scalar, ty: SigType) -> Result<u64, String> {
+    // A literal with an exponent or a fraction of zero (`1e3`, `64.0`) is an integer when
+    // its value is one; 2^127 and beyond cannot fit any PTX type either way.
+    let v = match (v, ty) {
+        (Scalar::Float(f), SigType::Int { .. })
+            if f.is_finite() && f.fract() == 0.0 && f.abs() < 2f64.powi(127) =>
+        {
+            Scalar::Int(f as i128)
+        }
+        _ => v,
+    };
     match (v, ty) {
         (Scalar::Int(i), SigType::Int { bits, signed }) => {
             let (lo, hi) = if signed {
@@ -338,7 +351,10 @@ fn encode_scalar(v: Scalar, ty: SigType) -> Result<u64, String> {
                 (-(1i128 << (bits - 1)), (1i128 << bits) - 1)
             };
             if i < lo || i > hi {
-                return Err(format!("{i} does not fit in {}", describe(ty)));
+                return Err(format!(
+                    "{i} does not fit in {bits} bits (a {} parameter holds {lo} to {hi})",
+                    describe(ty)
+                ));
             }
             let mask = if bits == 64 {
                 u64::MAX
@@ -346,6 +362,9 @@ fn encode_scalar(v: Scalar, ty: SigType) -> Result<u64, String> {
                 (1u64 << bits) - 1
             };
             Ok((i as u64) & mask)
+        }
+        (Scalar::Float(f), SigType::Int { bits, .. }) if f.is_finite() && f.fract() == 0.0 => {
+            Err(format!("{f:e} does not fit in {bits} bits"))
         }
         (Scalar::Float(f), SigType::Int { .. }) => Err(format!(
             "{f:?} is not an integer, but the parameter is {}",
@@ -358,6 +377,10 @@ fn encode_scalar(v: Scalar, ty: SigType) -> Result<u64, String> {
             };
             match bits {
                 64 => Ok(f.to_bits()),
+                32 if f.abs() > f64::from(f32::MAX) => Err(format!(
+                    "{f:e} is outside the range of .f32 (±{:e})",
+                    f32::MAX
+                )),
                 32 => Ok((f as f32).to_bits() as u64),
                 _ => Err(format!("{} parameters are not supported", describe(ty))),
             }
@@ -444,6 +467,71 @@ mod tests {
     }
 
     #[test]
+    fn whole_floats_are_integers() {
+        let b = launch(&["n=1e3", "alpha=1"])
+            .bind("k", &sig(), Path::new("."))
+            .unwrap();
+        assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 1000 });
+        let b = launch(&["n=-64.0", "alpha=1"])
+            .bind("k", &sig(), Path::new("."))
+            .unwrap();
+        assert_eq!(
+            b.params[2].value,
+            BoundValue::Scalar {
+                bits: u64::from((-64i32) as u32)
+            }
+        );
+    }
+
+    #[test]
+    fn buffer_values_must_fit_their_type() {
+        for (flag, want) in [
+            (
+                "0=buffer:u8:4:fill(300)",
+                "300 does not fit in u8 (0 to 255)",
+            ),
+            ("0=buffer:u8:4:fill(-1)", "-1 does not fit in u8"),
+            ("0=buffer:u32:4:fill(2.7)", "2.7 is not an integer"),
+            ("0=buffer:i32:4:fill(1e20)", "does not fit in i32"),
+            ("0=buffer:u8:4:rand(1,0,1000)", "999 does not fit in u8"),
+            ("0=buffer:u8:300:iota", "299 does not fit in u8"),
+            (
+                "0=buffer:u8::csr_row_ptr(100,100,10,1)",
+                "number of non-zeros",
+            ),
+            (
+                "0=buffer:u8::csr_col_idx(10,300,2,1)",
+                "largest column index: 299",
+            ),
+            (
+                "0=buffer:f32:4:onehot(99)",
+                "index 99 is outside a buffer of 4",
+            ),
+            ("0=buffer:f32:4:file(no/such/file.bin)", "no/such/file.bin"),
+        ] {
+            let e = launch(&["n=1", "alpha=1", flag])
+                .bind("k", &sig(), Path::new("."))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("parameter 0 (`A`)"), "{flag}: {e}");
+            assert!(e.contains(want), "{flag}: {e}");
+        }
+        // The same values in range are fine.
+        for flag in [
+            "0=buffer:u8:4:fill(255)",
+            "0=buffer:i8:4:fill(-128)",
+            "0=buffer:u8:4:rand(1,0,256)",
+            "0=buffer:u8:256:iota",
+            "0=buffer:f32:4:fill(2.7)",
+            "0=buffer:f32:4:onehot(3)",
+        ] {
+            launch(&["n=1", "alpha=1", flag])
+                .bind("k", &sig(), Path::new("."))
+                .unwrap_or_else(|e| panic!("{flag}: {e}"));
+        }
+    }
+
+    #[test]
     fn later_entries_override() {
         let b = launch(&["n=1", "2=7", "alpha=1"])
             .bind("k", &sig(), Path::new("."))
@@ -464,7 +552,19 @@ mod tests {
             .unwrap();
         assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 0xffff_ffff });
         for (args, want) in [
-            (vec!["n=2147483648", "alpha=1"], "does not fit in .s32"),
+            (
+                vec!["n=2147483648", "alpha=1"],
+                "does not fit in 32 bits (a .s32 parameter holds -2147483648 to 2147483647)",
+            ),
+            (
+                vec!["n=1e10", "alpha=1"],
+                "10000000000 does not fit in 32 bits",
+            ),
+            (
+                vec!["0=1180591620717411303424", "n=1", "alpha=1"],
+                "1180591620717411303424 does not fit in 64 bits",
+            ),
+            (vec!["n=1", "alpha=1e39"], "outside the range of .f32"),
             (vec!["n=1.5", "alpha=1"], "not an integer"),
             (vec!["alpha=1"], "no value given for this .s32"),
             (vec!["n=1"], "no value given for this .f32"),

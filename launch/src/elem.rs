@@ -46,7 +46,54 @@ impl ElemType {
         )
     }
 
-    /// Appends `v` converted to this type (integers: truncating, saturating as Rust `as`).
+    /// The integers this type holds, `(min, max)`; `None` for floats.
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        Some(match self {
+            ElemType::U8 => (0, u8::MAX.into()),
+            ElemType::I8 => (i8::MIN.into(), i8::MAX.into()),
+            ElemType::U16 => (0, u16::MAX.into()),
+            ElemType::I16 => (i16::MIN.into(), i16::MAX.into()),
+            ElemType::U32 => (0, u32::MAX.into()),
+            ElemType::I32 => (i32::MIN.into(), i32::MAX.into()),
+            ElemType::U64 => (0, u64::MAX.into()),
+            ElemType::I64 => (i64::MIN.into(), i64::MAX.into()),
+            ElemType::F32 | ElemType::F64 => return None,
+        })
+    }
+
+    /// Ok when the integer `v` is a value of this type (for floats: when it is finite in
+    /// the type; large integers round to the nearest float as in CUDA's conversions).
+    pub fn check_int(self, v: i128) -> Result<(), String> {
+        match self.int_range() {
+            Some((lo, hi)) if v < lo || v > hi => {
+                Err(format!("{v} does not fit in {self} ({lo} to {hi})"))
+            }
+            Some(_) => Ok(()),
+            None => self.check_f64(v as f64),
+        }
+    }
+
+    /// Ok when `v` is a value of this type: for integer types a whole number in range, for
+    /// `f32` a finite number within its range (rounding to the nearest `f32` is allowed).
+    pub fn check_f64(self, v: f64) -> Result<(), String> {
+        if !v.is_finite() {
+            return Err(format!("{v} is not a finite number"));
+        }
+        match self {
+            ElemType::F64 => Ok(()),
+            ElemType::F32 if v.abs() > f64::from(f32::MAX) => {
+                Err(format!("{v} is outside the range of f32 (±{:e})", f32::MAX))
+            }
+            ElemType::F32 => Ok(()),
+            _ if v.fract() != 0.0 => Err(format!(
+                "{v} is not an integer, but the elements are {self}"
+            )),
+            _ => self.check_int(v as i128),
+        }
+    }
+
+    /// Appends `v` converted to this type (integers: truncating, saturating as Rust `as`;
+    /// [`ElemType::check_f64`] first for an exact conversion).
     pub fn push_f64(self, out: &mut Vec<u8>, v: f64) {
         match self {
             ElemType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
@@ -57,7 +104,7 @@ impl ElemType {
     }
 
     /// Appends integer `v` (two's complement bits, truncated to the element width; floats
-    /// get the value converted).
+    /// get the value converted; [`ElemType::check_int`] first for an exact conversion).
     pub fn push_u64(self, out: &mut Vec<u8>, v: u64) {
         match self {
             ElemType::F32 => out.extend_from_slice(&(v as i64 as f32).to_le_bytes()),
@@ -104,5 +151,35 @@ impl FromStr for ElemType {
             "f64" => ElemType::F64,
             _ => return Err(()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_conversions_only() {
+        assert!(ElemType::U8.check_f64(255.0).is_ok());
+        let e = ElemType::U8.check_f64(300.0).unwrap_err();
+        assert!(e.contains("300 does not fit in u8 (0 to 255)"), "{e}");
+        assert!(ElemType::U8
+            .check_f64(-1.0)
+            .unwrap_err()
+            .contains("does not fit"));
+        assert!(ElemType::I8.check_int(-128).is_ok());
+        assert!(ElemType::I8.check_int(128).is_err());
+        let e = ElemType::U32.check_f64(2.7).unwrap_err();
+        assert!(e.contains("not an integer"), "{e}");
+        assert!(ElemType::I32
+            .check_f64(1e20)
+            .unwrap_err()
+            .contains("does not fit in i32"));
+        assert!(ElemType::U64.check_f64(1.8e19).is_ok());
+        assert!(ElemType::U64.check_f64(1.9e19).is_err());
+        assert!(ElemType::F32.check_f64(2.7).is_ok());
+        assert!(ElemType::F32.check_f64(1e39).unwrap_err().contains("f32"));
+        assert!(ElemType::F64.check_f64(1e300).is_ok());
+        assert!(ElemType::F64.check_f64(f64::NAN).is_err());
     }
 }

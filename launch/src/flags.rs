@@ -11,7 +11,7 @@ use crate::{ElemType, LaunchError};
 /// `buffer:TYPE:LEN:INIT` (LEN may be empty when the initialiser implies it).
 pub fn parse_param_flag(text: &str) -> Result<ParamSpec, LaunchError> {
     let bad = |why: String| LaunchError::Flag {
-        flag: format!("--param {text}"),
+        flag: format!("--param {}", crate::budget::elide(text, 80)),
         why,
     };
     let (key, value) = text.split_once('=').ok_or_else(|| {
@@ -34,17 +34,20 @@ pub fn parse_param_flag(text: &str) -> Result<ParamSpec, LaunchError> {
         };
         let ty: ElemType = ty.parse().map_err(|_| {
             bad(format!(
-                "unknown element type `{ty}` (expected one of {})",
+                "unknown element type `{}` (expected one of {})",
+                crate::budget::elide(ty, 20),
                 ElemType::NAMES
             ))
         })?;
         let len = if len.is_empty() {
             None
         } else {
-            Some(
-                len.parse::<u64>()
-                    .map_err(|_| bad(format!("`{len}` is not an element count")))?,
-            )
+            Some(len.parse::<u64>().map_err(|_| {
+                bad(format!(
+                    "`{}` is not an element count",
+                    crate::budget::elide(len, 40)
+                ))
+            })?)
         };
         let init = Init::parse(init).map_err(|e| bad(e.to_string()))?;
         ParamArg::Buffer(BufferSpec {
@@ -56,7 +59,8 @@ pub fn parse_param_flag(text: &str) -> Result<ParamSpec, LaunchError> {
     } else {
         ParamArg::Value(parse_scalar(value).ok_or_else(|| {
             bad(format!(
-                "`{value}` is neither a number nor buffer:TYPE:LEN:INIT"
+                "`{}` is neither a number nor buffer:TYPE:LEN:INIT",
+                crate::budget::elide(value, 40)
             ))
         })?)
     };

@@ -44,7 +44,8 @@ impl Dim3 {
         match parts {
             Ok(v) => Dim3::try_from(v),
             Err(_) => Err(format!(
-                "`{text}` is not a dimension: expected X, XxY or XxYxZ with positive integers"
+                "`{}` is not a dimension: expected X, XxY or XxYxZ with positive integers",
+                crate::budget::elide(text, 40)
             )),
         }
     }
@@ -334,12 +335,15 @@ impl Launch {
         Ok(launch)
     }
 
-    /// Reads a description from a file.
+    /// Reads a description from a file (a regular file or a pipe of at most
+    /// [`crate::budget::MAX_LAUNCH_BYTES`]).
     pub fn read(path: &Path) -> Result<Launch, LaunchError> {
-        let text = std::fs::read_to_string(path).map_err(|e| LaunchError::Io {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let text = crate::budget::read_input_text(path, crate::budget::MAX_LAUNCH_BYTES).map_err(
+            |message| LaunchError::Io {
+                path: path.to_path_buf(),
+                message,
+            },
+        )?;
         Launch::from_json(&text, path)
     }
 

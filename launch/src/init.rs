@@ -19,14 +19,15 @@ pub enum Init {
     Zeros,
     /// All elements one (1 for integers, 1.0 for floats).
     Ones,
-    /// Element `i` holds `i` (converted to the element type, wrapping for narrow integers).
+    /// Element `i` holds `i` (converted to the element type; every index must be a value of
+    /// the type, so a `u8` buffer takes at most 256 elements).
     Iota,
     /// All elements hold the value.
     Fill(f64),
     /// All elements zero except element `index`, which is one.
     OneHot(u64),
     /// Seeded uniform random values in `[lo, hi)`; default `[0, 1)` for floats and
-    /// `[0, 256)` for integers.
+    /// `[0, 256)` for integers (`[0, 128)` for `i8`, the values it holds).
     Rand {
         /// SplitMix64 seed.
         seed: u64,
@@ -55,45 +56,54 @@ pub struct CsrSpec {
     pub seed: u64,
 }
 
-/// Largest CSR matrix the generator accepts, in rows and non-zeros (keeps bad input from
-/// exhausting memory before the buffer-size check can run).
-const CSR_MAX_ROWS: u64 = 1 << 31;
+/// Largest CSR matrix the generator accepts, in rows and columns (keeps bad input from
+/// exhausting memory before the buffer-size check can run, and bounds the time counting the
+/// non-zeros takes: one draw per row, about a second for 2^28 rows).
+const CSR_MAX_ROWS: u64 = 1 << 28;
 
 impl CsrSpec {
     /// Generates the matrix: the row pointers (`rows + 1` values) and column indices.
     pub fn generate(&self) -> (Vec<u64>, Vec<u64>) {
-        let mut rng = SplitMix64::new(self.seed);
         let mut row_ptr = Vec::with_capacity(self.rows as usize + 1);
         let mut col_idx = Vec::new();
         row_ptr.push(0);
+        self.for_each_row(|cols| {
+            col_idx.extend(cols);
+            row_ptr.push(col_idx.len() as u64);
+        });
+        (row_ptr, col_idx)
+    }
+
+    /// Calls `row` with each row's sorted column indices, in row order, keeping only one
+    /// row in memory (the buffers are written from it directly).
+    pub fn for_each_row(&self, mut row: impl FnMut(&BTreeSet<u64>)) {
+        let mut rng = SplitMix64::new(self.seed);
         let max_deg = self.avg_nnz.saturating_mul(2).saturating_add(1);
+        let mut picked = BTreeSet::new();
         for _ in 0..self.rows {
             let deg = (rng.next_u64() % max_deg).min(self.cols);
             // Floyd's algorithm: `deg` distinct values of 0..cols with `deg` draws.
-            let mut picked = BTreeSet::new();
+            picked.clear();
             for j in (self.cols - deg)..self.cols {
                 let t = rng.next_u64() % (j + 1);
                 if !picked.insert(t) {
                     picked.insert(j);
                 }
             }
-            col_idx.extend(picked);
-            row_ptr.push(col_idx.len() as u64);
+            row(&picked);
         }
-        (row_ptr, col_idx)
     }
 
-    /// Number of non-zeros, without keeping the column indices.
+    /// Number of non-zeros, without generating the column indices: one draw per row, the
+    /// row's `deg` column draws skipped in O(1) ([`SplitMix64::skip`]).
     pub fn nnz(&self) -> u64 {
         let mut rng = SplitMix64::new(self.seed);
         let max_deg = self.avg_nnz.saturating_mul(2).saturating_add(1);
-        let mut nnz = 0;
+        let mut nnz = 0u64;
         for _ in 0..self.rows {
             let deg = (rng.next_u64() % max_deg).min(self.cols);
-            for _ in 0..deg {
-                rng.next_u64();
-            }
-            nnz += deg;
+            rng.skip(deg);
+            nnz = nnz.saturating_add(deg);
         }
         nnz
     }
@@ -119,6 +129,12 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// Advances the generator by `n` outputs without computing them (the state is a
+    /// counter advanced by a constant per output).
+    pub fn skip(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    }
+
     /// A uniform double in `[0, 1)` from the top 53 bits.
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
@@ -129,7 +145,7 @@ impl Init {
     /// Parses an initialiser string such as `rand(7,-1,1)` or `file(data/a.bin)`.
     pub fn parse(text: &str) -> Result<Init, LaunchError> {
         let bad = |why: &str| LaunchError::BadInit {
-            text: text.to_string(),
+            text: crate::budget::elide(text, 80),
             why: why.to_string(),
         };
         let t = text.trim();
@@ -206,7 +222,7 @@ impl Init {
                     seed: uint(v[3], "SEED")?,
                 };
                 if spec.rows > CSR_MAX_ROWS || spec.cols > CSR_MAX_ROWS {
-                    return Err(bad("ROWS and COLS must be at most 2^31"));
+                    return Err(bad("ROWS and COLS must be at most 2^28 (268435456)"));
                 }
                 if spec.avg_nnz > spec.cols.max(1) {
                     return Err(bad("AVG_NNZ must not exceed COLS"));
@@ -232,7 +248,78 @@ impl Init {
         }
     }
 
-    /// Makes the buffer's bytes: `len` elements of `ty`, little-endian.
+    /// Checks, without making the buffer, that this initialiser gives `len` elements of `ty`
+    /// exactly: every value it generates is a value of `ty` (nothing wraps, saturates or
+    /// loses a fraction), `onehot`'s index is inside the buffer, and a `file(…)` (relative to
+    /// `base_dir`) is a regular file of exactly the buffer's size. The error says why, in
+    /// terms of the initialiser as written.
+    pub fn check(&self, ty: ElemType, len: u64, base_dir: &Path) -> Result<(), LaunchError> {
+        let bad = |why: String| LaunchError::BadInit {
+            text: crate::budget::elide(&self.to_string(), 200),
+            why,
+        };
+        match self {
+            Init::Zeros | Init::Ones => Ok(()),
+            Init::Iota if len > 0 => ty
+                .check_int(i128::from(len - 1))
+                .map_err(|e| bad(format!("element {} would be {e}", len - 1))),
+            Init::Iota => Ok(()),
+            Init::Fill(v) => ty.check_f64(*v).map_err(bad),
+            Init::OneHot(i) if *i >= len => Err(bad(format!(
+                "index {i} is outside a buffer of {len} elements"
+            ))),
+            Init::OneHot(_) => Ok(()),
+            Init::Rand { range, .. } => {
+                let (lo, hi) = int_rand_range(ty, *range);
+                match (ty.is_float(), range) {
+                    (true, Some((lo, hi))) => ty
+                        .check_f64(*lo)
+                        .and_then(|()| ty.check_f64(*hi))
+                        .map_err(bad),
+                    (true, None) => Ok(()),
+                    (false, _) => ty
+                        .check_int(lo)
+                        .and_then(|()| ty.check_int(hi - 1))
+                        .map_err(|e| bad(format!("the range [{lo}, {hi}) of integers: {e}"))),
+                }
+            }
+            Init::File(path) => {
+                let full = base_dir.join(path);
+                let meta = std::fs::metadata(&full).map_err(|e| LaunchError::Io {
+                    path: full.clone(),
+                    message: e.to_string(),
+                })?;
+                if !meta.is_file() {
+                    return Err(LaunchError::Io {
+                        path: full,
+                        message: "not a regular file (file(…) reads the raw elements of a file)"
+                            .into(),
+                    });
+                }
+                let bytes = len.saturating_mul(ty.size() as u64);
+                if meta.len() != bytes {
+                    return Err(LaunchError::FileSize {
+                        path: full,
+                        expected: bytes,
+                        found: meta.len(),
+                    });
+                }
+                Ok(())
+            }
+            Init::CsrRowPtr(spec) => ty.check_int(i128::from(spec.nnz())).map_err(|e| {
+                bad(format!(
+                    "the last row pointer (the number of non-zeros): {e}"
+                ))
+            }),
+            Init::CsrColIdx(spec) if spec.cols > 0 => ty
+                .check_int(i128::from(spec.cols - 1))
+                .map_err(|e| bad(format!("the largest column index: {e}"))),
+            Init::CsrColIdx(_) => Ok(()),
+        }
+    }
+
+    /// Makes the buffer's bytes: `len` elements of `ty`, little-endian. Runs
+    /// [`Init::check`] first, so every value is exact.
     ///
     /// `base_dir` resolves relative `file(…)` paths.
     pub fn materialise(
@@ -245,6 +332,10 @@ impl Init {
         let bytes = len
             .checked_mul(ty.size() as u64)
             .ok_or(LaunchError::TooLarge { bytes: u64::MAX })?;
+        // CSR generators check their values while generating (their check counts nnz).
+        if !matches!(self, Init::CsrRowPtr(_) | Init::CsrColIdx(_)) {
+            self.check(ty, len, base_dir)?;
+        }
         let mut out = Vec::new();
         out.try_reserve_exact(bytes as usize)
             .map_err(|_| LaunchError::TooLarge { bytes })?;
@@ -272,8 +363,7 @@ impl Init {
                     let (lo, hi) = range.unwrap_or((0.0, 1.0));
                     (0..n).for_each(|_| ty.push_f64(&mut out, lo + (hi - lo) * rng.next_f64()));
                 } else {
-                    let (lo, hi) = range.unwrap_or((0.0, 256.0));
-                    let (lo, hi) = (lo.ceil() as i128, hi.ceil() as i128);
+                    let (lo, hi) = int_rand_range(ty, *range);
                     let span = (hi - lo).max(1) as u128;
                     for _ in 0..n {
                         let v = lo + (rng.next_u64() as u128 % span) as i128;
@@ -283,10 +373,13 @@ impl Init {
             }
             Init::File(path) => {
                 let full = base_dir.join(path);
-                let data = std::fs::read(&full).map_err(|e| LaunchError::Io {
-                    path: full.clone(),
-                    message: e.to_string(),
-                })?;
+                // Checked above: a regular file of `bytes` bytes; read no more than that even
+                // if it grew since.
+                let data =
+                    crate::budget::read_input(&full, bytes).map_err(|message| LaunchError::Io {
+                        path: full.clone(),
+                        message,
+                    })?;
                 if data.len() as u64 != bytes {
                     return Err(LaunchError::FileSize {
                         path: full,
@@ -297,17 +390,40 @@ impl Init {
                 out = data;
             }
             Init::CsrRowPtr(spec) => {
-                let (row_ptr, _) = spec.generate();
-                check_len(self, len, row_ptr.len() as u64)?;
-                row_ptr.iter().for_each(|&v| ty.push_u64(&mut out, v));
+                check_len(self, len, spec.rows.saturating_add(1))?;
+                let nnz = spec.nnz();
+                ty.check_int(i128::from(nnz))
+                    .map_err(|e| LaunchError::BadInit {
+                        text: self.to_string(),
+                        why: format!("the last row pointer (the number of non-zeros): {e}"),
+                    })?;
+                ty.push_u64(&mut out, 0);
+                let mut at = 0u64;
+                spec.for_each_row(|cols| {
+                    at += cols.len() as u64;
+                    ty.push_u64(&mut out, at);
+                });
             }
             Init::CsrColIdx(spec) => {
-                let (_, col_idx) = spec.generate();
-                check_len(self, len, col_idx.len() as u64)?;
-                col_idx.iter().for_each(|&v| ty.push_u64(&mut out, v));
+                self.check(ty, len, base_dir)?;
+                check_len(self, len, spec.nnz())?;
+                spec.for_each_row(|cols| cols.iter().for_each(|&v| ty.push_u64(&mut out, v)));
             }
         }
         Ok(out)
+    }
+}
+
+/// The integers `rand` draws for an integer buffer, `[lo, hi)`: the range as written
+/// rounded up to integers (`rand(1,0.5,3)` draws 1 and 2), by default `[0, 256)` cut to the
+/// type (`[0, 128)` for `i8`).
+fn int_rand_range(ty: ElemType, range: Option<(f64, f64)>) -> (i128, i128) {
+    match range {
+        Some((lo, hi)) => (lo.ceil() as i128, hi.ceil() as i128),
+        None => {
+            let max = ty.int_range().map_or(255, |r| r.1);
+            (0, 256.min(max + 1))
+        }
     }
 }
 
@@ -378,6 +494,9 @@ mod tests {
         assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
         assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
         assert_eq!(r.next_u64(), 0x06C4_5D18_8009_454F);
+        let mut s = SplitMix64::new(0);
+        s.skip(2);
+        assert_eq!(s.next_u64(), 0x06C4_5D18_8009_454F);
     }
 
     #[test]
@@ -430,6 +549,18 @@ mod tests {
         assert_eq!(rp.len(), 201);
         assert_eq!(*rp.last().unwrap(), ci.len() as u64);
         assert_eq!(spec.nnz(), ci.len() as u64);
+        // Materialised buffers hold the same values as `generate`.
+        let d = Path::new(".");
+        let rp_bytes = Init::CsrRowPtr(spec)
+            .materialise(ElemType::U32, 201, d)
+            .unwrap();
+        let want: Vec<u8> = rp.iter().flat_map(|&v| (v as u32).to_le_bytes()).collect();
+        assert_eq!(rp_bytes, want);
+        let ci_bytes = Init::CsrColIdx(spec)
+            .materialise(ElemType::U64, ci.len() as u64, d)
+            .unwrap();
+        let want: Vec<u8> = ci.iter().flat_map(|&v| v.to_le_bytes()).collect();
+        assert_eq!(ci_bytes, want);
         for r in 0..200 {
             let row = &ci[rp[r] as usize..rp[r + 1] as usize];
             assert!(

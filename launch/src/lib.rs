@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 
 pub mod bind;
+pub mod budget;
 pub mod elem;
 pub mod flags;
 pub mod format;
@@ -17,6 +18,7 @@ pub mod init;
 pub mod ptx;
 
 pub use bind::{BoundLaunch, BoundParam, BoundValue, ParamSig, SigType};
+pub use budget::{elide, human_bytes, MemoryBudget};
 pub use elem::ElemType;
 pub use flags::{parse_param_flag, LaunchFlags};
 pub use format::{
@@ -107,5 +109,24 @@ pub enum LaunchError {
     TooLarge {
         /// Bytes asked for.
         bytes: u64,
+    },
+    /// Something would need more memory than the budget allows (the message names what,
+    /// how much, and the limit), or the budget setting itself is wrong.
+    #[error("{message}")]
+    Budget {
+        /// The whole message.
+        message: String,
+    },
+    /// The launch file names a kernel the PTX module does not have.
+    #[error("{}: kernel `{name}` is not an entry of {ptx} (entries: {entries})", path.display())]
+    UnknownKernel {
+        /// The launch file.
+        path: PathBuf,
+        /// The name it gives.
+        name: String,
+        /// The PTX file.
+        ptx: String,
+        /// The module's entries.
+        entries: String,
     },
 }

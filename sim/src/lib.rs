@@ -21,6 +21,7 @@
 
 pub mod error;
 pub mod interp;
+pub mod needs;
 pub mod npy;
 pub mod timing;
 
@@ -29,5 +30,6 @@ pub use interp::{
     run, AccessKind, FootprintCollector, Globals, MemAccess, MemObserver, MemoryModel, NoObserver,
     Program, RunOptions, RunResult, RunStats, Space,
 };
+pub use needs::MemoryNeeds;
 
 pub use launch::param_sigs;

@@ -169,13 +169,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         })?;
     }
     if !args.quiet {
-        print!("{}", analysis::report::summary(f, bound, &a, &stats));
-        print!("{}", analysis::report::reuse_summary(&reuse));
+        crate::out::print(&analysis::report::summary(f, bound, &a, &stats))?;
+        crate::out::print(&analysis::report::reuse_summary(&reuse))?;
         if let Some(ds) = &descriptors {
-            print!("{}", analysis::report::descriptor_summary(ds));
+            crate::out::print(&analysis::report::descriptor_summary(ds))?;
         }
         if args.dynamic {
-            println!("footprints: dynamic (from the interpreter's accesses)");
+            crate::out::println("footprints: dynamic (from the interpreter's accesses)")?;
         }
     }
     if let (Some(policy), Some(path)) = (&args.partition.policy, &args.schedule) {
@@ -204,7 +204,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         write_atomic(path, &text)?;
         if !args.quiet {
             eprintln!("occupancy: {}", occ.reason());
-            print!("{}", partition::human(&schedule, &occ.reason()));
+            crate::out::print(&partition::human(&schedule, &occ.reason()))?;
         }
     }
     Ok(())
@@ -221,7 +221,7 @@ pub(crate) fn group_tbs(
     opts: &PartitionOpts,
     origin: &std::path::Path,
 ) -> Result<(graph_partition::Schedule, gpu::Occupancy), CliError> {
-    let gpu_cfg = gpu::GpuConfig::lookup(&opts.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
+    let gpu_cfg = crate::cmd::lookup_gpu(&opts.gpu)?;
     let resolved = crate::cmd::occupancy::launch_resources(
         &gpu_cfg,
         loaded,
@@ -288,6 +288,8 @@ fn dynamic_analysis(
     gran: Granularity,
     max_instructions: u64,
 ) -> Result<analysis::Analysis, CliError> {
+    let needs = sim::MemoryNeeds::of(module, f, bound);
+    needs.check_run(1, &crate::limits::budget()?)?;
     let prog = sim::Program::from_function(module, f);
     let units: Vec<u64> = (0..bound.params.len() as u32)
         .map(|p| unit_bytes(gran, bound, p, 1))

@@ -128,9 +128,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let d = dump(&module, f);
     if args.json {
         let text = serde_json::to_string_pretty(&d).map_err(|e| CliError::Usage(e.to_string()))?;
-        println!("{text}");
+        crate::out::println(&text)?;
     } else {
-        print!("{}", human(&d));
+        crate::out::print(&human(&d))?;
     }
     Ok(())
 }

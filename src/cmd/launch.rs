@@ -3,9 +3,12 @@
 //! normalised launch file to reuse with `--launch`.
 
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
-use launch::{BoundLaunch, BoundValue, Launch, ParamArg, ParamKey, ParamSpec, Scalar, SigType};
+use launch::{
+    BoundLaunch, BoundValue, BufferSpec, Init, Launch, ParamArg, ParamKey, ParamSpec, Scalar,
+    SigType,
+};
 
 use crate::error::{write_atomic, CliError};
 use crate::launch_args::KernelLaunchArgs;
@@ -28,14 +31,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
     let (launch, bound) = (&loaded.launch, &loaded.bound);
     if let Some(out) = &args.output {
-        write_atomic(out, &normalise(launch, bound).to_json())?;
+        let mut l = normalise(launch, bound);
+        rebase_files(&mut l, &bound.base_dir, out)?;
+        write_atomic(out, &l.to_json())?;
     }
     if args.json {
         let text =
             serde_json::to_string_pretty(&bound).map_err(|e| CliError::Usage(e.to_string()))?;
-        println!("{text}");
+        crate::out::println(&text)?;
     } else {
-        print!("{}", human(bound));
+        crate::out::print(&human(bound))?;
     }
     Ok(())
 }
@@ -73,6 +78,64 @@ fn normalise(orig: &Launch, bound: &BoundLaunch) -> Launch {
         });
     }
     l
+}
+
+/// Rewrites relative `file(…)` paths, which were relative to `base_dir` (the launch file's
+/// folder, or the working directory for flags), so they name the same files from the
+/// folder of `out`, where the new launch file goes.
+fn rebase_files(l: &mut Launch, base_dir: &Path, out: &Path) -> Result<(), CliError> {
+    let cwd = std::env::current_dir().map_err(|e| CliError::io(".", e))?;
+    let out_dir = lexical(&cwd.join(out.parent().unwrap_or(Path::new(""))));
+    for p in &mut l.params {
+        if let ParamArg::Buffer(BufferSpec {
+            init: Init::File(f),
+            ..
+        }) = &mut p.arg
+        {
+            if f.is_relative() {
+                let target = lexical(&cwd.join(base_dir).join(&*f));
+                *f = relative_to(&target, &out_dir);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path` with `.` dropped and `..` applied to the component before it, without asking the
+/// file system (the files may not exist yet).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(c);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `target` as a path relative to the folder `from` (both absolute and lexical); `target`
+/// itself when they share no root.
+fn relative_to(target: &Path, from: &Path) -> PathBuf {
+    let t: Vec<Component> = target.components().collect();
+    let f: Vec<Component> = from.components().collect();
+    let common = t.iter().zip(&f).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return target.to_path_buf();
+    }
+    let mut rel = PathBuf::new();
+    for _ in common..f.len() {
+        rel.push("..");
+    }
+    for c in &t[common..] {
+        rel.push(c);
+    }
+    rel
 }
 
 fn decode(bits: u64, ty: SigType) -> Scalar {
@@ -125,4 +188,24 @@ fn human(b: &BoundLaunch) -> String {
     }
     let _ = writeln!(out, "buffers: {} bytes in all", b.buffer_bytes());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(lexical(&p("/a/./b/../c")), p("/a/c"));
+        assert_eq!(
+            relative_to(&p("/w/data/x.bin"), &p("/w/out")),
+            p("../data/x.bin")
+        );
+        assert_eq!(relative_to(&p("/w/x.bin"), &p("/w")), p("x.bin"));
+        assert_eq!(
+            relative_to(&p("/w/k/d/x.bin"), &p("/w/k/d/e/f")),
+            p("../../x.bin")
+        );
+    }
 }

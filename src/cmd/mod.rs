@@ -18,9 +18,18 @@ use ptx_parser::{Function, Module};
 
 use crate::error::CliError;
 
-/// Parses the PTX file at `path`.
+/// Largest PTX file read (1 GiB; the largest real modules are a few hundred MB).
+pub const MAX_PTX_BYTES: u64 = 1 << 30;
+
+/// Parses the PTX file at `path` (a regular file or a pipe of at most [`MAX_PTX_BYTES`]).
 pub fn load_module(path: &Path) -> Result<Module, CliError> {
-    Ok(ptx_parser::parse_file(path)?)
+    let bytes =
+        ::launch::budget::read_input(path, MAX_PTX_BYTES).map_err(|message| CliError::Io {
+            path: path.to_path_buf(),
+            message,
+        })?;
+    let src = String::from_utf8_lossy(&bytes);
+    Ok(ptx_parser::parse_named(&src, Some(path.to_path_buf()))?)
 }
 
 /// The entry named `name`, or the only entry when no name is given.
@@ -63,3 +72,15 @@ pub fn select_kernel<'m>(
 }
 
 pub use ::launch::param_sigs;
+
+/// The GPU configuration `--gpu` names: a built-in name (an unknown one is a usage error,
+/// status 2) or a TOML file (a file that does not read or validate is a wrong input,
+/// status 1).
+pub fn lookup_gpu(spec: &str) -> Result<gpu::GpuConfig, CliError> {
+    gpu::GpuConfig::lookup(spec).map_err(|e| match e {
+        gpu::Error::GpuConfig { .. } if !gpu::GpuConfig::names_file(spec) => {
+            CliError::Usage(e.to_string())
+        }
+        e => CliError::Gpu(e.to_string()),
+    })
+}

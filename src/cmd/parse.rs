@@ -192,9 +192,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if args.json {
         let text =
             serde_json::to_string_pretty(&summary).map_err(|e| CliError::Usage(e.to_string()))?;
-        println!("{text}");
+        crate::out::println(&text)?;
     } else {
-        print!("{}", human(&summary));
+        crate::out::print(&human(&summary))?;
     }
     Ok(())
 }

@@ -111,19 +111,20 @@ pub struct Input {
 
 fn read_input(args: &Args) -> Result<Input, CliError> {
     let path = &args.input;
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, e))?;
+    let text = crate::limits::read_graph_text(path)?;
     let dim = |d: Option<launch::Dim3>, dflt: [u32; 3]| -> [u32; 3] {
         d.map_or(dflt, |d| [d.x as u32, d.y as u32, d.z as u32])
     };
     if text.trim_start().starts_with('{') {
+        let doc: Value = serde_json::from_str(&text)
+            .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+        crate::limits::check_analysis_graph(&doc, path)?;
         let AnalysisGraph {
             graph,
             kernel,
             grid,
             block,
         } = Graph::from_analysis_json(&text).map_err(|e| gp_err(path, e))?;
-        let doc: Value = serde_json::from_str(&text)
-            .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
         let recorded = doc["resources"]
             .as_object()
             .map(|m| {
@@ -159,6 +160,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             descriptors,
         })
     } else {
+        crate::limits::check_metis_header(&text, path)?;
         let parsed = Graph::from_metis_str(&text).map_err(|e| gp_err(path, e))?;
         let n = parsed.graph.num_tbs();
         let kernel = path
@@ -255,7 +257,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     if !args.quiet {
         eprintln!("occupancy: {}", occ.reason());
-        print!("{}", human(&schedule, &occ.reason()));
+        crate::out::print(&human(&schedule, &occ.reason()))?;
     }
     Ok(())
 }
@@ -287,7 +289,7 @@ pub fn schedule(
             .map_err(|e: graph_partition::Error| CliError::Usage(format!("{e}, ld")))?;
         kind.policy()
     };
-    let gpu = GpuConfig::lookup(&opts.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
+    let gpu = crate::cmd::lookup_gpu(&opts.gpu)?;
     let occ = occupancy(opts, input, &gpu, origin)?;
     let mut params = Params::new(gpu.core.num_sms, occ.tbs_per_sm);
     params.strict_less = opts.strict_less;

@@ -65,12 +65,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if args.threads == 0 {
         return Err(CliError::Usage("--threads must be at least 1".into()));
     }
+    let threads = crate::limits::worker_threads(args.threads);
     if let Some(dir) = &args.outputs {
         check_output_dir(dir)?;
     }
+    crate::limits::check_run_memory(&loaded, threads)?;
     let prog = sim::Program::from_function(module, f);
     let opts = sim::RunOptions {
-        threads: args.threads,
+        threads,
         max_warp_instructions: args.max_instructions,
     };
     let start = Instant::now();
@@ -82,7 +84,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         grid: [bound.grid.x, bound.grid.y, bound.grid.z],
         block: [bound.block.x, bound.block.y, bound.block.z],
         memory_model: result.model,
-        threads: args.threads,
+        threads,
         wall_seconds: wall,
         warp_instructions_per_second: result.stats.warp_instructions as f64 / wall.max(1e-9),
         stats: &result.stats,
@@ -94,9 +96,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
         write_outputs(dir, bound, &result, &summary, &json)?;
     }
     if args.json {
-        println!("{json}");
+        crate::out::println(&json)?;
     } else {
-        print!("{}", human(&summary));
+        crate::out::print(&human(&summary))?;
     }
     Ok(())
 }

@@ -14,7 +14,6 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use gpu::GpuConfig;
 use graph_partition::Schedule;
 use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, WarpPolicy};
 
@@ -133,6 +132,16 @@ pub(crate) fn timing_config(
         cfg.set(k.trim(), v.trim())
             .map_err(|e| CliError::Usage(e.to_string()))?;
     }
+    if !sets.is_empty() || tbs_per_sm.is_some() || registers.is_some() {
+        // The overrides may break what the file's own validation accepted.
+        let origin = if sets.is_empty() {
+            cfg.gpu.name.clone()
+        } else {
+            format!("{} with --set {}", cfg.gpu.name, sets.join(" --set "))
+        };
+        cfg.validate(&origin)
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+    }
     Ok(cfg)
 }
 
@@ -140,7 +149,7 @@ pub(crate) fn timing_config(
 pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
     let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
-    let gpu = GpuConfig::lookup(&args.gpu).map_err(|e| CliError::Usage(e.to_string()))?;
+    let gpu = crate::cmd::lookup_gpu(&args.gpu)?;
     let resources = crate::cmd::occupancy::launch_resources(
         &gpu,
         &loaded,
@@ -149,6 +158,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         args.ptxas.as_ref(),
     );
     let cfg = timing_config(gpu, args.registers, args.tbs_per_sm, &args.set)?;
+    crate::limits::check_simulation_memory(&loaded, &cfg.gpu)?;
     let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
         CliError::Usage(format!(
             "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts, paver or ld",
@@ -222,8 +232,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let wall = start.elapsed().as_secs_f64();
     let json = stats.to_json();
     match &args.output {
-        Some(p) => std::fs::write(p, &json).map_err(|e| CliError::io(p, e))?,
-        None => print!("{json}"),
+        Some(p) => crate::error::write_atomic(p, &json)?,
+        None => crate::out::print(&json)?,
     }
     if !args.quiet {
         eprintln!("occupancy: {}", stats.occupancy.reason());

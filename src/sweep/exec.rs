@@ -144,6 +144,7 @@ fn simulate(
         crate::cmd::occupancy::launch_resources(&gpu_cfg, &p.loaded, &input.ptx, None, None);
     let cfg = crate::cmd::simulate::timing_config(gpu_cfg, None, None, &run.overrides)
         .map_err(|e| e.to_string())?;
+    crate::limits::check_simulation_memory(&p.loaded, &cfg.gpu).map_err(|e| e.to_string())?;
     let policy = TbPolicy::parse(&run.tb_policy)
         .ok_or_else(|| format!("unknown TB policy `{}`", run.tb_policy))?;
     let mut opts = SimOptions::new(policy);

@@ -11,6 +11,7 @@ mod evidence;
 mod launch_files;
 mod occupancy;
 mod partition;
+mod robust_io;
 mod robust_ptx;
 mod run;
 mod simulate;

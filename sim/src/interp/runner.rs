@@ -105,6 +105,22 @@ pub fn run<O: MemObserver>(
     opts: &RunOptions,
     obs: &mut O,
 ) -> Result<RunResult, SimError> {
+    // Each TB runs with what is left of the launch's budget; report the launch's limit.
+    run_launch(prog, bound, opts, obs).map_err(|e| match e {
+        SimError::Budget { loc, .. } => SimError::Budget {
+            limit: opts.max_warp_instructions,
+            loc,
+        },
+        e => e,
+    })
+}
+
+fn run_launch<O: MemObserver>(
+    prog: &Program,
+    bound: &BoundLaunch,
+    opts: &RunOptions,
+    obs: &mut O,
+) -> Result<RunResult, SimError> {
     let globals = Globals::from_launch(prog, bound)?;
     let params = param_block(&prog.layout, bound);
     let geom = Geometry::of(prog, bound)?;

@@ -159,6 +159,29 @@ impl TimingConfig {
         Ok(())
     }
 
+    /// Checks the whole configuration after the overrides: the GPU
+    /// ([`GpuConfig::validate`]) and the pipeline's positive counts. `origin` names the
+    /// configuration in errors.
+    pub fn validate(&self, origin: &str) -> Result<(), gpu::Error> {
+        self.gpu.validate(origin)?;
+        let p = &self.pipeline;
+        for (field, v) in [
+            ("pipeline.lsu_blocks_per_cycle", p.lsu_blocks_per_cycle),
+            ("pipeline.lsu_queue", p.lsu_queue),
+            ("pipeline.shared_banks", p.shared_banks),
+            ("tbs_per_sm", self.tbs_per_sm.unwrap_or(1)),
+            ("regs_per_thread", self.regs_per_thread.unwrap_or(1)),
+        ] {
+            if v == 0 {
+                return Err(gpu::Error::GpuConfig {
+                    name: origin.to_string(),
+                    message: format!("{field} = 0, but it must be positive"),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The fill unit of a cache level in bytes: a 32 B sector when sectored, else the line.
     pub fn block_bytes(sectored: bool, line: u32) -> u64 {
         if sectored {
@@ -187,6 +210,17 @@ mod tests {
         assert_eq!(c.mem.l2_write, WritePolicy::WriteThrough);
         assert_eq!(c.tbs_per_sm, Some(3));
         assert!(c.set("core.nope", "1").is_err());
+        c.validate("volta").expect("valid");
+        for (key, want) in [
+            ("core.num_sms", "core.num_sms = 0"),
+            ("pipeline.shared_banks", "pipeline.shared_banks = 0"),
+            ("tbs_per_sm", "tbs_per_sm = 0"),
+        ] {
+            let mut bad = c.clone();
+            bad.set(key, "0").expect("set");
+            let e = bad.validate("volta").unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
         assert!(c.set("core.num_sms", "\"x\"").is_err());
     }
 }
