@@ -40,6 +40,7 @@ impl Graph {
         self.num_edges
     }
     /// Row `i`: neighbours `j > i` ascending, and the weights.
+    #[inline]
     pub fn row(&self, i: u32) -> (&[u32], &[u64]) {
         let c = &self.chunks[(i / ROW_CHUNK) as usize];
         let r = (i % ROW_CHUNK) as usize;
@@ -91,9 +92,12 @@ impl Graph {
         let total = offsets[n];
         let mut cols = vec![0u32; total];
         let mut weights = vec![0u64; total];
-        // Column ranges of about equal size, one work item each; every item scans all rows
-        // and keeps the part of each (ascending) row that falls in its range.
-        let parts = (rayon::current_num_threads() * 4).max(1);
+        // Column ranges of about equal size, one work item each. An item fills its columns
+        // tile by tile (TILE columns at a time, every row scanned from a per-row cursor), so
+        // the scattered writes stay within a few hundred KB: scattering over all columns at
+        // once missed the cache on nearly every entry (0.7 s of CPU on the 25 M-edge GEMM).
+        const TILE: u32 = 1024;
+        let parts = (rayon::current_num_threads() * 2).max(1);
         let mut bounds = vec![0u32];
         for p in 1..parts {
             let want = total * p / parts;
@@ -119,16 +123,27 @@ impl Graph {
                 .iter()
                 .map(|&o| o - base)
                 .collect();
-            for i in 0..self.num_tbs.min(hi) {
-                let (ns, ws) = self.row(i);
-                let from = ns.partition_point(|&j| j < lo);
-                let to = ns.partition_point(|&j| j < hi);
-                for (&j, &x) in ns[from..to].iter().zip(&ws[from..to]) {
-                    let slot = &mut fill[(j - lo) as usize];
-                    c[*slot] = i;
-                    w[*slot] = x;
-                    *slot += 1;
+            // Rows i < hi can hold columns in [lo, hi); cursor: first neighbour not yet placed.
+            let rows = self.num_tbs.min(hi);
+            let mut cursor: Vec<u32> = (0..rows)
+                .map(|i| self.row(i).0.partition_point(|&j| j < lo) as u32)
+                .collect();
+            let mut t = lo;
+            while t < hi {
+                let t_end = t.saturating_add(TILE).min(hi);
+                for i in 0..rows.min(t_end) {
+                    let (ns, ws) = self.row(i);
+                    let mut k = cursor[i as usize] as usize;
+                    while k < ns.len() && ns[k] < t_end {
+                        let slot = &mut fill[(ns[k] - lo) as usize];
+                        c[*slot] = i;
+                        w[*slot] = ws[k];
+                        *slot += 1;
+                        k += 1;
+                    }
+                    cursor[i as usize] = k as u32;
                 }
+                t = t_end;
             }
         });
         Symmetric {

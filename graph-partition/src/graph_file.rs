@@ -31,24 +31,40 @@ use crate::npz::{self, BadValue, Npy, ZipWriter};
 pub trait Rows: Sync {
     /// Number of vertices.
     fn num_vertices(&self) -> u32;
-    /// Number of entries in row `i` (its neighbours; no diagonal).
-    fn row_len(&self, i: u32) -> usize;
-    /// Calls `f` with consecutive pieces of row `i`: neighbour ids (ascending across all
-    /// pieces) and their weights (positive).
-    fn row(&self, i: u32, f: &mut dyn FnMut(&[u32], &[u64]));
+    /// Row `i` (its neighbours; no diagonal) in two consecutive pieces, either possibly
+    /// empty: neighbour ids ascending across both, and their (positive) weights.
+    fn row(&self, i: u32) -> [(&[u32], &[u64]); 2];
+    /// Number of entries in row `i`.
+    fn row_len(&self, i: u32) -> usize {
+        self.row(i).iter().map(|p| p.0.len()).sum()
+    }
 }
 
 impl Rows for Graph {
     fn num_vertices(&self) -> u32 {
         self.num_tbs()
     }
-    fn row_len(&self, i: u32) -> usize {
-        self.degree(i)
-    }
-    fn row(&self, i: u32, f: &mut dyn FnMut(&[u32], &[u64])) {
+    fn row(&self, i: u32) -> [(&[u32], &[u64]); 2] {
         let (offsets, nbrs, weights) = self.csr();
         let r = offsets[i as usize]..offsets[i as usize + 1];
-        f(&nbrs[r.clone()], &weights[r]);
+        [(&nbrs[r.clone()], &weights[r]), (&[], &[])]
+    }
+}
+
+/// Appends `values` as little-endian integers of `size` bytes (4: i32, 8: i64); the
+/// callers checked that every value fits.
+fn put_ints<T: Copy + Into<u64>>(out: &mut Vec<u8>, values: &[T], size: usize) {
+    let at = out.len();
+    out.resize(at + values.len() * size, 0);
+    let dst = &mut out[at..];
+    if size == 4 {
+        for (d, &v) in dst.chunks_exact_mut(4).zip(values) {
+            d.copy_from_slice(&(v.into() as u32).to_le_bytes());
+        }
+    } else {
+        for (d, &v) in dst.chunks_exact_mut(8).zip(values) {
+            d.copy_from_slice(&v.into().to_le_bytes());
+        }
     }
 }
 
@@ -135,9 +151,11 @@ pub fn write_npz<R: Rows + ?Sized>(out: &mut dyn Write, g: &R) -> std::io::Resul
     let max_w: u64 = (0..n)
         .into_par_iter()
         .map(|i| {
-            let mut m = 0;
-            g.row(i, &mut |_, w| m = w.iter().copied().fold(m, u64::max));
-            m
+            g.row(i)
+                .iter()
+                .flat_map(|p| p.1.iter().copied())
+                .max()
+                .unwrap_or(0)
         })
         .max()
         .unwrap_or(0);
@@ -152,16 +170,9 @@ pub fn write_npz<R: Rows + ?Sized>(out: &mut dyn Write, g: &R) -> std::io::Resul
     z.write_small(&h)?;
     let fmt_idx = move |a: u32, b: u32, out: &mut Vec<u8>| {
         for i in a..b {
-            g.row(i, &mut |cols, _| {
-                out.reserve(cols.len() * idx_size as usize);
-                for &c in cols {
-                    if wide_idx {
-                        out.extend_from_slice(&i64::from(c).to_le_bytes());
-                    } else {
-                        out.extend_from_slice(&(c as i32).to_le_bytes());
-                    }
-                }
-            });
+            for (cols, _) in g.row(i) {
+                put_ints(out, cols, idx_size as usize);
+            }
         }
     };
     stream_rows(g, &fmt_idx, &mut |b, h| z.write(b, h))?;
@@ -201,16 +212,9 @@ pub fn write_npz<R: Rows + ?Sized>(out: &mut dyn Write, g: &R) -> std::io::Resul
     z.write_small(&h)?;
     let fmt_data = move |a: u32, b: u32, out: &mut Vec<u8>| {
         for i in a..b {
-            g.row(i, &mut |_, ws| {
-                out.reserve(ws.len() * data_size as usize);
-                for &w in ws {
-                    if wide_data {
-                        out.extend_from_slice(&(w as i64).to_le_bytes());
-                    } else {
-                        out.extend_from_slice(&(w as i32).to_le_bytes());
-                    }
-                }
-            });
+            for (_, ws) in g.row(i) {
+                put_ints(out, ws, data_size as usize);
+            }
         }
     };
     stream_rows(g, &fmt_data, &mut |b, h| z.write(b, h))?;
@@ -227,7 +231,7 @@ pub fn write_metis<R: Rows + ?Sized>(out: &mut dyn Write, g: &R) -> std::io::Res
         let mut buf = itoa::Buffer::new();
         for i in a..b {
             let mut first = true;
-            g.row(i, &mut |cols, ws| {
+            for (cols, ws) in g.row(i) {
                 for (&c, &w) in cols.iter().zip(ws) {
                     if !first {
                         out.push(b' ');
@@ -237,7 +241,7 @@ pub fn write_metis<R: Rows + ?Sized>(out: &mut dyn Write, g: &R) -> std::io::Res
                     out.push(b' ');
                     out.extend_from_slice(buf.format(w).as_bytes());
                 }
-            });
+            }
             out.push(b'\n');
         }
     };

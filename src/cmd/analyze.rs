@@ -168,13 +168,8 @@ impl Rows for SymRows<'_> {
     fn num_vertices(&self) -> u32 {
         self.0.num_tbs()
     }
-    fn row_len(&self, i: u32) -> usize {
-        self.0.row_len(i)
-    }
-    fn row(&self, i: u32, f: &mut dyn FnMut(&[u32], &[u64])) {
-        for (cols, weights) in self.0.row(i) {
-            f(cols, weights);
-        }
+    fn row(&self, i: u32) -> [(&[u32], &[u64]); 2] {
+        self.0.row(i)
     }
 }
 
