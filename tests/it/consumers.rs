@@ -111,7 +111,7 @@ fn scipy_loads_the_npz_graph_with_the_json_edges() {
     let dir = temp_dir("scipy");
     let doc = analyze_small(&dir, &["g.npz"]);
     let edges = json_edges(&doc);
-    assert!(edges.len() > 100, "{} edges", edges.len());
+    assert!(edges.len() > 50, "{} edges", edges.len());
     let n = doc["graph"]["num_tbs"].as_u64().unwrap();
     // SciPy's own reader; the script checks the matrix's shape, symmetry and format itself
     // and prints the upper triangle.
@@ -162,7 +162,8 @@ for i, j, w in sorted(zip(u.row.tolist(), u.col.tolist(), u.data.tolist())):
 #[test]
 fn partition_reads_json_npz_and_metis_alike() {
     let dir = temp_dir("formats");
-    let doc = analyze_small(&dir, &["g.npz", "g.graph"]);
+    analyze_small(&dir, &["g.graph"]);
+    let doc = analyze_small(&dir, &["g.npz"]);
     let grid = doc["grid"]
         .as_array()
         .unwrap()
