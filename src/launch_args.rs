@@ -77,7 +77,8 @@ impl LaunchArgs {
 pub struct KernelLaunchArgs {
     /// PTX file.
     pub file: PathBuf,
-    /// Kernel (.entry) name; may be omitted when the file has one entry or the launch names it.
+    /// Kernel (.entry) name, mangled or demangled (`convolution2D_kernel`); may be omitted
+    /// when the file has one entry or the launch names it.
     #[arg(long)]
     pub kernel: Option<String>,
     #[command(flatten)]

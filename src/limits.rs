@@ -81,9 +81,10 @@ const MAX_GRAPH_BYTES: u64 = 4 << 30;
 const GRAPH_BYTES_PER_TB: u64 = 64;
 const GRAPH_BYTES_PER_EDGE: u64 = 48;
 
-/// Reads a locality graph file (analysis JSON or METIS) with a size cap.
-pub fn read_graph_text(path: &std::path::Path) -> Result<String, CliError> {
-    launch::budget::read_input_text(path, MAX_GRAPH_BYTES).map_err(|message| CliError::Io {
+/// Reads a graph input (analysis JSON, `.npz` or METIS text) with the size cap, refusing
+/// what is not a regular file or a pipe.
+pub fn read_graph_bytes(path: &std::path::Path) -> Result<Vec<u8>, CliError> {
+    launch::budget::read_input(path, MAX_GRAPH_BYTES).map_err(|message| CliError::Io {
         path: path.to_path_buf(),
         message,
     })

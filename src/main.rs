@@ -9,7 +9,9 @@ mod cmd;
 mod error;
 mod launch_args;
 mod limits;
+mod names;
 mod out;
+mod progress;
 mod sweep;
 
 /// paver: PTX locality analysis, TB locality graphs, locality-aware TB grouping, GPU simulation.
@@ -23,18 +25,25 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Summarise each kernel of a PTX file: parameters, registers, instruction mix, memory ops.
+    #[command(after_help = cmd::parse::EXAMPLES)]
     Parse(cmd::parse::Args),
     /// Show one kernel's control-flow graph: basic blocks, successors, instructions.
+    #[command(after_help = cmd::inspect::EXAMPLES)]
     Inspect(cmd::inspect::Args),
     /// Static locality analysis: per-TB footprints, the TB locality graph, sharing statistics.
+    #[command(after_help = cmd::analyze::EXAMPLES)]
     Analyze(cmd::analyze::Args),
     /// Group TBs of a locality graph for a locality-aware TB scheduler (schedule JSON).
+    #[command(after_help = cmd::partition::EXAMPLES)]
     Partition(cmd::partition::Args),
     /// Run a kernel in the PTX interpreter; write every buffer as NumPy .npy.
+    #[command(after_help = cmd::run::EXAMPLES)]
     Run(cmd::run::Args),
     /// Cycle-level simulation of a launch with a TB scheduling policy; statistics as JSON.
+    #[command(after_help = cmd::simulate::EXAMPLES)]
     Simulate(cmd::simulate::Args),
     /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
+    #[command(after_help = cmd::launch::EXAMPLES)]
     Launch(cmd::launch::Args),
     /// Run a plan of kernels x GPUs x policies through the simulator; one record per run.
     Sweep(cmd::sweep::Args),

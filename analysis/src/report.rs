@@ -126,6 +126,7 @@ pub fn document_with(
         "data_structures": structures,
         "graph": {
             "num_tbs": g.num_tbs,
+            "num_edges": g.num_edges(),
         },
         "stats": s,
         "categories": {
@@ -142,6 +143,11 @@ pub fn document_with(
     })
 }
 
+/// The most edges `paver analyze` puts in the JSON document (`graph.edges`) unless asked
+/// (`--edges-json`): about 20 MB of JSON. Larger graphs go to a graph file (`--graph
+/// FILE.npz` or `FILE.graph`), which the document names.
+pub const EDGES_IN_JSON_MAX: u64 = 1_000_000;
+
 /// Rows of the graph formatted per parallel batch (bounds the memory held as text).
 const WRITE_BATCH: usize = 32;
 
@@ -149,7 +155,20 @@ const WRITE_BATCH: usize = 32;
 /// streamed from `g`: the edge list is formatted in parallel, row chunk by row chunk, and
 /// never held as a JSON value.
 pub fn write_json(out: &mut dyn std::io::Write, doc: &Value, g: &Graph) -> std::io::Result<()> {
+    write_json_with(out, doc, Some(g))
+}
+
+/// [`write_json`], with the edge list streamed only when a graph is given (without one the
+/// document is written as it is: `graph` keeps its other fields).
+pub fn write_json_with(
+    out: &mut dyn std::io::Write,
+    doc: &Value,
+    g: Option<&Graph>,
+) -> std::io::Result<()> {
     use rayon::prelude::*;
+    let Some(g) = g else {
+        return serde_json::to_writer(out, doc).map_err(std::io::Error::other);
+    };
     let Value::Object(map) = doc else {
         return serde_json::to_writer(out, doc).map_err(std::io::Error::other);
     };

@@ -34,6 +34,9 @@ pub enum Error {
         /// What is wrong on that line.
         message: String,
     },
+    /// Malformed SciPy `.npz` sparse matrix (what is wrong, naming the array and position).
+    #[error("npz graph: {0}")]
+    Npz(String),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

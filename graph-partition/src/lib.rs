@@ -14,8 +14,10 @@
 
 pub mod error;
 pub mod graph;
+pub mod graph_file;
 mod metis_part;
 pub mod mst;
+mod npz;
 pub mod policy;
 pub mod quality;
 pub mod schedule;

@@ -7,10 +7,18 @@
 //! the interpreter (exact for data-dependent kernels too); everything after the footprints is
 //! the same code either way. With `--policy` the TBs are also grouped (`paver partition`) and
 //! the schedule written to `--schedule`.
+//!
+//! The graph goes to a graph file with `--graph FILE.npz` (SciPy) or `--graph FILE.graph`
+//! (METIS), which the JSON names; the JSON carries the edge list itself only up to
+//! [`analysis::report::EDGES_IN_JSON_MAX`] edges or with `--edges-json`. The Locality
+//! Descriptors (z3, one thread) are derived while the graph, the reuse metrics and the graph
+//! file are built on the other threads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use analysis::footprint::{unit_bytes, Footprints, Granularity, PARAM_SHIFT};
+use graph_partition::graph_file::{self, FileFormat, Rows};
 use launch::BoundLaunch;
 use ptx_parser::{Function, Module};
 use serde_json::json;
@@ -19,6 +27,14 @@ use crate::cmd::partition::{self, PartitionOpts};
 
 use crate::error::{write_atomic, write_atomic_with, CliError};
 use crate::launch_args::{KernelLaunchArgs, Loaded};
+use crate::progress::Progress;
+
+/// Examples shown by `paver analyze --help`.
+pub const EXAMPLES: &str = "Examples:
+  paver analyze kernels/mm_naive/mm_naive.compute_70.ptx --grid 64x64 --block 16x16 --param 3=1024 \\
+      --policy rb-ts --gpu volta --schedule schedule.json
+  paver analyze kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
+      --grid 256x256 --param 3=4096 -o a.json --graph g.npz     # scipy.sparse.load_npz('g.npz')";
 
 /// Data-unit granularity of footprints and graph weights.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -42,11 +58,23 @@ pub struct Args {
     /// Line size in bytes (with `--granularity line`).
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..))]
     line_size: u64,
-    /// Output file (paver-analysis/1 JSON).
+    /// Output file (paver-analysis/1 JSON). It carries the edge list when the graph has at
+    /// most 1,000,000 edges (or with `--edges-json`); larger graphs go to `--graph`.
     #[arg(short, long, value_name = "FILE.json")]
     output: Option<PathBuf>,
-    /// Print nothing on stdout.
+    /// Write the TB locality graph to this file: `.npz` is a SciPy sparse matrix
+    /// (`scipy.sparse.load_npz`: symmetric CSR, weight = shared data units), `.graph` a METIS
+    /// graph file (`n m 001`, 1-based). The JSON names it; `paver partition` reads either.
+    #[arg(long, value_name = "FILE.npz|FILE.graph")]
+    graph: Option<PathBuf>,
+    /// Put the edge list in the JSON (`graph.edges`) whatever its size.
     #[arg(long)]
+    edges_json: bool,
+    /// Print how long each phase took on standard error.
+    #[arg(long)]
+    timings: bool,
+    /// Print nothing on stdout and no progress on stderr.
+    #[arg(short, long)]
     quiet: bool,
     /// Skip the Locality Descriptors (`locality_descriptors` in the JSON and the summary):
     /// deciding their existence questions with z3 takes tens to hundreds of milliseconds per
@@ -68,8 +96,8 @@ pub struct Args {
     /// analysis (needs real buffers for everything the kernel reads).
     #[arg(long)]
     dynamic: bool,
-    /// Interpreter instruction budget for `--dynamic` (warp instructions).
-    #[arg(long, default_value_t = 10_000_000_000)]
+    /// Interpreter instruction budget for `--dynamic` (warp instructions, whole launch).
+    #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
     max_instructions: u64,
     /// Also write the TB groups of this analysis (`--policy`, `--gpu`, ...) to this file.
     #[arg(long, value_name = "FILE.json", requires = "policy")]
@@ -84,7 +112,8 @@ struct AnalyzePartition {
     /// Group the TBs with this policy (see `paver partition`); needs `--schedule`.
     #[arg(long, requires = "schedule")]
     policy: Option<String>,
-    /// GPU configuration for the grouping.
+    /// GPU configuration for the grouping: fermi|gtx480, pascal|titanx_pascal,
+    /// volta|titanv, hopper|h100, or a .toml path.
     #[arg(long, default_value = "volta")]
     gpu: String,
     /// TBs resident per SM (x); default: the CUDA occupancy calculator on the GPU's limits
@@ -107,9 +136,91 @@ struct AnalyzePartition {
     fixed_group_size: bool,
 }
 
+/// Phase durations for `--timings`.
+#[derive(Default)]
+struct Timings(Vec<(&'static str, Duration)>);
+
+impl Timings {
+    fn add(&mut self, phase: &'static str, d: Duration) {
+        self.0.push((phase, d));
+    }
+    fn since(&mut self, phase: &'static str, t: Instant) {
+        self.add(phase, t.elapsed());
+    }
+    fn render(&self, total: Duration) -> String {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|(p, d)| format!("{p} {:.3} s", d.as_secs_f64()))
+            .collect();
+        format!(
+            "timings: {}; wall {:.3} s (descriptors run beside graph, reuse and graph file)",
+            parts.join(", "),
+            total.as_secs_f64()
+        )
+    }
+}
+
+/// The analysis graph's rows on both sides of the diagonal, for the graph-file writers.
+struct SymRows<'g>(analysis::locality::Symmetric<'g>);
+
+impl Rows for SymRows<'_> {
+    fn num_vertices(&self) -> u32 {
+        self.0.num_tbs()
+    }
+    fn row(&self, i: u32) -> [(&[u32], &[u64]); 2] {
+        self.0.row(i)
+    }
+}
+
+/// Writes `graph` to `path` in `format`.
+fn write_graph_file(
+    path: &Path,
+    format: FileFormat,
+    graph: &analysis::locality::Graph,
+) -> Result<(), CliError> {
+    let rows = SymRows(graph.symmetric());
+    write_atomic_with(path, |w| match format {
+        FileFormat::Npz => graph_file::write_npz(w, &rows),
+        FileFormat::Metis => graph_file::write_metis(w, &rows),
+    })
+}
+
+/// How the JSON at `json` names the graph file at `graph`: relative to the JSON's folder
+/// when it lies below it, else absolute.
+fn graph_file_name(graph: &Path, json: &Path) -> String {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let g = abs(graph);
+    let dir = match json.parent() {
+        Some(d) if !d.as_os_str().is_empty() => abs(d),
+        _ => abs(Path::new(".")),
+    };
+    match g.strip_prefix(&dir) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => g.display().to_string(),
+    }
+}
+
 /// Runs `paver analyze`.
 pub fn run(args: Args) -> Result<(), CliError> {
+    let start = Instant::now();
+    let mut times = Timings::default();
+    let graph_file = match &args.graph {
+        Some(p) => Some((
+            p.clone(),
+            FileFormat::from_path(p).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--graph {}: the file name must end in .npz (SciPy) or .graph (METIS)",
+                    p.display()
+                ))
+            })?,
+        )),
+        None => None,
+    };
+    let progress = Progress::spinner(args.quiet, "loading");
+    let t = Instant::now();
     let loaded = args.target.load()?;
+    times.since("load", t);
     let (module, launch, bound, f) = (
         &loaded.module,
         &loaded.launch,
@@ -121,17 +232,55 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Gran::Sector => Granularity::Sector,
         Gran::Element => Granularity::Element,
     };
+    progress.phase("footprints");
+    let t = Instant::now();
     let a = if args.dynamic {
         dynamic_analysis(module, f, bound, gran, args.max_instructions)?
     } else {
         analysis::analyze(f, bound, gran)?
     };
-    let (graph, stats) = analysis::locality::build(&a.footprints);
+    times.since("footprints", t);
+    progress.phase(if args.no_descriptors {
+        "graph"
+    } else {
+        "graph and descriptors"
+    });
+    // The descriptors (z3, one thread) beside everything that needs only the footprints.
+    let a_ref = &a;
+    let (descriptors, built) = rayon::join(
+        || {
+            let t = Instant::now();
+            let d = (!args.no_descriptors).then(|| analysis::descriptor::compute(f, a_ref, bound));
+            (d, t.elapsed())
+        },
+        || -> Result<_, CliError> {
+            let mut local = Timings::default();
+            let t = Instant::now();
+            let (graph, stats) = analysis::locality::build(&a_ref.footprints);
+            local.since("graph", t);
+            let t = Instant::now();
+            let reuse = analysis::reuse::compute(a_ref, bound, gran, &graph);
+            local.since("reuse", t);
+            if let Some((path, format)) = &graph_file {
+                let t = Instant::now();
+                write_graph_file(path, *format, &graph)?;
+                local.since("graph file", t);
+            }
+            Ok((graph, stats, reuse, local))
+        },
+    );
+    let (descriptors, t_desc) = descriptors;
+    let (graph, stats, reuse, local) = built?;
+    times.0.extend(local.0);
+    if !args.no_descriptors {
+        times.add("descriptors", t_desc);
+    }
     let estimate = gpu::estimate::estimate_registers(module, f);
     let static_shared = gpu::resources::declared_shared_bytes(module, f);
-    let reuse = analysis::reuse::compute(&a, bound, gran, &graph);
-    let descriptors = (!args.no_descriptors).then(|| analysis::descriptor::compute(f, &a, bound));
+    let edges_in_json = args.edges_json || graph.num_edges() <= analysis::report::EDGES_IN_JSON_MAX;
     if let Some(out) = &args.output {
+        progress.phase("writing the JSON");
+        let t = Instant::now();
         let mut doc = analysis::report::document_with(
             f,
             bound,
@@ -147,6 +296,21 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 obj.remove("locality_descriptors");
             }
         }
+        if let Some(d) = crate::names::demangle(&f.name) {
+            doc["demangled"] = json!(d);
+        }
+        if let Some((path, format)) = &graph_file {
+            doc["graph"]["file"] = json!(graph_file_name(path, out));
+            doc["graph"]["file_format"] = json!(format.name());
+        } else if !edges_in_json {
+            eprintln!(
+                "note: the graph's {} edges are not in {} (more than {}): write them with \
+                 --graph FILE.npz (or FILE.graph), or add --edges-json",
+                graph.num_edges(),
+                out.display(),
+                analysis::report::EDGES_IN_JSON_MAX
+            );
+        }
         doc["mode"] = json!(if args.dynamic { "dynamic" } else { "static" });
         doc["resources"] = json!(launch.resources);
         doc["ptx_resources"] = json!({
@@ -161,15 +325,25 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if args.footprints {
             doc["footprints"] = footprints_json(&a.footprints);
         }
-        write_atomic_with(out, |w| analysis::report::write_json(w, &doc, &graph))?;
+        let edges = edges_in_json.then_some(&graph);
+        write_atomic_with(out, |w| analysis::report::write_json_with(w, &doc, edges))?;
+        times.since("JSON", t);
     }
     if let Some(png) = &args.heatmap {
+        progress.phase("heat map");
         write_atomic_with(png, |w| {
             analysis::heatmap::write_png(w, &graph, 1024).map_err(std::io::Error::other)
         })?;
     }
+    progress.finish();
     if !args.quiet {
-        crate::out::print(&analysis::report::summary(f, bound, &a, &stats))?;
+        let summary = analysis::report::summary(f, bound, &a, &stats);
+        let shown = crate::names::display(&f.name);
+        crate::out::print(&summary.replacen(
+            &format!("kernel {}:", f.name),
+            &format!("kernel {shown}:"),
+            1,
+        ))?;
         crate::out::print(&analysis::report::reuse_summary(&reuse))?;
         if let Some(ds) = &descriptors {
             crate::out::print(&analysis::report::descriptor_summary(ds))?;
@@ -177,8 +351,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if args.dynamic {
             crate::out::println("footprints: dynamic (from the interpreter's accesses)")?;
         }
+        if let Some((path, format)) = &graph_file {
+            crate::out::println(&format!(
+                "graph: {} edges written to {} ({})",
+                graph.num_edges(),
+                path.display(),
+                format.name()
+            ))?;
+        }
     }
     if let (Some(policy), Some(path)) = (&args.partition.policy, &args.schedule) {
+        let progress = Progress::spinner(args.quiet, &format!("grouping TBs ({policy})"));
+        let t = Instant::now();
         let opts = PartitionOpts {
             policy: policy.clone(),
             gpu: args.partition.gpu.clone(),
@@ -202,10 +386,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
         })?;
         write_atomic(path, &text)?;
+        progress.finish();
+        times.since("partition", t);
         if !args.quiet {
             eprintln!("occupancy: {}", occ.reason());
             crate::out::print(&partition::human(&schedule, &occ.reason()))?;
+            crate::out::println(&format!(
+                "schedule: {} groups written to {}",
+                schedule.groups.len(),
+                path.display()
+            ))?;
         }
+    }
+    if args.timings {
+        eprintln!("{}", times.render(start.elapsed()));
     }
     Ok(())
 }

@@ -10,12 +10,18 @@ use serde::Serialize;
 use crate::cmd::{load_module, select_kernel};
 use crate::error::CliError;
 
+/// Examples shown by `paver inspect --help`.
+pub const EXAMPLES: &str = "Examples:
+  paver inspect kernels/mm_naive/mm_naive.compute_70.ptx
+  paver inspect kernels/conv2d/conv2d.compute_70.ptx --kernel convolution2D_kernel --json";
+
 /// Arguments of `paver inspect`.
 #[derive(clap::Args)]
 pub struct Args {
     /// PTX file.
     file: PathBuf,
-    /// Kernel (.entry) name; may be omitted when the file has one entry.
+    /// Kernel (.entry) name, mangled or demangled (`convolution2D_kernel`); may be omitted
+    /// when the file has one entry.
     #[arg(long)]
     kernel: Option<String>,
     /// Print JSON instead of text.
@@ -86,7 +92,7 @@ fn human(d: &CfgDump) -> String {
     let _ = writeln!(
         out,
         "kernel {}: {} instructions in {} basic blocks",
-        d.kernel,
+        crate::names::display(&d.kernel),
         d.instructions,
         d.blocks.len()
     );

@@ -13,6 +13,11 @@ use launch::{
 use crate::error::{write_atomic, CliError};
 use crate::launch_args::KernelLaunchArgs;
 
+/// Examples shown by `paver launch --help`.
+pub const EXAMPLES: &str = "Examples:
+  paver launch kernels/mm_naive/mm_naive.compute_70.ptx --grid 64x64 --block 16x16 --param 3=1024
+  paver launch kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json -o bound.json";
+
 /// Arguments of `paver launch`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -159,7 +164,7 @@ fn human(b: &BoundLaunch) -> String {
     let _ = writeln!(
         out,
         "kernel {}: grid {} ({} TBs), block {} ({} threads), dynamic shared {} B",
-        b.kernel,
+        crate::names::display(&b.kernel),
         b.grid,
         b.num_tbs(),
         b.block,

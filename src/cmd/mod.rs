@@ -32,7 +32,8 @@ pub fn load_module(path: &Path) -> Result<Module, CliError> {
     Ok(ptx_parser::parse_named(&src, Some(path.to_path_buf()))?)
 }
 
-/// The entry named `name`, or the only entry when no name is given.
+/// The entry named `name` (mangled, demangled or bare C++ name: [`crate::names::matches`]),
+/// or the only entry when no name is given.
 pub fn select_kernel<'m>(
     module: &'m Module,
     name: Option<&str>,
@@ -41,18 +42,40 @@ pub fn select_kernel<'m>(
     let names = || {
         module
             .entries()
-            .map(|f| f.name.as_str())
+            .map(|f| match crate::names::demangle(&f.name) {
+                Some(d) => format!("{} ({d})", f.name),
+                None => f.name.clone(),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };
     match name {
-        Some(n) => module.kernel(n).filter(|f| f.is_entry).ok_or_else(|| {
-            CliError::Usage(format!(
-                "{}: no kernel named `{n}` (entries: {})",
-                path.display(),
-                names()
-            ))
-        }),
+        Some(n) => {
+            if let Some(f) = module.kernel(n).filter(|f| f.is_entry) {
+                return Ok(f);
+            }
+            let found: Vec<&Function> = module
+                .entries()
+                .filter(|f| crate::names::matches(&f.name, n))
+                .collect();
+            match found.as_slice() {
+                [f] => Ok(f),
+                [] => Err(CliError::Usage(format!(
+                    "{}: no kernel named `{n}` (entries: {})",
+                    path.display(),
+                    names()
+                ))),
+                several => Err(CliError::Usage(format!(
+                    "{}: `{n}` names several kernels, give the mangled name: {}",
+                    path.display(),
+                    several
+                        .iter()
+                        .map(|f| f.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            }
+        }
         None => {
             let mut entries = module.entries();
             match (entries.next(), entries.next()) {

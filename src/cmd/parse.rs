@@ -10,6 +10,11 @@ use serde::Serialize;
 use crate::cmd::load_module;
 use crate::error::CliError;
 
+/// Examples shown by `paver parse --help`.
+pub const EXAMPLES: &str = "Examples:
+  paver parse kernels/mm_naive/mm_naive.compute_70.ptx
+  paver parse kernels/conv2d/conv2d.compute_70.ptx --json | jq '.functions[].demangled'";
+
 /// Arguments of `paver parse`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -32,6 +37,9 @@ struct ModuleSummary<'a> {
 #[derive(Serialize)]
 struct FunctionSummary<'a> {
     name: &'a str,
+    /// The demangled C++ name, for mangled names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    demangled: Option<String>,
     entry: bool,
     params: Vec<ParamSummary<'a>>,
     registers: BTreeMap<String, usize>,
@@ -75,6 +83,7 @@ fn summarise<'a>(path: &std::path::Path, m: &'a Module) -> ModuleSummary<'a> {
 fn summarise_fn(f: &Function) -> FunctionSummary<'_> {
     FunctionSummary {
         name: &f.name,
+        demangled: crate::names::demangle(&f.name),
         entry: f.is_entry,
         params: f
             .params
@@ -121,11 +130,16 @@ fn human(s: &ModuleSummary<'_>) -> String {
         },
     );
     for f in &s.functions {
+        let mangled = f
+            .demangled
+            .as_ref()
+            .map(|_| format!("  [{}]", f.name))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "\n{} {}",
+            "\n{} {}{mangled}",
             if f.entry { "entry" } else { "func" },
-            f.name
+            f.demangled.as_deref().unwrap_or(f.name)
         );
         let params: Vec<String> = f
             .params

@@ -1,6 +1,7 @@
 //! `paver partition GRAPH --policy rb-ts --gpu volta -o schedule.json`: turns a TB locality
-//! graph (a `paver analyze` JSON document, or a METIS `.graph` file) into ordered TB groups
-//! for a locality-aware TB scheduler, written as a `paver-schedule/1` JSON file.
+//! graph (a `paver analyze` JSON document, with its edges or naming its graph file; a SciPy
+//! `.npz` sparse matrix; or a METIS `.graph` file) into ordered TB groups for a
+//! locality-aware TB scheduler, written as a `paver-schedule/1` JSON file.
 //!
 //! TBs per SM (x) come from `gpu::tbs_per_sm`: `--tbs-per-sm`, else the CUDA occupancy
 //! calculator on the GPU's limits and the kernel's resources: `--registers` /
@@ -18,25 +19,34 @@ use graph_partition::{
 use serde_json::Value;
 
 use crate::error::{write_atomic, CliError};
+use crate::progress::Progress;
+
+/// Examples shown by `paver partition --help`.
+pub const EXAMPLES: &str = "Examples:
+  paver partition a.json --policy rb-ts --gpu volta -o schedule.json     # a `paver analyze -o` document
+  paver partition g.npz --grid 256x256 --block 16x16 --registers 32 --policy kway-ts -o s.json
+  paver partition mesh.graph --tbs-per-sm 8 --policy mst-ts              # any METIS graph";
 
 /// Arguments of `paver partition`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Locality graph: an analysis JSON document (`paver analyze -o`) or a METIS `.graph` file.
+    /// Locality graph: an analysis JSON document (`paver analyze -o`; with its edges, or
+    /// naming the graph file it was written with), a SciPy sparse matrix `.npz`
+    /// (`paver analyze --graph`, `scipy.sparse.save_npz`) or a METIS `.graph` file.
     input: PathBuf,
     #[command(flatten)]
     opts: PartitionOpts,
-    /// For a METIS input: grid as X, XxY or XxYxZ (default: N x 1 x 1).
-    #[arg(long, value_parser = launch::Dim3::parse)]
+    /// For a .npz or METIS input: grid as X, XxY or XxYxZ (default: N x 1 x 1).
+    #[arg(long, value_name = "XxYxZ", value_parser = launch::Dim3::parse)]
     grid: Option<launch::Dim3>,
-    /// For a METIS input: block dimensions (default 1 x 1 x 1).
-    #[arg(long, value_parser = launch::Dim3::parse)]
+    /// For a .npz or METIS input: block dimensions (default 1 x 1 x 1).
+    #[arg(long, value_name = "XxYxZ", value_parser = launch::Dim3::parse)]
     block: Option<launch::Dim3>,
     /// Output schedule (paver-schedule/1 JSON).
     #[arg(short, long, value_name = "FILE.json")]
     output: Option<PathBuf>,
-    /// Print nothing on stdout.
-    #[arg(long)]
+    /// Print nothing on stdout and no progress on stderr.
+    #[arg(short, long)]
     quiet: bool,
 }
 
@@ -109,22 +119,82 @@ pub struct Input {
     pub descriptors: Option<Value>,
 }
 
+/// A graph file (`.npz` or METIS) with its notes printed on stderr; the size a METIS
+/// header announces is checked against the memory budget first.
+fn read_graph_file(path: &Path) -> Result<Graph, CliError> {
+    graph_from_bytes(crate::limits::read_graph_bytes(path)?, path)
+}
+
+/// [`read_graph_file`] on contents already read.
+fn graph_from_bytes(bytes: Vec<u8>, path: &Path) -> Result<Graph, CliError> {
+    if !bytes.starts_with(b"PK") {
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            crate::limits::check_metis_header(text, path)?;
+        }
+    }
+    let parsed = graph_partition::graph_file::read_bytes(bytes).map_err(|e| gp_err(path, e))?;
+    for note in &parsed.notes {
+        eprintln!("note: {}: {note}", path.display());
+    }
+    Ok(parsed.graph)
+}
+
 fn read_input(args: &Args) -> Result<Input, CliError> {
     let path = &args.input;
-    let text = crate::limits::read_graph_text(path)?;
+    let bytes = crate::limits::read_graph_bytes(path)?;
     let dim = |d: Option<launch::Dim3>, dflt: [u32; 3]| -> [u32; 3] {
         d.map_or(dflt, |d| [d.x as u32, d.y as u32, d.z as u32])
     };
-    if text.trim_start().starts_with('{') {
+    let is_json = bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{');
+    if is_json {
+        let text = String::from_utf8(bytes)
+            .map_err(|e| CliError::Usage(format!("{}: not UTF-8 JSON: {e}", path.display())))?;
         let doc: Value = serde_json::from_str(&text)
             .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
         crate::limits::check_analysis_graph(&doc, path)?;
+        let g = &doc["graph"];
         let AnalysisGraph {
             graph,
             kernel,
             grid,
             block,
-        } = Graph::from_analysis_json(&text).map_err(|e| gp_err(path, e))?;
+        } = if g.get("edges").is_none() && g.get("file").is_some() {
+            // The edges are in the graph file the analysis wrote (`--graph`), named relative
+            // to the document's folder.
+            let name = g["file"].as_str().unwrap_or_default();
+            let dir = path.parent().unwrap_or(Path::new(""));
+            let file = dir.join(name);
+            let graph = read_graph_file(&file)?;
+            let want = g["num_tbs"].as_u64();
+            if want.is_some_and(|n| n != u64::from(graph.num_tbs())) {
+                return Err(CliError::Partition {
+                    path: file,
+                    message: format!(
+                        "has {} TBs but {} says graph.num_tbs = {}",
+                        graph.num_tbs(),
+                        path.display(),
+                        want.unwrap_or(0)
+                    ),
+                });
+            }
+            let mut stub = doc.clone();
+            stub["graph"] = serde_json::json!({"num_tbs": graph.num_tbs(), "edges": []});
+            let mut a =
+                Graph::from_analysis_json(&stub.to_string()).map_err(|e| gp_err(path, e))?;
+            a.graph = graph;
+            a
+        } else if g.get("edges").is_none() && g.is_object() {
+            return Err(CliError::Usage(format!(
+                "{}: the document has no edge list (graph.edges) and names no graph file: \
+                 re-run `paver analyze` with --graph FILE.npz or --edges-json",
+                path.display()
+            )));
+        } else {
+            Graph::from_analysis_json(&text).map_err(|e| gp_err(path, e))?
+        };
         let recorded = doc["resources"]
             .as_object()
             .map(|m| {
@@ -160,9 +230,8 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             descriptors,
         })
     } else {
-        crate::limits::check_metis_header(&text, path)?;
-        let parsed = Graph::from_metis_str(&text).map_err(|e| gp_err(path, e))?;
-        let n = parsed.graph.num_tbs();
+        let graph = graph_from_bytes(bytes, path)?;
+        let n = graph.num_tbs();
         let kernel = path
             .file_stem()
             .map_or("graph".into(), |s| s.to_string_lossy().into_owned());
@@ -170,7 +239,7 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             kernel,
             grid: dim(args.grid, [n, 1, 1]),
             block: dim(args.block, [1, 1, 1]),
-            graph: parsed.graph,
+            graph,
             recorded: Vec::new(),
             estimate: None,
             resolved: None,
@@ -248,8 +317,15 @@ fn occupancy(
 
 /// Runs `paver partition`.
 pub fn run(args: Args) -> Result<(), CliError> {
+    let progress = Progress::spinner(args.quiet, "reading the graph");
     let input = read_input(&args)?;
+    progress.phase(&format!(
+        "grouping {} TBs ({})",
+        input.graph.num_tbs(),
+        args.opts.policy
+    ));
     let (schedule, occ) = schedule(&args.opts, &input, &args.input)?;
+    progress.finish();
     if let Some(out) = &args.output {
         let text = crate::cmd::occupancy::schedule_json(&schedule, Some(&occ))
             .map_err(|e| gp_err(out, e.into()))?;
@@ -320,7 +396,7 @@ pub fn human(s: &Schedule, why: &str) -> String {
     let _ = writeln!(
         out,
         "{}: {} TBs -> {} groups with {} on {} SMs x {} TBs/SM ({why})",
-        s.kernel,
+        crate::names::display(&s.kernel),
         s.groups.iter().map(Vec::len).sum::<usize>(),
         s.groups.len(),
         s.policy,

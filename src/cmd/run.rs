@@ -15,6 +15,12 @@ use serde::Serialize;
 
 use crate::error::CliError;
 use crate::launch_args::KernelLaunchArgs;
+use crate::progress::Progress;
+
+/// Examples shown by `paver run --help`.
+pub const EXAMPLES: &str = "Examples:
+  paver run kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json -o out/
+  python3 -c \"import numpy; print(numpy.load('out/p2_mm_naive_param_2.npy')[:4])\"";
 
 /// Arguments of `paver run`.
 #[derive(clap::Args)]
@@ -22,7 +28,7 @@ pub struct Args {
     #[command(flatten)]
     target: KernelLaunchArgs,
     /// Folder to write the buffers after the run (p<i>_<name>.npy) and summary.json into.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long, visible_alias = "output", value_name = "DIR")]
     outputs: Option<PathBuf>,
     /// Budget of warp instructions for the whole launch (stops runaway loops).
     #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
@@ -33,6 +39,9 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Print nothing on stdout and no progress on stderr.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 /// What `summary.json` and `--json` hold.
@@ -76,7 +85,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         max_warp_instructions: args.max_instructions,
     };
     let start = Instant::now();
-    let result = sim::run(&prog, bound, &opts, &mut sim::NoObserver)?;
+    let progress = Progress::bar(args.quiet, bound.num_tbs(), "TBs");
+    let mut counter = TbCounter(progress.handle());
+    let result = sim::run(&prog, bound, &opts, &mut counter)?;
+    progress.finish();
     let wall = start.elapsed().as_secs_f64();
     let outputs = output_files(bound);
     let summary = Summary {
@@ -95,12 +107,31 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(dir) = &args.outputs {
         write_outputs(dir, bound, &result, &summary, &json)?;
     }
-    if args.json {
-        crate::out::println(&json)?;
-    } else {
-        crate::out::print(&human(&summary))?;
+    if !args.quiet {
+        if args.json {
+            crate::out::println(&json)?;
+        } else {
+            crate::out::print(&human(&summary))?;
+        }
     }
     Ok(())
+}
+
+/// Counts finished TBs for the progress bar; sees no memory access, so the interpreter keeps
+/// its fast paths.
+struct TbCounter(indicatif::ProgressBar);
+
+impl sim::MemObserver for TbCounter {
+    fn wants_global(&self) -> bool {
+        false
+    }
+    fn access(&mut self, _: &sim::MemAccess<'_>) {}
+    fn split(&self, _: u64) -> Self {
+        TbCounter(self.0.clone())
+    }
+    fn merge(&mut self, _: u64, _: Self) {
+        self.0.inc(1);
+    }
 }
 
 fn output_files(b: &BoundLaunch) -> Vec<OutputFile> {
@@ -196,7 +227,7 @@ fn human(s: &Summary<'_>) -> String {
     let _ = writeln!(
         out,
         "kernel {}: grid {}x{}x{}, block {}x{}x{} ({} TBs, {} warps), {:?} memory model, {} thread(s)",
-        s.kernel, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], st.tbs, st.warps, s.memory_model, s.threads
+        crate::names::display(s.kernel), s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], st.tbs, st.warps, s.memory_model, s.threads
     );
     let _ = writeln!(
         out,

@@ -10,9 +10,8 @@
 //! `--steal` or `--no-steal` says otherwise. On a terminal, runs longer than a second
 //! show a progress bar (TBs done) on standard error.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use graph_partition::Schedule;
 use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, WarpPolicy};
@@ -23,6 +22,14 @@ use crate::cmd::analyze::group_tbs;
 use crate::cmd::partition::{self, PartitionOpts};
 use crate::error::CliError;
 use crate::launch_args::{KernelLaunchArgs, Loaded};
+use crate::progress::Progress;
+
+/// Examples shown by `paver simulate --help`.
+pub const EXAMPLES: &str = "Examples:
+  paver simulate kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
+      --gpu volta --tb-policy rb-ts -o stats.json          # analyses and groups the TBs first
+  paver simulate kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
+      --tb-policy rb-ts --schedule schedule.json --set l1.latency_cycles=30";
 
 /// Arguments of `paver simulate`.
 #[derive(clap::Args)]
@@ -35,7 +42,7 @@ pub struct Args {
     /// TB scheduling: lrr, bcs, two-level-rr, global-rr, greedy, distributed,
     /// distributed-block, or a PAVER policy (rb-ts, kway-ts, mst-ts, paver) or ld (Locality
     /// Descriptor clustering) with --schedule.
-    #[arg(long, default_value = "lrr")]
+    #[arg(long, alias = "policy", default_value = "lrr")]
     tb_policy: String,
     /// Schedule JSON (paver-schedule/1) for the PAVER runtime.
     #[arg(long, value_name = "FILE.json")]
@@ -70,14 +77,20 @@ pub struct Args {
     /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Budget of warp instructions per TB (stops runaway loops).
-    #[arg(long, value_name = "N", default_value_t = 100_000_000)]
-    max_instructions_per_tb: u64,
+    /// Budget of warp instructions per TB (stops runaway loops). `--max-instructions-per-tb`
+    /// is an older name for it.
+    #[arg(
+        long = "max-instructions",
+        alias = "max-instructions-per-tb",
+        value_name = "N",
+        default_value_t = 100_000_000
+    )]
+    max_instructions: u64,
     /// Write the statistics here (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE.json")]
     output: Option<PathBuf>,
-    /// No summary on standard error.
-    #[arg(long)]
+    /// No summary and no progress on standard error.
+    #[arg(short, long)]
     quiet: bool,
 }
 
@@ -183,7 +196,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (_, true) => Some(false),
         _ => None,
     };
-    opts.max_warp_instructions_per_tb = args.max_instructions_per_tb;
+    opts.max_warp_instructions_per_tb = args.max_instructions;
     opts.registers = Some(resources.registers);
     if policy == TbPolicy::Paver {
         let s = match &args.schedule {
@@ -201,34 +214,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     let start = Instant::now();
-    let tty = !args.quiet && std::io::stderr().is_terminal();
-    let mut last = start;
-    let mut shown = false;
+    let progress = Progress::bar(args.quiet, bound.num_tbs(), "TBs");
     let mut bar = |done: u64, total: u64, cycle: u64| {
-        let t = Instant::now();
-        if !tty
-            || t.duration_since(start) < Duration::from_secs(1)
-            || (t.duration_since(last) < Duration::from_millis(100) && done < total)
-        {
-            return;
-        }
-        last = t;
-        shown = true;
-        let width = 30;
-        let filled = (done * width / total.max(1)) as usize;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r[{}{}] {done}/{total} TBs, cycle {cycle}",
-            "#".repeat(filled),
-            " ".repeat(width as usize - filled)
-        );
-        let _ = err.flush();
+        progress.set(done, total, Some(format!("cycle {cycle}")));
     };
     let stats = simulate_with_progress(module, f, bound, &cfg, &opts, &mut bar)?;
-    if shown {
-        eprintln!();
-    }
+    progress.finish();
     let wall = start.elapsed().as_secs_f64();
     let json = stats.to_json();
     match &args.output {
@@ -239,7 +230,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         eprintln!("occupancy: {}", stats.occupancy.reason());
         eprintln!(
             "{}: {} TBs, {} cycles, IPC {:.2}, {} warp instructions, L1 hits {}/{}, L2 hits {}/{}, DRAM reads {}, {} stolen; {:.2} s ({:.0} warp instructions/s)",
-            stats.kernel,
+            crate::names::display(&stats.kernel),
             stats.tbs,
             stats.cycles,
             stats.ipc,

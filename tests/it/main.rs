@@ -7,6 +7,8 @@
 mod analyze;
 mod cli;
 mod common;
+mod consumers;
+mod conventions;
 mod evidence;
 mod launch_files;
 mod occupancy;
