@@ -46,8 +46,10 @@ enum Command {
     #[command(after_help = cmd::launch::EXAMPLES)]
     Launch(cmd::launch::Args),
     /// Run a plan of kernels x GPUs x policies through the simulator; one record per run.
+    #[command(after_help = cmd::sweep::EXAMPLES)]
     Sweep(cmd::sweep::Args),
-    /// Merge sweep folders and write the PAVER evaluation's tables.
+    /// Merge sweep folders and write the PAVER evaluation's tables and figures.
+    #[command(after_help = cmd::report::EXAMPLES)]
     Report(cmd::report::Args),
 }
 

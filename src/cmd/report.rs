@@ -10,12 +10,13 @@ use crate::error::{write_atomic, CliError};
 use crate::sweep::record::{dedup_sorted, read_jsonl, to_csv, to_jsonl, Record};
 use crate::sweep::report::{markdown, tables};
 
+/// `paver report --help` examples.
+pub const EXAMPLES: &str = "Examples:
+  paver report sweeps/small -o sweeps/small/report
+  paver report sweeps/paper/shard-* -o sweeps/paper/report   # the shards of a Slurm job array";
+
 /// Arguments of `paver report`.
 #[derive(clap::Args)]
-#[command(
-    after_help = "Example:\n  paver report sweeps/paper -o sweeps/paper/report\n  \
-    paver report sweeps/p/shard-* -o sweeps/p/merged"
-)]
 pub struct Args {
     /// Sweep folders (each with runs.jsonl), or runs.jsonl files.
     #[arg(required = true, value_name = "DIR")]
@@ -27,7 +28,7 @@ pub struct Args {
     #[arg(long)]
     no_figures: bool,
     /// No summary on standard error.
-    #[arg(long)]
+    #[arg(short = 'q', long)]
     quiet: bool,
 }
 

@@ -130,7 +130,7 @@ fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
 /// to the occupancy calculator) and `KEY=VALUE` overrides applied in order, as `paver
 /// simulate` and `paver sweep` build it.
 pub(crate) fn timing_config(
-    gpu: GpuConfig,
+    gpu: gpu::GpuConfig,
     registers: Option<u32>,
     tbs_per_sm: Option<u32>,
     sets: &[String],

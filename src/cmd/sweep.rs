@@ -3,7 +3,6 @@
 //! Resumable (runs already recorded in DIR are skipped), shardable (`--shard I/N`, and
 //! `--emit-slurm N` writes a Slurm job-array script for it). See docs/SWEEP.md.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use crate::error::{write_atomic, CliError};
@@ -11,13 +10,14 @@ use crate::sweep::exec::{execute, Output};
 use crate::sweep::plan::{Plan, RunSpec, Shard};
 use crate::sweep::record::{dedup_sorted, read_jsonl, to_csv, to_jsonl, Record};
 
+/// `paver sweep --help` examples.
+pub const EXAMPLES: &str = "Examples:
+  paver sweep kernels/small.toml -o sweeps/small --jobs 2
+  paver report sweeps/small -o sweeps/small/report
+  paver sweep kernels/paper.toml -o sweeps/paper --emit-slurm 8   # then: sbatch sweeps/paper/sweep.sbatch";
+
 /// Arguments of `paver sweep`.
 #[derive(clap::Args)]
-#[command(
-    after_help = "Example:\n  paver sweep kernels/paper.toml -o sweeps/paper --jobs 2\n  \
-    paver sweep plan.toml -o sweeps/p --emit-slurm 8   # then: sbatch sweeps/p/sweep.sbatch\n  \
-    paver report sweeps/p/shard-* -o sweeps/p/report"
-)]
 pub struct Args {
     /// The plan (TOML; docs/SWEEP.md).
     plan: PathBuf,
@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     emit_slurm: Option<usize>,
     /// No progress bar or summary on standard error.
-    #[arg(long)]
+    #[arg(short = 'q', long)]
     quiet: bool,
 }
 
@@ -185,23 +185,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
             todo.len()
         );
     }
-    let bar = if args.quiet || !std::io::stderr().is_terminal() {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let b = indicatif::ProgressBar::new(todo.len() as u64);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, about {eta} left  {msg}",
-        ) {
-            b.set_style(style);
-        }
-        b
-    };
+    let bar = crate::progress::Progress::bar(args.quiet, todo.len() as u64, "runs");
+    let done = std::sync::atomic::AtomicU64::new(0);
     let progress = |r: &Record| {
-        bar.set_message(format!("{} {} {}", r.kernel, r.gpu, r.tb_policy));
-        bar.inc(1);
+        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        bar.set(
+            n,
+            todo.len() as u64,
+            Some(format!("{} {} {}", r.kernel, r.gpu, r.tb_policy)),
+        );
     };
     let new = execute(&plan, &todo, jobs, &out.jsonl(), &progress).map_err(usage)?;
-    bar.finish_and_clear();
+    bar.finish();
     let failed: Vec<&Record> = new.iter().filter(|r| !r.ok()).collect();
     // Plan order: records of this plan take their index in it; others keep theirs.
     let index_of: std::collections::BTreeMap<&str, usize> = plan

@@ -5,7 +5,7 @@
 
 use crate::common::{paver, paver_err, paver_ok, root};
 
-const SUBCOMMANDS: [&str; 7] = [
+const SUBCOMMANDS: [&str; 9] = [
     "parse",
     "inspect",
     "launch",
@@ -13,6 +13,8 @@ const SUBCOMMANDS: [&str; 7] = [
     "partition",
     "run",
     "simulate",
+    "sweep",
+    "report",
 ];
 
 #[test]
