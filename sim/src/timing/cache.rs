@@ -692,6 +692,32 @@ mod tests {
         assert!(!wt.is_present(0));
     }
 
+    /// Reads `addrs` (line numbers) through a cache of `sets` x `ways`, filling each miss at
+    /// once, and checks every outcome against a fully associative LRU model per set.
+    fn check_against_reference(
+        sets: u32,
+        ways: u32,
+        addrs: &[u64],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut c: Cache<()> = Cache::new(geom(sets, ways, 4));
+        let mut refs: Vec<Reference> = (0..sets)
+            .map(|_| Reference {
+                ways: ways as usize,
+                lines: Vec::new(),
+            })
+            .collect();
+        for &a in addrs {
+            let addr = a * 128 + 5;
+            let expect = refs[(a % u64::from(sets)) as usize].access(a);
+            let got = c.read(addr, ());
+            if got == Outcome::Miss {
+                c.fill(addr);
+            }
+            prop_assert_eq!(got == Outcome::Hit, expect);
+        }
+        Ok(())
+    }
+
     proptest! {
         /// With immediate fills, each set behaves as a fully associative LRU cache of `ways`
         /// lines over the addresses mapping to it.
@@ -700,19 +726,7 @@ mod tests {
             sets in 1u32..5, ways in 1u32..6,
             addrs in proptest::collection::vec(0u64..64, 1..300),
         ) {
-            let mut c: Cache<()> = Cache::new(geom(sets, ways, 4));
-            let mut refs: Vec<Reference> = (0..sets)
-                .map(|_| Reference { ways: ways as usize, lines: Vec::new() })
-                .collect();
-            for a in addrs {
-                let addr = a * 128 + 5;
-                let expect = refs[(a % u64::from(sets)) as usize].access(a);
-                let got = c.read(addr, ());
-                if got == Outcome::Miss {
-                    c.fill(addr);
-                }
-                prop_assert_eq!(got == Outcome::Hit, expect);
-            }
+            check_against_reference(sets, ways, &addrs)?;
         }
 
         /// The same with more ways than [`MAP_LOOKUP_WAYS`] (tag map and recency lists
@@ -722,19 +736,7 @@ mod tests {
             sets in 1u32..3, ways in 33u32..40,
             addrs in proptest::collection::vec(0u64..120, 1..600),
         ) {
-            let mut c: Cache<()> = Cache::new(geom(sets, ways, 4));
-            let mut refs: Vec<Reference> = (0..sets)
-                .map(|_| Reference { ways: ways as usize, lines: Vec::new() })
-                .collect();
-            for a in addrs {
-                let addr = a * 128 + 5;
-                let expect = refs[(a % u64::from(sets)) as usize].access(a);
-                let got = c.read(addr, ());
-                if got == Outcome::Miss {
-                    c.fill(addr);
-                }
-                prop_assert_eq!(got == Outcome::Hit, expect);
-            }
+            check_against_reference(sets, ways, &addrs)?;
         }
     }
 }
