@@ -129,6 +129,13 @@ impl KernelLaunchArgs {
             r => r?,
         };
         let bound = launch.bind(&f.name, &crate::cmd::param_sigs(f), &base_dir)?;
+        let b = bound.block;
+        sim::interp::tb::check_block_attributes(
+            &f.name,
+            f.attributes.maxntid.as_deref(),
+            f.attributes.reqntid.as_deref(),
+            [b.x, b.y, b.z].map(|d| u32::try_from(d).unwrap_or(u32::MAX)),
+        )?;
         let kernel = module
             .functions
             .iter()

@@ -168,7 +168,7 @@ fn maxntid_and_reqntid_are_checked_at_launch() {
             ".reqntid 32, 2, 1 but the launch's block is (64,1,1)",
         ),
     ] {
-        for cmd in ["run", "simulate"] {
+        for cmd in ["run", "simulate", "analyze", "launch"] {
             let a = args(cmd, k, block);
             let err = paver_err(&strs(&a));
             assert!(err.contains(want), "{cmd}: {err}");

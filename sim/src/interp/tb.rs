@@ -66,9 +66,24 @@ impl Geometry {
     }
 }
 
-/// `.maxntid` / `.reqntid` (PTX ISA 11.4.2-3) against the launched block: the driver refuses
-/// a launch whose block has more threads than `.maxntid` allows or differs from `.reqntid`.
 fn check_ntid(prog: &Program, block: [u32; 3]) -> Result<(), SimError> {
+    check_block_attributes(
+        &prog.kernel,
+        prog.maxntid.as_deref(),
+        prog.reqntid.as_deref(),
+        block,
+    )
+}
+
+/// `.maxntid` / `.reqntid` (PTX ISA 11.4.2-3) of `kernel` against the launched block: the
+/// driver refuses a launch whose block has more threads than `.maxntid` allows or differs
+/// from `.reqntid`. Every command that binds a launch checks it.
+pub fn check_block_attributes(
+    kernel: &str,
+    maxntid: Option<&[u32]>,
+    reqntid: Option<&[u32]>,
+    block: [u32; 3],
+) -> Result<(), SimError> {
     let dims = |v: &[u32]| -> [u64; 3] {
         let d = |k: usize| u64::from(v.get(k).copied().unwrap_or(1));
         [d(0), d(1), d(2)]
@@ -76,22 +91,20 @@ fn check_ntid(prog: &Program, block: [u32; 3]) -> Result<(), SimError> {
     let show = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     let [bx, by, bz] = block;
     let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
-    if let Some(m) = &prog.maxntid {
+    if let Some(m) = maxntid {
         let max: u64 = dims(m).iter().product();
         if threads > max {
             return Err(SimError::Setup(format!(
-                "kernel `{}` declares .maxntid {} (at most {max} threads per TB) but the launch's block ({bx},{by},{bz}) has {threads} threads",
-                prog.kernel,
+                "kernel `{kernel}` declares .maxntid {} (at most {max} threads per TB) but the launch's block ({bx},{by},{bz}) has {threads} threads",
                 show(m)
             )));
         }
     }
-    if let Some(r) = &prog.reqntid {
+    if let Some(r) = reqntid {
         let want = dims(r);
         if want != [u64::from(bx), u64::from(by), u64::from(bz)] {
             return Err(SimError::Setup(format!(
-                "kernel `{}` declares .reqntid {} but the launch's block is ({bx},{by},{bz})",
-                prog.kernel,
+                "kernel `{kernel}` declares .reqntid {} but the launch's block is ({bx},{by},{bz})",
                 show(r)
             )));
         }
