@@ -206,7 +206,8 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
     }
 }
 
-fn csv_field(s: &str) -> String {
+/// One CSV field, quoted as RFC 4180 says when it holds a comma, quote or line break.
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

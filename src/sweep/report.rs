@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::plan::is_paver;
+use super::record::csv_field;
 use super::record::Record;
 
 /// A titled table.
@@ -50,16 +51,9 @@ impl Table {
 
     /// RFC 4180 CSV.
     pub fn csv(&self) -> String {
-        let field = |f: &str| {
-            if f.contains([',', '"', '\n']) {
-                format!("\"{}\"", f.replace('"', "\"\""))
-            } else {
-                f.to_string()
-            }
-        };
         let mut s = String::new();
         for r in std::iter::once(&self.header).chain(&self.rows) {
-            s.push_str(&r.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
+            s.push_str(&r.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
             s.push('\n');
         }
         s
