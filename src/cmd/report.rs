@@ -1,14 +1,16 @@
 //! `paver report DIR… -o OUT`: merges the records of one or more sweep folders (the shards
 //! of a Slurm job array, or resumed sweeps) and writes the tables of the PAVER paper's
 //! evaluation: `OUT/runs.jsonl`, `OUT/runs.csv`, `OUT/report.md`, one CSV per table in
-//! `OUT/tables/` and the figures (SVG and PNG) in `OUT/figures/`.
+//! `OUT/tables/` and the figures (SVG and PNG) in `OUT/figures/`, among them the TB
+//! locality heat maps the sweeps saved (Fig. 5).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::error::{write_atomic, CliError};
 use crate::sweep::record::{dedup_sorted, read_jsonl, to_csv, to_jsonl, Record};
-use crate::sweep::report::{markdown, tables};
+use crate::sweep::report::{heatmap_images, heatmap_table, markdown, tables};
+use crate::sweep::{figures, heatmap};
 
 /// `paver report --help` examples.
 pub const EXAMPLES: &str = "Examples:
@@ -64,8 +66,10 @@ fn coverage(manifests: &[serde_json::Value]) -> Option<String> {
 pub fn run(args: Args) -> Result<(), CliError> {
     let mut all: Vec<Record> = Vec::new();
     let mut manifests = Vec::new();
+    let mut dirs = Vec::new();
     for input in &args.inputs {
         let (jsonl, manifest) = if input.is_dir() {
+            dirs.push(input.clone());
             (input.join("runs.jsonl"), Some(input.join("sweep.json")))
         } else {
             (input.clone(), None)
@@ -94,20 +98,34 @@ pub fn run(args: Args) -> Result<(), CliError> {
         eprintln!("warning: {w}");
     }
     let records = dedup_sorted(all);
-    let ts = tables(&records);
+    let (maps, warnings) = heatmap::read_all(&dirs);
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut ts = tables(&records);
+    if !maps.is_empty() {
+        ts.push(heatmap_table(&maps));
+    }
+    let mut md = markdown(&records, &ts);
+    if !args.no_figures && !maps.is_empty() {
+        md.push_str(&heatmap_images(&maps));
+    }
     let out = &args.output;
     let tdir = out.join("tables");
     std::fs::create_dir_all(&tdir).map_err(|e| CliError::io(&tdir, e))?;
     write_atomic(&out.join("runs.jsonl"), &to_jsonl(&records))?;
     write_atomic(&out.join("runs.csv"), &to_csv(&records))?;
-    write_atomic(&out.join("report.md"), &markdown(&records, &ts))?;
+    write_atomic(&out.join("report.md"), &md)?;
     for t in &ts {
         write_atomic(&tdir.join(format!("{}.csv", t.name)), &t.csv())?;
     }
     let figures = if args.no_figures {
         Vec::new()
     } else {
-        crate::sweep::figures::write_all(&ts, &out.join("figures")).map_err(CliError::Usage)?
+        let dir = out.join("figures");
+        let mut f = figures::write_all(&ts, &dir).map_err(CliError::Usage)?;
+        f.extend(figures::write_heatmaps(&maps, &dir).map_err(CliError::Usage)?);
+        f
     };
     if !args.quiet {
         eprintln!(

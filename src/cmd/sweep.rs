@@ -195,7 +195,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Some(format!("{} {} {}", r.kernel, r.gpu, r.tb_policy)),
         );
     };
-    let new = execute(&plan, &todo, jobs, &out.jsonl(), &progress).map_err(usage)?;
+    let new = execute(
+        &plan,
+        &todo,
+        jobs,
+        &out.jsonl(),
+        Some(&out.heatmaps()),
+        &progress,
+    )
+    .map_err(usage)?;
     bar.finish();
     let failed: Vec<&Record> = new.iter().filter(|r| !r.ok()).collect();
     // Plan order: records of this plan take their index in it; others keep theirs.

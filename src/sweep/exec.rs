@@ -20,6 +20,7 @@ use analysis::footprint::Granularity;
 use graph_partition::Schedule;
 use sim::timing::{SimOptions, TbPolicy, WarpPolicy};
 
+use super::heatmap::Heatmap;
 use super::plan::{LaunchInput, Plan, RunSpec};
 use super::record::{Record, Timing, FORMAT};
 use crate::cmd::partition::PartitionOpts;
@@ -215,8 +216,15 @@ fn fallback_kernel(input: &LaunchInput) -> String {
         })
 }
 
-/// Runs every run of one launch, handing each record to `sink` as it is made.
-fn run_launch(input: &LaunchInput, runs: &[&RunSpec], sink: &(dyn Fn(Record) + Sync)) {
+/// Runs every run of one launch, handing each record to `sink` as it is made; saves the
+/// launch's heat map into `heatmaps` when given (a failure there is a warning: the records
+/// are the sweep's product).
+fn run_launch(
+    input: &LaunchInput,
+    runs: &[&RunSpec],
+    heatmaps: Option<&Path>,
+    sink: &(dyn Fn(Record) + Sync),
+) {
     let needs_descriptors = runs.iter().any(|r| r.tb_policy == "ld");
     let start = Instant::now();
     let prepared = guarded(|| prepare(input, needs_descriptors));
@@ -242,6 +250,12 @@ fn run_launch(input: &LaunchInput, runs: &[&RunSpec], sink: &(dyn Fn(Record) + S
             return;
         }
     };
+    if let Some(dir) = heatmaps {
+        let map = Heatmap::new(input, &p.loaded.kernel().name, &p.graph, &p.locality_class);
+        if let Err(e) = super::heatmap::write(dir, &map) {
+            eprintln!("warning: heat map of {}: {e}", map.label());
+        }
+    }
     // Groups once per (GPU, policy, x override), in parallel; then every run.
     let mut schedule_keys: Vec<ScheduleKey> = runs
         .iter()
@@ -299,7 +313,7 @@ fn run_launch(input: &LaunchInput, runs: &[&RunSpec], sink: &(dyn Fn(Record) + S
 }
 
 /// Where a sweep writes: `DIR/runs.jsonl` (appended as runs finish, rewritten in order at the
-/// end), `DIR/runs.csv` and `DIR/sweep.json` (the plan, shard and counts).
+/// end), `DIR/runs.csv`, `DIR/sweep.json` (the plan, shard and counts) and `DIR/heatmaps/`.
 pub struct Output {
     /// The sweep folder.
     pub dir: PathBuf,
@@ -318,15 +332,21 @@ impl Output {
     pub fn manifest(&self) -> PathBuf {
         self.dir.join("sweep.json")
     }
+    /// `DIR/heatmaps`: one [`Heatmap`] per analysed launch.
+    pub fn heatmaps(&self) -> PathBuf {
+        super::heatmap::dir_of(&self.dir)
+    }
 }
 
 /// Runs `runs` of `plan` on `jobs` worker threads, appending each record to `append` and
-/// calling `progress` after each. Returns the new records.
+/// calling `progress` after each; each analysed launch's heat map goes to `heatmaps`.
+/// Returns the new records.
 pub fn execute(
     plan: &Plan,
     runs: &[&RunSpec],
     jobs: usize,
     append: &Path,
+    heatmaps: Option<&Path>,
     progress: &(dyn Fn(&Record) + Sync),
 ) -> Result<Vec<Record>, String> {
     let file = std::fs::OpenOptions::new()
@@ -358,7 +378,7 @@ pub fn execute(
     pool.install(|| {
         by_launch
             .par_iter()
-            .for_each(|(&li, rs)| run_launch(&plan.launches[li], rs, &sink));
+            .for_each(|(&li, rs)| run_launch(&plan.launches[li], rs, heatmaps, &sink));
     });
     let (_, done, err) = state.into_inner().unwrap_or_else(|p| p.into_inner());
     match err {

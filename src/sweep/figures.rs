@@ -1,7 +1,7 @@
 //! The report's figures, drawn with plotters as SVG and PNG from the tables of
 //! [`super::report`]: grouped bars per kernel and policy (PAVER Figs. 11-13: speedup and L2
 //! accesses normalised to LRR, L1 miss rate, the effect of stealing) and stacked bars of the
-//! data-reference categories (Fig. 2).
+//! data-reference categories (Fig. 2), and the TB locality heat maps (Fig. 5).
 //!
 //! Text is set in DejaVu Sans, compiled in (assets/fonts, Bitstream Vera licence), so the
 //! figures look the same on every machine and need no system font.
@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::heatmap::Heatmap;
 use super::report::Table;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -234,6 +235,113 @@ pub fn write_all(tables: &[Table], dir: &Path) -> Result<Vec<PathBuf>, String> {
             .map_err(|e| format!("{}: {e}", svg.display()))?;
         let png = dir.join(format!("{}.png", t.name));
         draw(BitMapBackend::new(&png, size).into_drawing_area(), &chart)
+            .map_err(|e| format!("{}: {e}", png.display()))?;
+        out.push(svg);
+        out.push(png);
+    }
+    Ok(out)
+}
+
+/// Draws one heat map (PAVER Fig. 5): TB ids on both axes, row 0 at the top, each pooled
+/// cell in [`analysis::heatmap::colour`]'s ramp (pale yellow: light sharing, dark red: the
+/// largest weight), white where no TB pair shares data.
+fn draw_heatmap<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    m: &Heatmap,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let n = f64::from(m.num_tbs.max(1));
+    let side = m.side.max(1);
+    let title = format!(
+        "{}: {} TBs, {} edges, max weight {}",
+        m.label(),
+        m.num_tbs,
+        m.edges,
+        m.max_weight
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..n, 0f64..n)
+        .map_err(e)?;
+    let col_label = |x: &f64| format!("{x:.0}");
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc("TB id")
+        .y_desc("TB id")
+        .x_label_formatter(&col_label)
+        .y_labels(0)
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(e)?;
+    let cell = n / f64::from(side);
+    let s = side as usize;
+    let rects = m.cells.iter().enumerate().filter_map(|(k, &w)| {
+        if w == 0 {
+            return None;
+        }
+        let (r, c) = ((k / s) as f64, (k % s) as f64);
+        let [red, green, blue] = analysis::heatmap::colour(w, m.max_weight);
+        Some(Rectangle::new(
+            [
+                (c * cell, n - r * cell),
+                ((c + 1.0) * cell, n - (r + 1.0) * cell),
+            ],
+            RGBColor(red, green, blue).filled(),
+        ))
+    });
+    chart.draw_series(rects).map_err(e)?;
+    // Row labels at round TB ids, counted from the top like the paper's matrix.
+    let style =
+        TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+    for t in tick_ids(m.num_tbs) {
+        let (px, py) = chart.backend_coord(&(0.0, n - f64::from(t)));
+        root.draw(&PathElement::new(vec![(px - 5, py), (px, py)], BLACK))
+            .map_err(e)?;
+        root.draw(&Text::new(t.to_string(), (px - 7, py), style.clone()))
+            .map_err(e)?;
+    }
+    root.present().map_err(e)
+}
+
+/// About five round TB ids (multiples of 1, 2 or 5 times a power of ten) from 0 to `n`.
+fn tick_ids(n: u32) -> Vec<u32> {
+    let raw = (f64::from(n) / 5.0).max(1.0);
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|k| k * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(raw) as u32;
+    (0..=n).step_by(step.max(1) as usize).collect()
+}
+
+/// The figure stem of a heat map: `heatmap_` and its file name without `.json`.
+pub fn heatmap_stem(m: &Heatmap) -> String {
+    let name = m.file_name();
+    format!("heatmap_{}", name.strip_suffix(".json").unwrap_or(&name))
+}
+
+/// Draws every heat map into `dir` as `heatmap_….svg` and `.png`; returns the files written.
+pub fn write_heatmaps(maps: &[Heatmap], dir: &Path) -> Result<Vec<PathBuf>, String> {
+    font_ready()?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut out = Vec::new();
+    for m in maps {
+        let stem = heatmap_stem(m);
+        let size = (640, 680);
+        let svg = dir.join(format!("{stem}.svg"));
+        draw_heatmap(SVGBackend::new(&svg, size).into_drawing_area(), m)
+            .map_err(|e| format!("{}: {e}", svg.display()))?;
+        let png = dir.join(format!("{stem}.png"));
+        draw_heatmap(BitMapBackend::new(&png, size).into_drawing_area(), m)
             .map_err(|e| format!("{}: {e}", png.display()))?;
         out.push(svg);
         out.push(png);

@@ -3,6 +3,7 @@
 
 pub mod exec;
 pub mod figures;
+pub mod heatmap;
 pub mod plan;
 pub mod record;
 pub mod report;

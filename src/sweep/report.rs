@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::heatmap::Heatmap;
 use super::plan::is_paver;
 use super::record::csv_field;
 use super::record::Record;
@@ -374,6 +375,58 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
         });
     }
     out
+}
+
+/// The heat maps' table (PAVER Fig. 5): one row per analysed launch, naming its figure.
+pub fn heatmap_table(maps: &[Heatmap]) -> Table {
+    Table {
+        name: "heatmaps".into(),
+        title: "TB locality heat maps (PAVER Fig. 5)".into(),
+        note: format!(
+            "The locality graph of each launch as a matrix of TB pairs, max-pooled to at \
+             most {} cells a side; the figures are under `figures/`.",
+            super::heatmap::MAX_SIDE
+        ),
+        header: [
+            "kernel",
+            "class",
+            "TBs",
+            "edges",
+            "max weight",
+            "cells a side",
+            "figure",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: maps
+            .iter()
+            .map(|m| {
+                vec![
+                    m.label(),
+                    m.locality_class.clone(),
+                    m.num_tbs.to_string(),
+                    m.edges.to_string(),
+                    m.max_weight.to_string(),
+                    m.side.to_string(),
+                    format!("figures/{}.svg", super::figures::heatmap_stem(m)),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// Markdown images of the heat maps, two to a row of text.
+pub fn heatmap_images(maps: &[Heatmap]) -> String {
+    let mut s = String::from("### Heat maps\n\n");
+    for m in maps {
+        s.push_str(&format!(
+            "![{}](figures/{}.svg)\n",
+            m.label(),
+            super::figures::heatmap_stem(m)
+        ));
+    }
+    s.push('\n');
+    s
 }
 
 /// The Markdown report: every table, and the failed runs.

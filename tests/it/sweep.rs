@@ -61,6 +61,50 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The sweep's heat map of mm_naive's small launch (a 4 x 4 grid of 16 x 16 TBs, n = 64,
+/// f32, 128 B lines) against a hand count: TB (bx, by) reads the 16 rows of A of its row
+/// band (16 x 256 B = 32 lines, shared with the TBs of the same `by`) and 16 columns of
+/// B in every one of the 64 rows (64 B of a 128 B line, so the line is shared with the TB
+/// whose `bx` differs only in the last bit: 64 lines). Weight = 32 [same by] + 64 [same
+/// bx / 2]; no pooling at 16 TBs, and the diagonal is empty.
+fn mm_naive_heatmap_by_hand(sweep_dir: &Path) {
+    let maps: Vec<serde_json::Value> = std::fs::read_dir(sweep_dir.join("heatmaps"))
+        .unwrap()
+        .map(|e| {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            serde_json::from_str(&text).unwrap()
+        })
+        .collect();
+    assert_eq!(maps.len(), 3, "one heat map per launch");
+    let m = maps.iter().find(|m| m["kernel"] == "mm_naive").unwrap();
+    assert_eq!(m["format"], "paver-heatmap/1");
+    assert_eq!(
+        (m["num_tbs"].as_u64(), m["side"].as_u64()),
+        (Some(16), Some(16))
+    );
+    let cells: Vec<u64> = m["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    let mut edges = 0;
+    for i in 0..16usize {
+        for j in 0..16usize {
+            let (bx, by, bx2, by2) = (i % 4, i / 4, j % 4, j / 4);
+            let want = if i == j {
+                0
+            } else {
+                32 * u64::from(by == by2) + 64 * u64::from(bx / 2 == bx2 / 2)
+            };
+            assert_eq!(cells[i * 16 + j], want, "cell ({i}, {j})");
+            edges += u64::from(i < j && want > 0);
+        }
+    }
+    assert_eq!(m["max_weight"], 96);
+    assert_eq!(m["edges"], edges);
+}
+
 #[test]
 fn sweep_records_resume_shards_and_report() {
     let d = tmp("main");
@@ -84,6 +128,7 @@ fn sweep_records_resume_shards_and_report() {
     assert_eq!(r0["ptx_sha256"].as_str().unwrap().len(), 64);
     assert!(r0["stats"]["cycles"].as_u64().unwrap() > 0);
     assert_eq!(r0["locality_class"], "high");
+    mm_naive_heatmap_by_hand(&full);
 
     // runs.csv: a header with the documented columns, one row per record.
     let csv = std::fs::read_to_string(full.join("runs.csv")).unwrap();
@@ -181,9 +226,13 @@ fn sweep_records_resume_shards_and_report() {
     assert!(md.contains("### Effect of task stealing, gtx480 (PAVER Fig. 13)"));
     let t2 = std::fs::read_to_string(merged.join("tables/table2.csv")).unwrap();
     assert_eq!(t2.lines().count(), 4, "{t2}");
-    // Figures: speedup, L2, L1 and stealing per GPU, and Fig. 2, each as SVG and PNG.
+    // Figures: speedup, L2, L1 and stealing per GPU, Fig. 2, and a heat map per launch
+    // (Fig. 5), each as SVG and PNG.
     let figs = std::fs::read_dir(merged.join("figures")).unwrap().count();
-    assert_eq!(figs, 2 * (2 * 4 + 1));
+    assert_eq!(figs, 2 * (2 * 4 + 1) + 2 * 3);
+    let hm = std::fs::read_to_string(merged.join("tables/heatmaps.csv")).unwrap();
+    assert_eq!(hm.lines().count(), 1 + 3, "{hm}");
+    assert!(md.contains("![mm_naive (small)](figures/heatmap_mm_naive.small."));
     let svg = std::fs::read_to_string(merged.join("figures/speedup_titanv.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("Speedup over LRR, titanv"));
     for label in [
