@@ -176,6 +176,6 @@ pub fn read_all(sweep_dirs: &[PathBuf]) -> (Vec<Heatmap>, Vec<String>) {
         }
     }
     let mut maps: Vec<Heatmap> = by_name.into_values().collect();
-    maps.sort_by(|a, b| (a.label(), a.file_name()).cmp(&(b.label(), b.file_name())));
+    maps.sort_by_key(|a| (a.label(), a.file_name()));
     (maps, warnings)
 }
