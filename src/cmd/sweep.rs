@@ -233,6 +233,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         "runs_in_plan": plan.runs.len(),
         "runs_in_shard": in_shard.len(),
         "paver_version": env!("CARGO_PKG_VERSION"),
+        "paver_build": crate::sweep::plan::build_id(),
     });
     write_atomic(
         &out.manifest(),

@@ -193,6 +193,7 @@ fn record(
         inter_tb_fraction: prepared.map(|p| p.inter_tb_fraction),
         analysis: prepared.map(|p| p.stats.clone()),
         paver_version: env!("CARGO_PKG_VERSION").into(),
+        paver_build: super::plan::build_id().into(),
         status: status.into(),
         error,
         timing,

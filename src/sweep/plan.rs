@@ -170,6 +170,19 @@ fn sha256_hex(bytes: &[u8]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The build that runs: the first 16 hex digits of the SHA-256 of paver's own executable
+/// ("unknown" when it cannot be read). Part of every run's key, so that a sweep resumed
+/// with a rebuilt simulator runs again instead of mixing the numbers of two builds.
+pub fn build_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        std::env::current_exe()
+            .and_then(std::fs::read)
+            .map(|b| sha256_hex(&b)[..16].to_string())
+            .unwrap_or_else(|_| "unknown".into())
+    })
+}
+
 /// SHA-256 of a file's bytes (hex).
 pub fn file_sha256(path: &Path) -> std::io::Result<String> {
     Ok(sha256_hex(&std::fs::read(path)?))
@@ -297,6 +310,7 @@ impl Plan {
                             for set in &overrides {
                                 let key_text = serde_json::json!({
                                     "paver": env!("CARGO_PKG_VERSION"),
+                                    "build": build_id(),
                                     "ptx": l.ptx_sha256,
                                     "launch": l.launch_sha256,
                                     "kernel": l.kernel,

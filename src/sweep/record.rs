@@ -71,6 +71,9 @@ pub struct Record {
     pub analysis: Option<Value>,
     /// paver's version.
     pub paver_version: String,
+    /// The executable that made the record ([`super::plan::build_id`]).
+    #[serde(default)]
+    pub paver_build: String,
     /// `ok` or `error`.
     pub status: String,
     /// What went wrong, for `error`.
@@ -308,6 +311,7 @@ mod tests {
             inter_tb_fraction: Some(0.75),
             analysis: None,
             paver_version: "0".into(),
+            paver_build: "0".into(),
             status: if stats.is_some() { "ok" } else { "error" }.into(),
             error: stats.is_none().then(|| "boom \"x\"".to_string()),
             timing: Timing::default(),

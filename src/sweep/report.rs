@@ -485,6 +485,7 @@ mod tests {
             inter_tb_fraction: None,
             analysis: None,
             paver_version: "0".into(),
+            paver_build: "0".into(),
             status: "ok".into(),
             error: None,
             timing: Timing::default(),
