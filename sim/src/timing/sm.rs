@@ -541,15 +541,14 @@ impl<'p> Sm<'p> {
                         }
                     }
                 }
-                // A memory instruction also needs room in the LSU queue.
-                if self.warps[s].next_is_mem
-                    && self.lsu.len() >= self.pipe.lsu_queue.max(1) as usize
+                // A memory instruction also needs room in the LSU queue. Room appears only
+                // when the LSU pops its head access, which resets `scan_at`: until then a
+                // scan would find this warp as it is, so it sets no wake-up time (an
+                // uncoalesced access drains over many cycles, and scanning every warp on
+                // each of them was most of an SM cycle).
+                if !(self.warps[s].next_is_mem
+                    && self.lsu.len() >= self.pipe.lsu_queue.max(1) as usize)
                 {
-                    // The queue drains next cycle, or after a reply if the LSU is blocked.
-                    if !self.lsu_blocked {
-                        wake = wake.min(now + 1);
-                    }
-                } else {
                     self.ready.push(s as u32);
                 }
             }
