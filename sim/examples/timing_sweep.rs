@@ -14,7 +14,8 @@
 //! comma-separated subset such as `titanv,h100`, `-` for all; `size`: `small` (default) or
 //! `paper`, the launch files' prefix). `SWEEP_VERBOSE=1` also prints each run's L1, L2, NoC
 //! and DRAM counters; `SWEEP_THREADS=2` runs with `SimOptions::threads` = 2 (the digests
-//! must not change).
+//! must not change); `SWEEP_DUMP=DIR` writes each run's stats JSON to
+//! `DIR/{config}__{dir}__{file}` (for a byte-by-byte before/after comparison).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -123,6 +124,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 s.l2.reservation_fails,
                 fnv(s.to_json().as_bytes()),
             );
+            if let Some(dir) = std::env::var_os("SWEEP_DUMP") {
+                let name = format!("{gpu}__{}", label.replace('/', "__"));
+                std::fs::write(Path::new(&dir).join(name), s.to_json())?;
+            }
             if std::env::var_os("SWEEP_VERBOSE").is_some() {
                 println!(
                     "  L1 {:?}\n  L2 {:?}\n  NoC {:?}\n  DRAM {:?}",

@@ -87,9 +87,16 @@ impl Gf2Mod {
     }
 
     fn apply(&self, x: u64) -> u32 {
+        // A zero byte contributes nothing (`0 * t^(8k) = 0`), so the loop stops at the
+        // highest non-zero byte: line numbers of real buffers fit in four or five bytes.
         let mut r = 0;
-        for (k, t) in self.tables.iter().enumerate() {
-            r ^= t[((x >> (8 * k)) & 0xFF) as usize];
+        let mut rest = x;
+        for t in self.tables.iter() {
+            if rest == 0 {
+                break;
+            }
+            r ^= t[(rest & 0xFF) as usize];
+            rest >>= 8;
         }
         r
     }

@@ -39,6 +39,7 @@ impl<E> Ord for Entry<E> {
 pub const WHEEL: usize = 4096;
 const MASK: u64 = WHEEL as u64 - 1;
 const WORDS: usize = WHEEL / 64;
+const _: () = assert!(WORDS <= 64, "the summary word has a bit per word");
 
 const NIL: u32 = u32::MAX;
 
@@ -59,6 +60,9 @@ pub struct EventQueue<E> {
     free: u32,
     /// Bit `i`: slot `i` is not empty.
     bits: [u64; WORDS],
+    /// Bit `w`: `bits[w]` is not zero, so the earliest slot is found with two bit scans
+    /// instead of a pass over every word (the engine asks for it at every step).
+    summary: u64,
     in_wheel: usize,
     far: BinaryHeap<Entry<E>>,
     seq: u64,
@@ -72,6 +76,7 @@ impl<E> Default for EventQueue<E> {
             nodes: Vec::new(),
             free: NIL,
             bits: [0; WORDS],
+            summary: 0,
             in_wheel: 0,
             far: BinaryHeap::new(),
             seq: 0,
@@ -116,6 +121,7 @@ impl<E> EventQueue<E> {
         if head == NIL {
             self.slots[i] = (n, n);
             self.bits[i / 64] |= 1 << (i % 64);
+            self.summary |= 1 << (i / 64);
         } else {
             self.nodes[tail as usize].next = n;
             self.slots[i].1 = n;
@@ -130,20 +136,34 @@ impl<E> EventQueue<E> {
         }
         let start = (self.base & MASK) as usize;
         let (w0, b0) = (start / 64, start % 64);
-        // The first word from `start`'s bit, then the others in circular order, then the
-        // first word's bits before `start`.
+        // The first word from `start`'s bit, then the others in circular order (the next
+        // non-empty word after `w0` from the summary, wrapping around), then the first
+        // word's bits before `start`.
         let first = self.bits[w0] & (u64::MAX << b0);
         let slot = if first != 0 {
             w0 * 64 + first.trailing_zeros() as usize
         } else {
-            (1..=WORDS).map(|k| (w0 + k) % WORDS).find_map(|w| {
-                let m = if w == w0 {
-                    self.bits[w] & !(u64::MAX << b0)
-                } else {
-                    self.bits[w]
-                };
-                (m != 0).then(|| w * 64 + m.trailing_zeros() as usize)
-            })?
+            let after = if w0 + 1 < WORDS {
+                self.summary & (u64::MAX << (w0 + 1))
+            } else {
+                0
+            };
+            let w = if after != 0 {
+                after.trailing_zeros() as usize
+            } else if self.summary & !(u64::MAX << w0) != 0 {
+                (self.summary & !(u64::MAX << w0)).trailing_zeros() as usize
+            } else {
+                w0
+            };
+            let m = if w == w0 {
+                self.bits[w] & !(u64::MAX << b0)
+            } else {
+                self.bits[w]
+            };
+            if m == 0 {
+                return None;
+            }
+            w * 64 + m.trailing_zeros() as usize
         };
         Some(self.base + ((slot as u64).wrapping_sub(start as u64) & MASK))
     }
@@ -191,6 +211,9 @@ impl<E> EventQueue<E> {
         if next == NIL {
             self.slots[i] = (NIL, NIL);
             self.bits[i / 64] &= !(1 << (i % 64));
+            if self.bits[i / 64] == 0 {
+                self.summary &= !(1 << (i / 64));
+            }
         } else {
             self.slots[i].0 = next;
         }

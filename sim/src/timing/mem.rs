@@ -70,6 +70,11 @@ pub struct MemSystem {
     slice_map: SliceMap,
     dram: Vec<Channel>,
     l2_line: u64,
+    /// `log2(l2_line)` when the line is a power of two (every shipped configuration): the
+    /// line number is a shift, not a 64-bit division, on every request.
+    l2_line_shift: Option<u32>,
+    /// Per slice: its DRAM channel ([`MemSystem::channel_of`], computed once).
+    channel: Vec<u32>,
     l2_latency: u64,
     block: u32,
     header: u32,
@@ -134,6 +139,16 @@ impl MemSystem {
                 .map(|_| Channel::new(per_channel, g.dram.latency_cycles))
                 .collect(),
             l2_line: u64::from(geometry.line),
+            l2_line_shift: geometry
+                .line
+                .is_power_of_two()
+                .then(|| geometry.line.trailing_zeros()),
+            channel: {
+                let channels = g.dram.channels.max(1) as usize;
+                (0..slices as usize)
+                    .map(|s| (s * channels / slices as usize).min(channels - 1) as u32)
+                    .collect()
+            },
             l2_latency: u64::from(g.l2.latency_cycles),
             block,
             header: cfg.mem.header_bytes,
@@ -147,13 +162,17 @@ impl MemSystem {
     /// The L2 slice of the block at `block`: hashed line-address bits
     /// ([`super::addr_map::SliceMap`]).
     pub fn slice_of(&self, block: u64) -> u32 {
-        self.slice_map.slice(block / self.l2_line)
+        let line = match self.l2_line_shift {
+            Some(k) => block >> k,
+            None => block / self.l2_line,
+        };
+        self.slice_map.slice(line)
     }
 
     /// The DRAM channel behind `slice`: `slices / channels` consecutive slices share one
     /// (GPGPU-Sim's two sub-partitions per memory partition).
     fn channel_of(&self, slice: u32) -> usize {
-        (slice as usize * self.dram.len() / self.l2.len()).min(self.dram.len() - 1)
+        self.channel[slice as usize] as usize
     }
 
     /// SM `sm` sends a request for the block at `block` (of `bytes` bytes, the L1's block

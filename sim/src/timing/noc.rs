@@ -28,6 +28,9 @@ impl AddAssign<&NocStats> for NocStats {
     }
 }
 
+/// Flit counts whose port occupancy [`Noc`] keeps in a table.
+const SIZE_TABLE: u64 = 64;
+
 /// The crossbar.
 #[derive(Clone, Debug)]
 pub struct Noc {
@@ -36,6 +39,9 @@ pub struct Noc {
     core_mhz: u64,
     noc_mhz: u64,
     sms_per_cluster: u32,
+    /// `size` of packets of up to [`SIZE_TABLE`] flits, by flit count: the port occupancy
+    /// without a division per packet.
+    occ: Vec<u64>,
     /// Per cluster: injection port free at, ejection port free at.
     cluster_out: Vec<u64>,
     cluster_in: Vec<u64>,
@@ -62,6 +68,9 @@ impl Noc {
             core_mhz: u64::from(core_mhz.max(1)),
             noc_mhz: u64::from(noc_mhz.max(1)),
             sms_per_cluster: sms_per_cluster.max(1),
+            occ: (0..=SIZE_TABLE)
+                .map(|f| (f * u64::from(core_mhz.max(1))).div_ceil(u64::from(noc_mhz.max(1))))
+                .collect(),
             cluster_out: vec![0; clusters.max(1) as usize],
             cluster_in: vec![0; clusters.max(1) as usize],
             slice_in: vec![0; slices.max(1) as usize],
@@ -82,7 +91,10 @@ impl Noc {
     /// (flits, core cycles the packet occupies a port).
     fn size(&self, bytes: u32) -> (u64, u64) {
         let flits = u64::from(bytes).div_ceil(self.flit).max(1);
-        (flits, (flits * self.core_mhz).div_ceil(self.noc_mhz))
+        match self.occ.get(flits as usize) {
+            Some(&occ) => (flits, occ),
+            None => (flits, (flits * self.core_mhz).div_ceil(self.noc_mhz)),
+        }
     }
 
     fn traverse(&mut self, src: u64, dst: u64, occ: u64, now: u64) -> (u64, u64, u64) {

@@ -112,8 +112,12 @@ pub struct Sm<'p> {
     /// Bit per warp slot: in use and `blocked` is not `u64::MAX` (a warp waiting for a load
     /// or a barrier is left out of the scan until the event that unblocks it).
     live: Vec<u64>,
-    /// Per warp scheduler: the bits of its warp slots (`slot % schedulers`).
-    sched_mask: Vec<Vec<u64>>,
+    /// Per warp scheduler `k`: the bits of its warp slots (`slot % schedulers`), words
+    /// `k * words..(k + 1) * words` of one flat array (one indirection less per scan).
+    sched_mask: Vec<u64>,
+    /// The last scan left a ready memory instruction waiting for room in the LSU queue:
+    /// the LSU's next pop must rescan (otherwise a pop changes nothing a scan reads).
+    room_wanted: bool,
     ctxs: Vec<Option<TbSlot<'p>>>,
     lsu: VecDeque<LsuEntry>,
     /// The blocks of the global accesses in `lsu`, in queue order (copied at issue, so a
@@ -198,16 +202,16 @@ impl<'p> Sm<'p> {
             live: vec![0; nw.div_ceil(64)],
             sched_mask: {
                 let n = g.core.warp_schedulers_per_sm.max(1) as usize;
-                (0..n)
-                    .map(|k| {
-                        let mut m = vec![0u64; nw.div_ceil(64)];
-                        for s in (k..nw).step_by(n) {
-                            m[s / 64] |= 1 << (s % 64);
-                        }
-                        m
-                    })
-                    .collect()
+                let words = nw.div_ceil(64);
+                let mut m = vec![0u64; n * words];
+                for k in 0..n {
+                    for s in (k..nw).step_by(n) {
+                        m[k * words + s / 64] |= 1 << (s % 64);
+                    }
+                }
+                m
             },
+            room_wanted: false,
             ctxs: (0..contexts.max(1)).map(|_| None).collect(),
             lsu: VecDeque::new(),
             lsu_blocks: VecDeque::new(),
@@ -396,9 +400,11 @@ impl<'p> Sm<'p> {
             }
         }
         self.waiters = waiters;
+        // A completed load has reset `scan_at` (`complete`); an LSU admitted again changes
+        // nothing a scan reads (the pop that follows rescans if a warp waits for room), so
+        // it only needs the cycle that runs the LSU.
         if woke {
             self.sleep_until = 0;
-            self.scan_at = 0;
         }
         woke
     }
@@ -513,7 +519,9 @@ impl<'p> Sm<'p> {
             // wake-up time. The live bits are read afresh at each step: a warp visited
             // earlier can release a barrier and unblock a later one.
             let mut from = 0;
-            while let Some(s) = next_live(&self.live, &self.sched_mask[k], from) {
+            let words = self.live.len();
+            let mask = k * words..(k + 1) * words;
+            while let Some(s) = next_live(&self.live, &self.sched_mask[mask.clone()], from) {
                 from = s + 1;
                 let b = self.blocked[s];
                 if b > now {
@@ -541,14 +549,15 @@ impl<'p> Sm<'p> {
                         }
                     }
                 }
-                // A memory instruction also needs room in the LSU queue.
+                // A memory instruction also needs room in the LSU queue. Room appears only
+                // when the LSU pops its head access, which resets `scan_at`: until then a
+                // scan would find this warp as it is, so it sets no wake-up time (an
+                // uncoalesced access drains over many cycles, and scanning every warp on
+                // each of them was most of an SM cycle).
                 if self.warps[s].next_is_mem
                     && self.lsu.len() >= self.pipe.lsu_queue.max(1) as usize
                 {
-                    // The queue drains next cycle, or after a reply if the LSU is blocked.
-                    if !self.lsu_blocked {
-                        wake = wake.min(now + 1);
-                    }
+                    self.room_wanted = true;
                 } else {
                     self.ready.push(s as u32);
                 }
@@ -692,6 +701,15 @@ impl<'p> Sm<'p> {
         self.maybe_finish(w, now);
     }
 
+    /// The LSU popped its head access: a warp waiting for room can issue now. Only such a
+    /// warp needs a scan for it; the pop's other effects (a completed load, a finished
+    /// warp's barrier release) reset `scan_at` themselves.
+    fn room_freed(&mut self) {
+        if std::mem::take(&mut self.room_wanted) {
+            self.scan_at = 0;
+        }
+    }
+
     fn lsu_cycle(&mut self, now: u64, mem: &mut MemSystem) {
         let mut budget = self.pipe.lsu_blocks_per_cycle.max(1);
         while budget > 0 {
@@ -705,7 +723,7 @@ impl<'p> Sm<'p> {
                 if e.next >= e.op.len {
                     let (w, l) = (e.warp, e.load);
                     self.lsu.pop_front();
-                    self.scan_at = 0;
+                    self.room_freed();
                     if l != NONE {
                         let t = now + u64::from(self.pipe.shared);
                         let ld = &mut self.warps[w as usize].loads[l as usize];
@@ -771,7 +789,7 @@ impl<'p> Sm<'p> {
                 let (w, l) = (e.warp, e.load);
                 self.lsu_blocks.drain(..e.op.len as usize);
                 self.lsu.pop_front();
-                self.scan_at = 0;
+                self.room_freed();
                 if l != NONE {
                     let ld = &mut self.warps[w as usize].loads[l as usize];
                     ld.issued_all = true;
