@@ -303,34 +303,23 @@ fn merge_lists(
     nbrs: &mut Vec<u32>,
     weights: &mut Vec<u64>,
 ) {
-    // The common case (GEMM: one list per data structure) without the general loop.
+    // The common case (GEMM: one list per data structure): the parts below and above
+    // `skip` merged separately, without branches on the data.
     if let [(a, wa), (b, wb)] = lists {
-        let (mut a, mut b, wa, wb) = (*a, *b, *wa, *wb);
-        while let (Some(&x), Some(&y)) = (a.first(), b.first()) {
-            let (j, w) = if x < y {
-                a = &a[1..];
-                (x, wa)
-            } else if y < x {
-                b = &b[1..];
-                (y, wb)
-            } else {
-                a = &a[1..];
-                b = &b[1..];
-                (x, wa + wb)
-            };
-            if j != skip {
-                nbrs.push(j);
-                weights.push(w);
+        let (a, b, wa, wb) = (*a, *b, *wa, *wb);
+        let (ka, kb) = (
+            a.partition_point(|&j| j < skip),
+            b.partition_point(|&j| j < skip),
+        );
+        fn above(l: &[u32], k: usize, skip: u32) -> &[u32] {
+            let l = &l[k..];
+            match l.first() {
+                Some(&j) if j == skip => &l[1..],
+                _ => l,
             }
         }
-        for (rest, w) in [(a, wa), (b, wb)] {
-            for &j in rest {
-                if j != skip {
-                    nbrs.push(j);
-                    weights.push(w);
-                }
-            }
-        }
+        merge_two(&a[..ka], wa, &b[..kb], wb, nbrs, weights);
+        merge_two(above(a, ka, skip), wa, above(b, kb, skip), wb, nbrs, weights);
         return;
     }
     loop {
@@ -355,6 +344,33 @@ fn merge_lists(
             weights.push(w);
         }
     }
+}
+
+/// Appends the union of the ascending lists `a` (weight `wa`) and `b` (weight `wb`),
+/// weights summed where both hold an id. The loop has no branch on the data: each step
+/// writes the smaller head and advances the list(s) it came from.
+fn merge_two(a: &[u32], wa: u64, b: &[u32], wb: u64, nbrs: &mut Vec<u32>, weights: &mut Vec<u64>) {
+    let start = nbrs.len();
+    nbrs.resize(start + a.len() + b.len(), 0);
+    weights.resize(start + a.len() + b.len(), 0);
+    let (on, ow) = (&mut nbrs[start..], &mut weights[start..]);
+    let (mut ia, mut ib, mut k) = (0usize, 0usize, 0usize);
+    while ia < a.len() && ib < b.len() {
+        let (x, y) = (a[ia], b[ib]);
+        let (ta, tb) = (x <= y, y <= x);
+        on[k] = x.min(y);
+        ow[k] = (u64::from(ta) * wa) + (u64::from(tb) * wb);
+        ia += usize::from(ta);
+        ib += usize::from(tb);
+        k += 1;
+    }
+    for (rest, w) in [(&a[ia..], wa), (&b[ib..], wb)] {
+        on[k..k + rest.len()].copy_from_slice(rest);
+        ow[k..k + rest.len()].fill(w);
+        k += rest.len();
+    }
+    nbrs.truncate(start + k);
+    weights.truncate(start + k);
 }
 
 /// Builds the locality graph and the statistics of `fp`.
