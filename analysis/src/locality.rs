@@ -295,61 +295,84 @@ pub const ROW_CHUNK: u32 = 256;
 /// scratch row.
 const MERGE_LISTS: usize = 8;
 
+/// Scratch rows for [`merge_lists`].
+#[derive(Default)]
+struct Scratch {
+    a: (Vec<u32>, Vec<u64>),
+    b: (Vec<u32>, Vec<u64>),
+}
+
 /// Merges ascending lists of TB ids with weights, summing the weights of equal ids and
-/// leaving out `skip` (the row's own TB).
+/// leaving out `skip` (the row's own TB). Two lists at a time, without branches on the data
+/// (GEMM has three: its `A` block row, and the two `B` column classes sharing lines): the
+/// first lists into scratch rows, the last one into the output in two parts, below and
+/// above `skip`.
 fn merge_lists(
-    lists: &mut [(&[u32], u64)],
+    lists: &[(&[u32], u64)],
     skip: u32,
+    scratch: &mut Scratch,
     nbrs: &mut Vec<u32>,
     weights: &mut Vec<u64>,
 ) {
-    // The common case (GEMM: one list per data structure): the parts below and above
-    // `skip` merged separately, without branches on the data.
-    if let [(a, wa), (b, wb)] = lists {
-        let (a, b, wa, wb) = (*a, *b, *wa, *wb);
-        let (ka, kb) = (
-            a.partition_point(|&j| j < skip),
-            b.partition_point(|&j| j < skip),
-        );
-        fn above(l: &[u32], k: usize, skip: u32) -> &[u32] {
-            let l = &l[k..];
-            match l.first() {
-                Some(&j) if j == skip => &l[1..],
-                _ => l,
-            }
+    fn above(l: &[u32], k: usize, skip: u32) -> &[u32] {
+        let l = &l[k..];
+        match l.first() {
+            Some(&j) if j == skip => &l[1..],
+            _ => l,
         }
-        merge_two(&a[..ka], wa, &b[..kb], wb, nbrs, weights);
-        merge_two(above(a, ka, skip), wa, above(b, kb, skip), wb, nbrs, weights);
-        return;
     }
-    loop {
-        let mut min = u32::MAX;
-        for (l, _) in lists.iter() {
-            if let Some(&j) = l.first() {
-                min = min.min(j);
+    let Some((&(last, wl), first)) = lists.split_last() else {
+        return;
+    };
+    let kl = last.partition_point(|&j| j < skip);
+    let upper = above(last, kl, skip);
+    match first {
+        [] => {
+            for part in [&last[..kl], upper] {
+                nbrs.extend_from_slice(part);
+                weights.extend(std::iter::repeat_n(wl, part.len()));
             }
         }
-        if min == u32::MAX {
-            return;
+        [(a, wa)] => {
+            let ka = a.partition_point(|&j| j < skip);
+            let (wa, wl) = (*wa, wl);
+            merge_two(&a[..ka], |_| wa, &last[..kl], |_| wl, nbrs, weights);
+            merge_two(above(a, ka, skip), |_| wa, upper, |_| wl, nbrs, weights);
         }
-        let mut w = 0;
-        for (l, lw) in lists.iter_mut() {
-            if l.first() == Some(&min) {
-                w += *lw;
-                *l = &l[1..];
+        [(a, wa), (b, wb), rest @ ..] => {
+            let Scratch { a: acc, b: tmp } = scratch;
+            let (wa, wb) = (*wa, *wb);
+            acc.0.clear();
+            acc.1.clear();
+            merge_two(a, |_| wa, b, |_| wb, &mut acc.0, &mut acc.1);
+            for &(l, w) in rest {
+                tmp.0.clear();
+                tmp.1.clear();
+                let ws = &acc.1;
+                merge_two(&acc.0, |k| ws[k], l, |_| w, &mut tmp.0, &mut tmp.1);
+                std::mem::swap(acc, tmp);
             }
-        }
-        if min != skip {
-            nbrs.push(min);
-            weights.push(w);
+            let ka = acc.0.partition_point(|&j| j < skip);
+            let (lo_w, hi_w) = acc.1.split_at(ka);
+            let hi = above(&acc.0, ka, skip);
+            let hi_w = &hi_w[hi_w.len() - hi.len()..];
+            merge_two(&acc.0[..ka], |k| lo_w[k], &last[..kl], |_| wl, nbrs, weights);
+            merge_two(hi, |k| hi_w[k], upper, |_| wl, nbrs, weights);
         }
     }
 }
 
-/// Appends the union of the ascending lists `a` (weight `wa`) and `b` (weight `wb`),
-/// weights summed where both hold an id. The loop has no branch on the data: each step
-/// writes the smaller head and advances the list(s) it came from.
-fn merge_two(a: &[u32], wa: u64, b: &[u32], wb: u64, nbrs: &mut Vec<u32>, weights: &mut Vec<u64>) {
+/// Appends the union of the ascending lists `a` and `b`, whose `k`-th entries weigh
+/// `wa(k)` and `wb(k)`, weights summed where both hold an id. The loop has no branch on the
+/// data: each step writes the smaller head and advances the list(s) it came from.
+fn merge_two(
+    a: &[u32],
+    wa: impl Fn(usize) -> u64,
+    b: &[u32],
+    wb: impl Fn(usize) -> u64,
+    nbrs: &mut Vec<u32>,
+    weights: &mut Vec<u64>,
+) {
     let start = nbrs.len();
     nbrs.resize(start + a.len() + b.len(), 0);
     weights.resize(start + a.len() + b.len(), 0);
@@ -359,15 +382,20 @@ fn merge_two(a: &[u32], wa: u64, b: &[u32], wb: u64, nbrs: &mut Vec<u32>, weight
         let (x, y) = (a[ia], b[ib]);
         let (ta, tb) = (x <= y, y <= x);
         on[k] = x.min(y);
-        ow[k] = (u64::from(ta) * wa) + (u64::from(tb) * wb);
+        ow[k] = u64::from(ta) * wa(ia) + u64::from(tb) * wb(ib);
         ia += usize::from(ta);
         ib += usize::from(tb);
         k += 1;
     }
-    for (rest, w) in [(&a[ia..], wa), (&b[ib..], wb)] {
-        on[k..k + rest.len()].copy_from_slice(rest);
-        ow[k..k + rest.len()].fill(w);
-        k += rest.len();
+    for k2 in ia..a.len() {
+        on[k] = a[k2];
+        ow[k] = wa(k2);
+        k += 1;
+    }
+    for k2 in ib..b.len() {
+        on[k] = b[k2];
+        ow[k] = wb(k2);
+        k += 1;
     }
     nbrs.truncate(start + k);
     weights.truncate(start + k);
@@ -392,8 +420,8 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
     let chunks: Vec<RowChunk> = (0..n.div_ceil(ROW_CHUNK))
         .into_par_iter()
         .map_init(
-            || (Vec::<u64>::new(), Vec::<u32>::new()),
-            |(acc, touched), ch| {
+            || (Vec::<u64>::new(), Vec::<u32>::new(), Scratch::default()),
+            |(acc, touched, scratch), ch| {
                 let rows = ((ch + 1) * ROW_CHUNK).min(n) - ch * ROW_CHUNK;
                 let mut out = RowChunk {
                     offsets: Vec::with_capacity(rows as usize + 1),
@@ -427,7 +455,7 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                         }
                     }
                     if lists.len() <= MERGE_LISTS {
-                        merge_lists(&mut lists, i, &mut out.nbrs, &mut out.weights);
+                        merge_lists(&lists, i, scratch, &mut out.nbrs, &mut out.weights);
                     } else {
                         if acc.is_empty() {
                             acc.resize(n as usize, 0);
