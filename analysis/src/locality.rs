@@ -356,7 +356,14 @@ fn merge_lists(
             let (lo_w, hi_w) = acc.1.split_at(ka);
             let hi = above(&acc.0, ka, skip);
             let hi_w = &hi_w[hi_w.len() - hi.len()..];
-            merge_two(&acc.0[..ka], |k| lo_w[k], &last[..kl], |_| wl, nbrs, weights);
+            merge_two(
+                &acc.0[..ka],
+                |k| lo_w[k],
+                &last[..kl],
+                |_| wl,
+                nbrs,
+                weights,
+            );
             merge_two(hi, |k| hi_w[k], upper, |_| wl, nbrs, weights);
         }
     }
