@@ -394,13 +394,13 @@ fn merge_two(
         ib += usize::from(tb);
         k += 1;
     }
-    for k2 in ia..a.len() {
-        on[k] = a[k2];
+    for (k2, &j) in a.iter().enumerate().skip(ia) {
+        on[k] = j;
         ow[k] = wa(k2);
         k += 1;
     }
-    for k2 in ib..b.len() {
-        on[k] = b[k2];
+    for (k2, &j) in b.iter().enumerate().skip(ib) {
+        on[k] = j;
         ow[k] = wb(k2);
         k += 1;
     }
