@@ -14,15 +14,19 @@ use serde::Serialize;
 use crate::footprint::{Footprints, FxMap, ParamFootprint};
 
 /// The locality graph: vertices are TBs, `w(i, j)` the number of distinct units both read.
-/// Stored as the upper triangle in compressed rows, in chunks of [`ROW_CHUNK`] consecutive
-/// TBs (built in parallel, never concatenated): row `i` lists its neighbours `j > i` in
-/// ascending order.
+/// Stored as full symmetric rows (both sides of the diagonal) in compressed rows, in chunks
+/// of [`ROW_CHUNK`] consecutive TBs (built in parallel, never concatenated): row `i` lists
+/// every neighbour ascending, and `mids` says where its neighbours `j > i` begin. Building
+/// both halves directly costs less than building the upper triangle and transposing it for
+/// the symmetric graph files (the transpose's scattered stores were the largest CPU cost of
+/// `paver analyze --graph g.npz` on the 25 M-edge GEMM).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Graph {
     /// Number of TBs.
     pub num_tbs: u32,
     chunks: Vec<RowChunk>,
     num_edges: u64,
+    max_weight: u64,
 }
 
 /// Rows of [`ROW_CHUNK`] consecutive TBs.
@@ -30,6 +34,8 @@ pub struct Graph {
 struct RowChunk {
     /// `offsets[r]..offsets[r + 1]` indexes row `r` of the chunk.
     offsets: Vec<u32>,
+    /// `mids[r]`: index of row `r`'s first neighbour above the diagonal.
+    mids: Vec<u32>,
     nbrs: Vec<u32>,
     weights: Vec<u64>,
 }
@@ -39,9 +45,21 @@ impl Graph {
     pub fn num_edges(&self) -> u64 {
         self.num_edges
     }
+    /// The largest edge weight (0 without edges).
+    pub fn max_weight(&self) -> u64 {
+        self.max_weight
+    }
     /// Row `i`: neighbours `j > i` ascending, and the weights.
     #[inline]
     pub fn row(&self, i: u32) -> (&[u32], &[u64]) {
+        let c = &self.chunks[(i / ROW_CHUNK) as usize];
+        let r = (i % ROW_CHUNK) as usize;
+        let (a, b) = (c.mids[r] as usize, c.offsets[r + 1] as usize);
+        (&c.nbrs[a..b], &c.weights[a..b])
+    }
+    /// Row `i` on both sides of the diagonal: every neighbour ascending, and the weights.
+    #[inline]
+    pub fn full_row(&self, i: u32) -> (&[u32], &[u64]) {
         let c = &self.chunks[(i / ROW_CHUNK) as usize];
         let r = (i % ROW_CHUNK) as usize;
         let (a, b) = (c.offsets[r] as usize, c.offsets[r + 1] as usize);
@@ -61,98 +79,17 @@ impl Graph {
             (first, ROW_CHUNK.min(self.num_tbs - first))
         })
     }
+    /// The symmetric view of the graph (see [`Symmetric`]).
+    pub fn symmetric(&self) -> Symmetric<'_> {
+        Symmetric { g: self }
+    }
 }
 
 /// Every TB's full row of a [`Graph`] (neighbours on both sides), for writers of symmetric
-/// matrices (`.npz`, METIS). The graph stores only `j > i`; the lower triangle is its
-/// transpose, built here once by a counting sort on the column, in parallel over column
-/// ranges, with each column's rows ascending because rows are scanned in order.
+/// matrices (`.npz`, METIS): a view, the graph stores both halves.
 #[derive(Debug)]
 pub struct Symmetric<'g> {
     g: &'g Graph,
-    /// `offsets[i]..offsets[i + 1]` indexes the lower part of row `i`.
-    offsets: Vec<usize>,
-    cols: Vec<u32>,
-    weights: Vec<u64>,
-}
-
-impl Graph {
-    /// The symmetric view of the graph (see [`Symmetric`]).
-    pub fn symmetric(&self) -> Symmetric<'_> {
-        let n = self.num_tbs as usize;
-        let mut offsets = vec![0usize; n + 1];
-        for c in &self.chunks {
-            for &j in &c.nbrs {
-                offsets[j as usize + 1] += 1;
-            }
-        }
-        for k in 0..n {
-            offsets[k + 1] += offsets[k];
-        }
-        let total = offsets[n];
-        let mut cols = vec![0u32; total];
-        let mut weights = vec![0u64; total];
-        // Column ranges of about equal size, one work item each. An item fills its columns
-        // tile by tile (TILE columns at a time, every row scanned from a per-row cursor), so
-        // the scattered writes stay within a few hundred KB: scattering over all columns at
-        // once missed the cache on nearly every entry (0.7 s of CPU on the 25 M-edge GEMM).
-        const TILE: u32 = 1024;
-        let parts = (rayon::current_num_threads() * 2).max(1);
-        let mut bounds = vec![0u32];
-        for p in 1..parts {
-            let want = total * p / parts;
-            let col = offsets.partition_point(|&o| o < want).saturating_sub(1) as u32;
-            if col > *bounds.last().unwrap_or(&0) {
-                bounds.push(col);
-            }
-        }
-        bounds.push(self.num_tbs);
-        let mut items = Vec::new();
-        let (mut rest_c, mut rest_w) = (&mut cols[..], &mut weights[..]);
-        let mut at = 0usize;
-        for b in bounds.windows(2) {
-            let end = offsets[b[1] as usize];
-            let (c, rc) = std::mem::take(&mut rest_c).split_at_mut(end - at);
-            let (w, rw) = std::mem::take(&mut rest_w).split_at_mut(end - at);
-            items.push((b[0], b[1], c, w));
-            (rest_c, rest_w, at) = (rc, rw, end);
-        }
-        items.into_par_iter().for_each(|(lo, hi, c, w)| {
-            let base = offsets[lo as usize];
-            let mut fill: Vec<usize> = offsets[lo as usize..hi as usize]
-                .iter()
-                .map(|&o| o - base)
-                .collect();
-            // Rows i < hi can hold columns in [lo, hi); cursor: first neighbour not yet placed.
-            let rows = self.num_tbs.min(hi);
-            let mut cursor: Vec<u32> = (0..rows)
-                .map(|i| self.row(i).0.partition_point(|&j| j < lo) as u32)
-                .collect();
-            let mut t = lo;
-            while t < hi {
-                let t_end = t.saturating_add(TILE).min(hi);
-                for i in 0..rows.min(t_end) {
-                    let (ns, ws) = self.row(i);
-                    let mut k = cursor[i as usize] as usize;
-                    while k < ns.len() && ns[k] < t_end {
-                        let slot = &mut fill[(ns[k] - lo) as usize];
-                        c[*slot] = i;
-                        w[*slot] = ws[k];
-                        *slot += 1;
-                        k += 1;
-                    }
-                    cursor[i as usize] = k as u32;
-                }
-                t = t_end;
-            }
-        });
-        Symmetric {
-            g: self,
-            offsets,
-            cols,
-            weights,
-        }
-    }
 }
 
 impl Symmetric<'_> {
@@ -162,13 +99,18 @@ impl Symmetric<'_> {
     }
     /// Number of neighbours of TB `i`.
     pub fn row_len(&self, i: u32) -> usize {
-        let lower = self.offsets[i as usize + 1] - self.offsets[i as usize];
-        lower + self.g.row(i).0.len()
+        self.g.full_row(i).0.len()
+    }
+    /// The largest edge weight (0 without edges).
+    pub fn max_weight(&self) -> u64 {
+        self.g.max_weight
     }
     /// Row `i` in two pieces, ascending: neighbours `j < i`, then `j > i`, with weights.
     pub fn row(&self, i: u32) -> [(&[u32], &[u64]); 2] {
-        let r = self.offsets[i as usize]..self.offsets[i as usize + 1];
-        [(&self.cols[r.clone()], &self.weights[r]), self.g.row(i)]
+        let (ns, ws) = self.g.full_row(i);
+        let (upper, _) = self.g.row(i);
+        let mid = ns.len() - upper.len();
+        [(&ns[..mid], &ws[..mid]), (&ns[mid..], &ws[mid..])]
     }
 }
 
@@ -353,28 +295,117 @@ pub const ROW_CHUNK: u32 = 256;
 /// scratch row.
 const MERGE_LISTS: usize = 8;
 
-/// Merges ascending lists of TB ids with weights, summing the weights of equal ids.
-fn merge_lists(lists: &mut [(&[u32], u64)], nbrs: &mut Vec<u32>, weights: &mut Vec<u64>) {
-    loop {
-        let mut min = u32::MAX;
-        for (l, _) in lists.iter() {
-            if let Some(&j) = l.first() {
-                min = min.min(j);
-            }
+/// Scratch rows for [`merge_lists`].
+#[derive(Default)]
+struct Scratch {
+    a: (Vec<u32>, Vec<u64>),
+    b: (Vec<u32>, Vec<u64>),
+}
+
+/// Merges ascending lists of TB ids with weights, summing the weights of equal ids and
+/// leaving out `skip` (the row's own TB). Two lists at a time, without branches on the data
+/// (GEMM has three: its `A` block row, and the two `B` column classes sharing lines): the
+/// first lists into scratch rows, the last one into the output in two parts, below and
+/// above `skip`.
+fn merge_lists(
+    lists: &[(&[u32], u64)],
+    skip: u32,
+    scratch: &mut Scratch,
+    nbrs: &mut Vec<u32>,
+    weights: &mut Vec<u64>,
+) {
+    fn above(l: &[u32], k: usize, skip: u32) -> &[u32] {
+        let l = &l[k..];
+        match l.first() {
+            Some(&j) if j == skip => &l[1..],
+            _ => l,
         }
-        if min == u32::MAX {
-            return;
-        }
-        let mut w = 0;
-        for (l, lw) in lists.iter_mut() {
-            if l.first() == Some(&min) {
-                w += *lw;
-                *l = &l[1..];
-            }
-        }
-        nbrs.push(min);
-        weights.push(w);
     }
+    let Some((&(last, wl), first)) = lists.split_last() else {
+        return;
+    };
+    let kl = last.partition_point(|&j| j < skip);
+    let upper = above(last, kl, skip);
+    match first {
+        [] => {
+            for part in [&last[..kl], upper] {
+                nbrs.extend_from_slice(part);
+                weights.extend(std::iter::repeat_n(wl, part.len()));
+            }
+        }
+        [(a, wa)] => {
+            let ka = a.partition_point(|&j| j < skip);
+            let (wa, wl) = (*wa, wl);
+            merge_two(&a[..ka], |_| wa, &last[..kl], |_| wl, nbrs, weights);
+            merge_two(above(a, ka, skip), |_| wa, upper, |_| wl, nbrs, weights);
+        }
+        [(a, wa), (b, wb), rest @ ..] => {
+            let Scratch { a: acc, b: tmp } = scratch;
+            let (wa, wb) = (*wa, *wb);
+            acc.0.clear();
+            acc.1.clear();
+            merge_two(a, |_| wa, b, |_| wb, &mut acc.0, &mut acc.1);
+            for &(l, w) in rest {
+                tmp.0.clear();
+                tmp.1.clear();
+                let ws = &acc.1;
+                merge_two(&acc.0, |k| ws[k], l, |_| w, &mut tmp.0, &mut tmp.1);
+                std::mem::swap(acc, tmp);
+            }
+            let ka = acc.0.partition_point(|&j| j < skip);
+            let (lo_w, hi_w) = acc.1.split_at(ka);
+            let hi = above(&acc.0, ka, skip);
+            let hi_w = &hi_w[hi_w.len() - hi.len()..];
+            merge_two(
+                &acc.0[..ka],
+                |k| lo_w[k],
+                &last[..kl],
+                |_| wl,
+                nbrs,
+                weights,
+            );
+            merge_two(hi, |k| hi_w[k], upper, |_| wl, nbrs, weights);
+        }
+    }
+}
+
+/// Appends the union of the ascending lists `a` and `b`, whose `k`-th entries weigh
+/// `wa(k)` and `wb(k)`, weights summed where both hold an id. The loop has no branch on the
+/// data: each step writes the smaller head and advances the list(s) it came from.
+fn merge_two(
+    a: &[u32],
+    wa: impl Fn(usize) -> u64,
+    b: &[u32],
+    wb: impl Fn(usize) -> u64,
+    nbrs: &mut Vec<u32>,
+    weights: &mut Vec<u64>,
+) {
+    let start = nbrs.len();
+    nbrs.resize(start + a.len() + b.len(), 0);
+    weights.resize(start + a.len() + b.len(), 0);
+    let (on, ow) = (&mut nbrs[start..], &mut weights[start..]);
+    let (mut ia, mut ib, mut k) = (0usize, 0usize, 0usize);
+    while ia < a.len() && ib < b.len() {
+        let (x, y) = (a[ia], b[ib]);
+        let (ta, tb) = (x <= y, y <= x);
+        on[k] = x.min(y);
+        ow[k] = u64::from(ta) * wa(ia) + u64::from(tb) * wb(ib);
+        ia += usize::from(ta);
+        ib += usize::from(tb);
+        k += 1;
+    }
+    for (k2, &j) in a.iter().enumerate().skip(ia) {
+        on[k] = j;
+        ow[k] = wa(k2);
+        k += 1;
+    }
+    for (k2, &j) in b.iter().enumerate().skip(ib) {
+        on[k] = j;
+        ow[k] = wb(k2);
+        k += 1;
+    }
+    nbrs.truncate(start + k);
+    weights.truncate(start + k);
 }
 
 /// Builds the locality graph and the statistics of `fp`.
@@ -396,14 +427,24 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
     let chunks: Vec<RowChunk> = (0..n.div_ceil(ROW_CHUNK))
         .into_par_iter()
         .map_init(
-            || (Vec::<u64>::new(), Vec::<u32>::new()),
-            |(acc, touched), ch| {
+            || (Vec::<u64>::new(), Vec::<u32>::new(), Scratch::default()),
+            |(acc, touched, scratch), ch| {
+                let rows = ((ch + 1) * ROW_CHUNK).min(n) - ch * ROW_CHUNK;
                 let mut out = RowChunk {
-                    offsets: vec![0],
+                    offsets: Vec::with_capacity(rows as usize + 1),
+                    mids: Vec::with_capacity(rows as usize),
                     ..Default::default()
                 };
+                out.offsets.push(0);
                 let mut lists: Vec<(&[u32], u64)> = Vec::new();
-                for i in ch * ROW_CHUNK..((ch + 1) * ROW_CHUNK).min(n) {
+                for i in ch * ROW_CHUNK..ch * ROW_CHUNK + rows {
+                    if i == ch * ROW_CHUNK + 1 {
+                        // Neighbouring rows are usually about as long as the first: size
+                        // the chunk once instead of growing it row by row.
+                        let guess = out.nbrs.len() * rows as usize;
+                        out.nbrs.reserve(guess);
+                        out.weights.reserve(guess);
+                    }
                     lists.clear();
                     for (pg, p) in pgs.iter().zip(&fp.params) {
                         let c = pg.class_of[i as usize];
@@ -414,21 +455,23 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                             let (cs, w) = &pg.groups[g as usize];
                             for &c2 in cs {
                                 let ms = &p.classes[c2 as usize].members;
-                                let from = ms.partition_point(|&j| j <= i);
-                                if from < ms.len() {
-                                    lists.push((&ms[from..], *w));
+                                if ms.len() > 1 || ms.first().is_some_and(|&j| j != i) {
+                                    lists.push((ms, *w));
                                 }
                             }
                         }
                     }
                     if lists.len() <= MERGE_LISTS {
-                        merge_lists(&mut lists, &mut out.nbrs, &mut out.weights);
+                        merge_lists(&lists, i, scratch, &mut out.nbrs, &mut out.weights);
                     } else {
                         if acc.is_empty() {
                             acc.resize(n as usize, 0);
                         }
                         for &(ms, w) in &lists {
                             for &j in ms {
+                                if j == i {
+                                    continue;
+                                }
                                 if acc[j as usize] == 0 {
                                     touched.push(j);
                                 }
@@ -444,27 +487,31 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                         );
                         touched.clear();
                     }
+                    let start = *out.offsets.last().unwrap_or(&0) as usize;
+                    let below = out.nbrs[start..].partition_point(|&j| j < i);
+                    out.mids.push((start + below) as u32);
                     out.offsets.push(out.nbrs.len() as u32);
                 }
                 out
             },
         )
         .collect();
-    let mut degree = vec![0u32; n as usize];
-    let mut num_edges = 0u64;
-    for (k, c) in chunks.iter().enumerate() {
-        for (r, w) in c.offsets.windows(2).enumerate() {
-            degree[k * ROW_CHUNK as usize + r] += w[1] - w[0];
-        }
-        for &j in &c.nbrs {
-            degree[j as usize] += 1;
-        }
-        num_edges += c.nbrs.len() as u64;
+    // Rows hold both sides: a TB is shared when its row is not empty.
+    let (mut shared_tbs, mut entries) = (0u64, 0u64);
+    for c in &chunks {
+        shared_tbs += c.offsets.windows(2).filter(|w| w[1] > w[0]).count() as u64;
+        entries += c.nbrs.len() as u64;
     }
+    let max_weight = chunks
+        .par_iter()
+        .map(|c| c.weights.iter().copied().max().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
     let g = Graph {
         num_tbs: n,
         chunks,
-        num_edges,
+        num_edges: entries / 2,
+        max_weight,
     };
     let total_refs: u64 = fp
         .params
@@ -482,7 +529,7 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
         } else {
             1.0 - (2.0 * g.num_edges() as f64) / nn
         },
-        shared_tbs: degree.iter().filter(|&&d| d > 0).count() as u64,
+        shared_tbs,
         degree_of_sharing: if total_refs == 0 {
             0.0
         } else {

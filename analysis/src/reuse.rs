@@ -79,7 +79,62 @@ pub struct Reuse {
 }
 
 /// One access event: program-order key, warp, unit id.
-pub(crate) type Event = (Vec<u64>, u32, u64);
+pub(crate) type Event = (Key, u32, u64);
+
+/// Words of a [`Key`] stored inline: three nested loops (two words each) and the load.
+const KEY_INLINE: usize = 7;
+
+/// A program-order key `(header(L1), k1, ..., load)`, ordered as the slice of its words.
+/// Keys of up to [`KEY_INLINE`] words are stored inline: an enumeration emits one event per
+/// point and unit (2^19 on the GEMM), where a vector per event cost an allocation each.
+#[derive(Clone, Debug)]
+pub(crate) enum Key {
+    /// Length and words (the rest zero).
+    Inline(u8, [u64; KEY_INLINE]),
+    /// Longer keys.
+    Heap(Vec<u64>),
+}
+
+impl Key {
+    /// The key `prefix` followed by `last`.
+    fn new(prefix: &[u64], last: u64) -> Key {
+        let len = prefix.len() + 1;
+        if len <= KEY_INLINE {
+            let mut w = [0u64; KEY_INLINE];
+            w[..prefix.len()].copy_from_slice(prefix);
+            w[prefix.len()] = last;
+            Key::Inline(len as u8, w)
+        } else {
+            let mut v = prefix.to_vec();
+            v.push(last);
+            Key::Heap(v)
+        }
+    }
+    /// The key's words.
+    fn as_slice(&self) -> &[u64] {
+        match self {
+            Key::Inline(n, w) => &w[..usize::from(*n)],
+            Key::Heap(v) => v,
+        }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
 
 /// Bin of a ratio in a 10-bin histogram.
 pub fn ratio_bin(r: f64) -> usize {
@@ -238,8 +293,7 @@ impl<'a> Walker<'a> {
             }
             let ub = unit_bytes(self.gran, self.launch, p as u32, u64::from(site.width));
             let off = (a & ((1i128 << 36) - 1)) as u64;
-            let mut k = key.clone();
-            k.push(site.inst.index() as u64);
+            let k = Key::new(key, site.inst.index() as u64);
             for u in off / ub..=(off + u64::from(site.width) - 1) / ub {
                 out.push((k.clone(), warp, ((p as u64) << PARAM_SHIFT) | u));
             }
@@ -367,40 +421,23 @@ pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph)
     finish(&mut out.warp);
     finish(&mut out.tb);
     out.kernel_cold_accesses = stack_distances(&kernel, &mut out.kernel_stack_distance_histogram);
-    // Directed pair ratios, from the sampled TBs to their graph neighbours (rows hold the
-    // neighbours above the row; one pass over the edges finds those below).
-    // A dense TB -> sample index table: one load per edge (25 M on the 65,536-TB GEMM),
-    // where a hash lookup per edge cost a quarter of a second.
-    let mut pos = vec![u32::MAX; g.num_tbs as usize];
-    for (k, (tb, _)) in per_tb_counts.iter().enumerate() {
-        if let Some(slot) = pos.get_mut(*tb as usize) {
-            *slot = k as u32;
-        }
-    }
-    let mut below: Vec<Vec<u32>> = vec![Vec::new(); per_tb_counts.len()];
-    for i in 0..g.num_tbs {
-        for &j in g.row(i).0 {
-            let k = pos[j as usize];
-            if k != u32::MAX {
-                below[k as usize].push(i);
-            }
-        }
-    }
+    // Directed pair ratios, from the sampled TBs to their graph neighbours (the graph's
+    // full rows hold the neighbours on both sides).
     let mut work = 0u64;
-    for ((x, counts), below) in per_tb_counts.iter().zip(&below) {
+    for (x, counts) in &per_tb_counts {
         let total_x: u64 = counts.iter().map(|c| c.1).sum();
         if total_x == 0 {
             out.pair_sampled_tbs += 1;
             continue;
         }
-        let nbrs: Vec<u32> = below.iter().chain(g.row(*x).0).copied().collect();
+        let nbrs = g.full_row(*x).0;
         let cost: u64 = nbrs.len() as u64 * counts.len() as u64;
         if work > 0 && work + cost > PAIR_BUDGET {
             break;
         }
         work += cost;
         out.pair_sampled_tbs += 1;
-        for &y in &nbrs {
+        for &y in nbrs {
             let iv = tb_intervals(a, y);
             let (mut j, mut shared) = (0usize, 0u64);
             for &(u, c) in counts {

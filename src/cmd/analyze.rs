@@ -171,6 +171,12 @@ impl Rows for SymRows<'_> {
     fn row(&self, i: u32) -> [(&[u32], &[u64]); 2] {
         self.0.row(i)
     }
+    fn row_len(&self, i: u32) -> usize {
+        self.0.row_len(i)
+    }
+    fn max_weight(&self) -> u64 {
+        self.0.max_weight()
+    }
 }
 
 /// Writes `graph` to `path` in `format`.
