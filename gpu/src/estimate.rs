@@ -24,6 +24,9 @@
 //!    [`SCHEDULE_BUDGET`] registers.
 //! 7. **Reserved.** Plus [`RESERVED_REGISTERS`], and at least [`MIN_REGISTERS`], as `ptxas`
 //!    reports (both measured with ptxas 12.9 on synthetic kernels, see the crate README).
+//! 8. **IEEE slow paths.** At least, at every `div.rn.f32` / `rcp.rn.f32`, the units live
+//!    across it plus the registers of the slow-path subroutine ptxas calls there
+//!    ([`slow_path_registers`], fitted on synthetic kernels, see the crate README).
 //!
 //! The corpus error of this estimate, kernel by kernel and GPU by GPU, is in the crate's
 //! README; `tests/corpus.rs` holds it to the acceptance.
@@ -282,41 +285,6 @@ fn shared_pointers(
             return ptr;
         }
     }
-}
-
-/// 64-bit registers whose every definition widens a 32-bit integer register (`cvt.s64.s32`,
-/// `cvt.u64.u32`, ...): the SASS keeps the 32-bit source and widens where the value is used
-/// (`IMAD.WIDE` takes the 32-bit index, a compare or `cvt.u32.u64` reads the low half), so
-/// the copy occupies one register, not a pair (the sign-extended `threadIdx.x` that
-/// pathfinder keeps live across its unrolled loop).
-fn widened(f: &Function, ops: &[Operands]) -> Vec<bool> {
-    let n = f.regs.len();
-    let mut defs_of: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, o) in ops.iter().enumerate() {
-        for d in &o.defs {
-            if let Some(v) = defs_of.get_mut(d.index()) {
-                v.push(i);
-            }
-        }
-    }
-    defs_of
-        .iter()
-        .enumerate()
-        .map(|(r, d)| {
-            !d.is_empty()
-                && units(f.regs[r].ty) == 2
-                && d.iter().all(|&i| {
-                    let inst = &f.insts[i];
-                    use ScalarType::{S16, S32, S64, S8, U16, U32, U64, U8};
-                    let t = &inst.mods.types;
-                    inst.op == Opcode::Cvt
-                        && t.len() == 2
-                        && matches!(t[0], U64 | S64)
-                        && matches!(t[1], U32 | S32 | U16 | S16 | U8 | S8)
-                        && matches!(inst.operands.get(1), Some(Operand::Reg(_)))
-                })
-        })
-        .collect()
 }
 
 /// A fixed-size bit set over registers.
@@ -632,19 +600,12 @@ pub fn estimate_registers(module: &Module, f: &Function) -> RegisterEstimate {
         _ => false,
     };
     let shared_ptr = shared_pointers(f, &is_shared_symbol, &ops);
-    let narrow = widened(f, &ops);
     sink_constants(&mut ops, &konst);
     let size: Vec<u32> = f
         .regs
         .iter()
         .enumerate()
-        .map(|(r, info)| {
-            if shared_ptr[r] || narrow[r] {
-                1
-            } else {
-                units(info.ty)
-            }
-        })
+        .map(|(r, info)| if shared_ptr[r] { 1 } else { units(info.ty) })
         .collect();
     let cfg = Cfg::compute(f);
     let nb = cfg.blocks.len();
