@@ -15,8 +15,9 @@ than LRR by more than 2 % anywhere. Exit status 1 when a check fails.
 
     cargo build --release && python3 tests/evid_sweep.py [-j JOBS] [--gpus g1,g2] [FILTER...]
 
-FILTER: only launch files whose path contains one of these strings. Results are cached in
-target/evid-sweep/ (delete it to rerun).
+FILTER: only launch files whose path contains one of these strings. `--policies lrr,rb-ts`
+runs only those (LRR and RB-TS are always run: the checks need them; the others' cells
+read "-"). Results are cached in target/evid-sweep/ (delete it to rerun).
 """
 import argparse
 import concurrent.futures
@@ -107,9 +108,12 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--gpus", default=",".join(GPUS))
     ap.add_argument("--paver", default=os.path.join(ROOT, "target", "release", "paver"))
+    ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("filters", nargs="*")
     a = ap.parse_args()
     gpus = a.gpus.split(",")
+    chosen = set(a.policies.split(",")) | {"lrr", "rb-ts"}
+    skipped = {"cycles": "-", "l2": "-", "groups": "-"}
     cache = os.path.join(ROOT, "target", "evid-sweep")
     os.makedirs(cache, exist_ok=True)
     todo = launches(a.filters)
@@ -119,7 +123,8 @@ def main():
             jobs[(d, launch, "loc")] = ex.submit(locality, a.paver, cache, d, launch)
             for gpu in gpus:
                 for p in POLICIES:
-                    jobs[(d, launch, gpu, p)] = ex.submit(one, a.paver, cache, d, launch, gpu, p)
+                    if p in chosen:
+                        jobs[(d, launch, gpu, p)] = ex.submit(one, a.paver, cache, d, launch, gpu, p)
     failures = []
     print("| kernel (launch) | inter-TB refs | GPU | TBs | TBs/SM | waves | groups (MST/Kway/RB) | "
           + " | ".join(f"{p} L2 acc." for p in POLICIES) + " | "
@@ -129,7 +134,8 @@ def main():
         loc = jobs[(d, launch, "loc")].result()
         high = loc >= 0.5
         for gpu in gpus:
-            r = {p: jobs[(d, launch, gpu, p)].result() for p in POLICIES}
+            r = {p: jobs[(d, launch, gpu, p)].result() if p in chosen else skipped
+                 for p in POLICIES}
             lrr, rb = r["lrr"], r["rb-ts"]
             sms = {"gtx480": 15, "titanx_pascal": 28, "titanv": 80, "h100": 132}[gpu]
             waves = lrr["tbs"] / (sms * lrr["x"])

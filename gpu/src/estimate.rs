@@ -24,13 +24,16 @@
 //!    [`SCHEDULE_BUDGET`] registers.
 //! 7. **Reserved.** Plus [`RESERVED_REGISTERS`], and at least [`MIN_REGISTERS`], as `ptxas`
 //!    reports (both measured with ptxas 12.9 on synthetic kernels, see the crate README).
+//! 8. **IEEE slow paths.** At least, at every `div.rn.f32` / `rcp.rn.f32`, the units live
+//!    across it plus the registers of the slow-path subroutine ptxas calls there
+//!    ([`slow_path_registers`], fitted on synthetic kernels, see the crate README).
 //!
 //! The corpus error of this estimate, kernel by kernel and GPU by GPU, is in the crate's
 //! README; `tests/corpus.rs` holds it to the acceptance.
 
 use ptx_parser::{
-    AddrBase, Cfg, Function, Inst, InstId, Module, Opcode, Operand, RegId, ScalarType, SpecialReg,
-    StateSpace, Symbol,
+    AddrBase, Cfg, Function, Inst, InstId, Module, Opcode, Operand, RegId, Rounding, ScalarType,
+    SpecialReg, StateSpace, Symbol,
 };
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +50,12 @@ pub const MIN_REGISTERS: u32 = 8;
 /// still gets a full SM of threads on every architecture ptxas targets today
 /// (65,536 registers / 2,048 threads).
 pub const SCHEDULE_BUDGET: u32 = 32;
+
+/// [`slow_path_registers`] of `div.rn.f32` (and the other IEEE roundings).
+pub const SLOW_PATH_DIV: u32 = 13;
+
+/// [`slow_path_registers`] of `rcp.rn.f32` (and the other IEEE roundings).
+pub const SLOW_PATH_RCP: u32 = 12;
 
 /// The estimate and the numbers it is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -518,6 +527,62 @@ fn block_pressure(
     best
 }
 
+/// Registers a kernel needs at an instruction that ptxas expands into a fast path plus a
+/// call to an IEEE slow-path subroutine, on top of the 32-bit units live across the call:
+/// the subroutine's own registers (its operands pinned to fixed registers) plus the
+/// reserved ones. `None` for other instructions. Fitted with ptxas 12.9 (sm_70) on
+/// synthetic kernels holding `k` = 0-3 values live across one such instruction
+/// (crate README): `div.rn.f32` reports `k + 15` registers (2 units of address are live
+/// across as well), `rcp.rn.f32` `k + 14`.
+pub fn slow_path_registers(inst: &Inst) -> Option<u32> {
+    let f32 = inst.mods.types.first() == Some(&ScalarType::F32);
+    let ieee = matches!(
+        inst.mods.rounding,
+        Some(Rounding::Rn | Rounding::Rz | Rounding::Rm | Rounding::Rp)
+    );
+    match inst.op {
+        Opcode::Div if f32 && ieee => Some(SLOW_PATH_DIV),
+        Opcode::Rcp if f32 && ieee => Some(SLOW_PATH_RCP),
+        _ => None,
+    }
+}
+
+/// Largest need at a slow-path call ([`slow_path_registers`] plus the units live across
+/// it, its own result excepted) in a block executed in PTX order; 0 when it has none.
+fn slow_path_need(
+    f: &Function,
+    ops: &[Operands],
+    range: std::ops::Range<usize>,
+    live_out: &Bits,
+    size: &[u32],
+) -> u32 {
+    let mut live = live_out.clone();
+    let mut best = 0;
+    for i in range.rev() {
+        let (o, inst) = (&ops[i], &f.insts[i]);
+        if let Some(c) = slow_path_registers(inst) {
+            let across: u32 = live
+                .ones()
+                .filter(|r| !o.defs.iter().any(|d| d.index() == *r))
+                .map(|r| size[r])
+                .sum();
+            best = best.max(across + c);
+        }
+        if inst.guard.is_none() {
+            for d in &o.defs {
+                live.clear(d.index());
+            }
+        }
+        for (u, _) in &o.uses {
+            live.set(u.index());
+        }
+        for d in &o.pre_defs {
+            live.clear(d.index());
+        }
+    }
+    best
+}
+
 /// Estimates the registers per thread ptxas allocates for kernel `f` of `module`.
 pub fn estimate_registers(module: &Module, f: &Function) -> RegisterEstimate {
     let n = f.regs.len();
@@ -612,8 +677,10 @@ pub fn estimate_registers(module: &Module, f: &Function) -> RegisterEstimate {
     let mut pressure = 0u32;
     let mut scheduled = 0u32;
     let mut peak_at = None;
+    let mut slow_path = 0u32;
     for (b, block) in cfg.blocks.iter().enumerate() {
         let (start, end) = (block.insts.start.index(), block.insts.end.index());
+        slow_path = slow_path.max(slow_path_need(f, &ops, start..end, &live_out[b], &size));
         let ptx_order: Vec<usize> = (start..end).collect();
         let (p, at) = block_pressure(f, &ops, &ptx_order, &live_out[b], &size);
         if p > pressure {
@@ -645,7 +712,9 @@ pub fn estimate_registers(module: &Module, f: &Function) -> RegisterEstimate {
     let budget = SCHEDULE_BUDGET.saturating_sub(RESERVED_REGISTERS);
     let allocated = pressure.max(scheduled.min(budget));
     RegisterEstimate {
-        registers: (allocated + RESERVED_REGISTERS).max(MIN_REGISTERS),
+        registers: (allocated + RESERVED_REGISTERS)
+            .max(slow_path)
+            .max(MIN_REGISTERS),
         pressure,
         scheduled_pressure: scheduled,
         peak_at,

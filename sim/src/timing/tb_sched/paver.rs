@@ -25,7 +25,16 @@
 //! - `Average_waiting` = (sum of every SM's waiting TBs) / (number of SMs), **integer
 //!   division rounding down** (the 16-bit registers and divider of §5.2); the count stolen
 //!   is `Max_waiting - Average_waiting`, i.e. `ceil(Max - Sum/N)`: at least one TB
-//!   whenever the donor has one waiting, and at most all of the donor's waiting TBs.
+//!   whenever the donor has one waiting, and at most all of the donor's waiting TBs —
+//!   **capped at the recipient's free contexts**. Algorithm 2 leaves open what a recipient
+//!   does with more stolen TBs than it can start; taken literally they wait on the
+//!   recipient, and since a TB moves at most once they stay there while other SMs drain
+//!   and idle: the tail Algorithm 2 means to remove comes back one level down (measured
+//!   in docs/VALIDATION.md, "TB grouping in the timing simulator": RB-TS's tail on
+//!   backprop, titanv, shrinks from 400 to 200 cycles with the cap). With the cap every
+//!   stolen TB starts at once and the rest stay on the donor, where the next recipient
+//!   (every SM that frees a context runs Algorithm 2 again) takes them. The paper's
+//!   example (4 waiting, 2 stolen) is unchanged for a recipient with two free contexts.
 //! - The stolen TBs are the donor's tail, in their group order (the paper's example: the
 //!   donor waits on TB0..TB3 and 2 are stolen: the donor keeps TB0, TB1 and the recipient
 //!   gets TB2, TB3).
@@ -92,7 +101,9 @@ impl Paver {
         let Some(donor) = donor else {
             return;
         };
-        let take = max.saturating_sub(total / n.max(1)).min(max) as usize;
+        // Algorithm 2's count, capped at the recipient's free contexts (see the module doc).
+        let room = u64::from(free.get(sm).copied().unwrap_or(0));
+        let take = max.saturating_sub(total / n.max(1)).min(max).min(room) as usize;
         if take == 0 {
             return;
         }
@@ -162,18 +173,29 @@ mod tests {
     #[test]
     fn algorithm_2_paper_example() {
         // §5.3: the donor waits on TB0..TB3 (its contexts all busy), the recipient's group
-        // is exhausted. Max = 4, Average = 4 / 2 = 2, 2 TBs stolen from the tail: the donor
-        // keeps TB0, TB1, the recipient gets TB2, TB3 and issues TB2 at once.
+        // is exhausted and it has two free contexts. Max = 4, Average = 4 / 2 = 2, 2 TBs
+        // stolen from the tail: the donor keeps TB0, TB1, the recipient gets TB2, TB3 and
+        // issues TB2 at once (one TB per SM per cycle), TB3 next.
         let mut p = Paver::new(vec![vec![9, 0, 1, 2, 3], vec![8]], 2, true);
         let mut out = Vec::new();
-        p.assign(&[1, 1], &mut out);
+        p.assign(&[1, 2], &mut out);
         assert_eq!(out, vec![(0, 9), (1, 8)]);
         out.clear();
-        p.assign(&[0, 1], &mut out);
+        p.assign(&[0, 2], &mut out);
         assert_eq!(out, vec![(1, 2)]);
         assert_eq!(p.stolen(), 2);
         assert_eq!(p.local[0], VecDeque::from(vec![0, 1]));
         assert_eq!(p.local[1], VecDeque::from(vec![3]));
+        // With one free context the recipient takes one: TB3, the tail; TB2 stays on the
+        // donor, where the next recipient can take it.
+        let mut p = Paver::new(vec![vec![9, 0, 1, 2, 3], vec![8]], 2, true);
+        out.clear();
+        p.assign(&[1, 1], &mut out);
+        out.clear();
+        p.assign(&[0, 1], &mut out);
+        assert_eq!(out, vec![(1, 3)]);
+        assert_eq!(p.stolen(), 1);
+        assert_eq!(p.local[0], VecDeque::from(vec![0, 1, 2]));
         // Without stealing the recipient idles.
         let mut q = Paver::new(vec![vec![9, 0, 1, 2, 3], vec![8]], 2, false);
         out.clear();
@@ -185,14 +207,14 @@ mod tests {
 
     #[test]
     fn average_rounds_down() {
-        // 4 SMs: waiting 5, 0, 2, 0 (all contexts busy but SM 1's). Sum 7, Average
+        // 4 SMs: waiting 5, 0, 2, 0 (all contexts busy but SM 1's four). Sum 7, Average
         // floor(7 / 4) = 1, stolen 5 - 1 = 4 from SM 0's tail.
         let mut p = Paver::new(vec![vec![0, 1, 2, 3, 4], vec![], vec![5, 6]], 4, true);
         p.local[0] = VecDeque::from(vec![0, 1, 2, 3, 4]);
         p.local[2] = VecDeque::from(vec![5, 6]);
         p.queue.clear();
         let mut out = Vec::new();
-        p.assign(&[0, 1, 0, 0], &mut out);
+        p.assign(&[0, 4, 0, 0], &mut out);
         assert_eq!(out, vec![(1, 1)]);
         assert_eq!(p.stolen(), 4);
         assert_eq!(p.local[0], VecDeque::from(vec![0]));
@@ -233,23 +255,26 @@ mod tests {
 
     #[test]
     fn a_tb_moves_at_most_once() {
-        // 3 SMs x 1 context. SM 0's group has 6 TBs, SMs 1 and 2 one each; all busy.
-        let mut p = Paver::new(vec![(0..6).collect(), vec![6], vec![7]], 3, true);
+        // 3 SMs x 2 contexts. SM 0's group has 7 TBs, SMs 1 and 2 one each.
+        let mut p = Paver::new(vec![(0..7).collect(), vec![7], vec![8]], 3, true);
         let mut out = Vec::new();
-        p.assign(&[1, 1, 1], &mut out);
-        assert_eq!(out, vec![(0, 0), (1, 6), (2, 7)]);
-        // SM 1 frees: waiting 5, 0, 0; Average floor(5/3) = 1, 4 stolen: TBs 2..=5.
+        p.assign(&[2, 2, 2], &mut out);
+        assert_eq!(out, vec![(0, 0), (1, 7), (2, 8)]);
+        // SM 1's TB finishes (2 free): waiting 6, 0, 0; Average floor(6/3) = 2, 4 to steal,
+        // capped at SM 1's 2 free contexts: TBs 5, 6 (the tail); it issues TB 5.
         out.clear();
-        p.assign(&[0, 1, 0], &mut out);
-        assert_eq!(out, vec![(1, 2)]);
-        assert_eq!(p.stolen(), 4);
-        // SM 2 frees: SM 1 waits on 3 stolen TBs (3, 4, 5) but they do not move again; SM
-        // 0 waits on TB 1: Average floor(4/3) = 1, stolen 1 - 1 = 0.
+        p.assign(&[0, 2, 0], &mut out);
+        assert_eq!(out, vec![(1, 5)]);
+        assert_eq!(p.stolen(), 2);
+        // SM 2's TB finishes; SM 1 (no free context now) waits on stolen TB 6, which does
+        // not move again; SM 0 waits on TBs 1..=4: Average floor(5/3) = 1, 4 - 1 = 3 to
+        // steal, capped at 2: TBs 3, 4.
         out.clear();
-        p.assign(&[0, 0, 1], &mut out);
-        assert!(out.is_empty());
+        p.assign(&[0, 0, 2], &mut out);
+        assert_eq!(out, vec![(2, 3)]);
         assert_eq!(p.stolen(), 4);
-        assert_eq!(p.local[1], VecDeque::from(vec![3, 4, 5]));
+        assert_eq!(p.local[1], VecDeque::from(vec![6]));
+        assert_eq!(p.local[0], VecDeque::from(vec![1, 2]));
     }
 
     #[test]
