@@ -567,7 +567,13 @@ pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> 
 /// Largest iteration a recurrence is stepped to.
 pub const REC_LIMIT: i128 = 1 << 24;
 
-type RecKey = (usize, [i128; 3], [i128; 3], Vec<Option<i128>>, Vec<(u32, i128)>);
+type RecKey = (
+    usize,
+    [i128; 3],
+    [i128; 3],
+    Vec<Option<i128>>,
+    Vec<(u32, i128)>,
+);
 
 thread_local! {
     /// The last states reached per recurrence and context (a loop walks `k = 0, 1, ...`:
@@ -627,7 +633,8 @@ fn eval_rec(
                 *x = Some(j);
             }
             c.phis.truncate(base);
-            c.phis.extend(r.regs.iter().copied().zip(state.iter().copied()));
+            c.phis
+                .extend(r.regs.iter().copied().zip(state.iter().copied()));
             state = r
                 .step
                 .iter()
@@ -636,7 +643,10 @@ fn eval_rec(
             j += 1;
         }
     }
-    let v = state.get(i).copied().ok_or(EvalError::Unbound(Var::Phi(i as u32)))?;
+    let v = state
+        .get(i)
+        .copied()
+        .ok_or(EvalError::Unbound(Var::Phi(i as u32)))?;
     REC_CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if let Some(e) = c.iter_mut().find(|(_, kk, _, _)| *kk == key) {
@@ -652,39 +662,96 @@ fn eval_rec(
     Ok(v)
 }
 
-/// Replaces every occurrence of variable `v` by `by`, folding constants again.
+/// Replaces every occurrence of variable `v` by `by`, folding constants again. Shared
+/// subexpressions are rewritten once (expressions are DAGs: a mirrored index unrolled four
+/// times reads each previous value several times) and unchanged ones keep their identity.
 pub fn subst(e: &E, v: Var, by: &E) -> E {
-    match &**e {
+    let mut memo: std::collections::HashMap<*const Expr, E> = std::collections::HashMap::new();
+    subst_in(e, v, by, &mut memo)
+}
+
+fn subst_in(e: &E, v: Var, by: &E, memo: &mut std::collections::HashMap<*const Expr, E>) -> E {
+    if let Some(x) = memo.get(&Arc::as_ptr(e)) {
+        return x.clone();
+    }
+    let mut go = |x: &E| subst_in(x, v, by, memo);
+    let out = match &**e {
         Expr::Var(x) if *x == v => by.clone(),
         Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) | Expr::Unknown(_) => e.clone(),
-        Expr::Add(a, b) => add(subst(a, v, by), subst(b, v, by)),
-        Expr::Sub(a, b) => sub(subst(a, v, by), subst(b, v, by)),
-        Expr::Mul(a, b) => mul(subst(a, v, by), subst(b, v, by)),
-        Expr::Ext { bits, signed, e } => ext(subst(e, v, by), *bits, *signed),
-        Expr::Op(o, a, b) => op(*o, subst(a, v, by), subst(b, v, by)),
-        Expr::Cmp(r, a, b) => cmp(*r, subst(a, v, by), subst(b, v, by)),
-        Expr::Not(a) => not(subst(a, v, by)),
-        Expr::And(a, b) => and(subst(a, v, by), subst(b, v, by)),
-        Expr::Or(a, b) => or(subst(a, v, by), subst(b, v, by)),
-        Expr::Select(c, a, b) => select(subst(c, v, by), subst(a, v, by), subst(b, v, by)),
+        Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) => {
+            let (x, y) = (go(a), go(b));
+            if Arc::ptr_eq(&x, a) && Arc::ptr_eq(&y, b) {
+                e.clone()
+            } else {
+                match &**e {
+                    Expr::Add(..) => add(x, y),
+                    Expr::Sub(..) => sub(x, y),
+                    _ => mul(x, y),
+                }
+            }
+        }
+        Expr::Ext { bits, signed, e: a } => {
+            let x = go(a);
+            if Arc::ptr_eq(&x, a) {
+                e.clone()
+            } else {
+                ext(x, *bits, *signed)
+            }
+        }
+        Expr::Not(a) => {
+            let x = go(a);
+            if Arc::ptr_eq(&x, a) {
+                e.clone()
+            } else {
+                not(x)
+            }
+        }
+        Expr::Op(_, a, b) | Expr::Cmp(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+            let (x, y) = (go(a), go(b));
+            if Arc::ptr_eq(&x, a) && Arc::ptr_eq(&y, b) {
+                e.clone()
+            } else {
+                match &**e {
+                    Expr::Op(o, ..) => op(*o, x, y),
+                    Expr::Cmp(r, ..) => cmp(*r, x, y),
+                    Expr::And(..) => and(x, y),
+                    _ => or(x, y),
+                }
+            }
+        }
+        Expr::Select(c, a, b) => {
+            let (z, x, y) = (go(c), go(a), go(b));
+            if Arc::ptr_eq(&z, c) && Arc::ptr_eq(&x, a) && Arc::ptr_eq(&y, b) {
+                e.clone()
+            } else {
+                select(z, x, y)
+            }
+        }
         Expr::Rec(r, i, k) => {
-            let init: Vec<E> = r.init.iter().map(|x| subst(x, v, by)).collect();
-            let step: Vec<E> = r.step.iter().map(|x| subst(x, v, by)).collect();
+            let init: Vec<E> = r.init.iter().map(&mut go).collect();
+            let step: Vec<E> = r.step.iter().map(&mut go).collect();
+            let k2 = go(k);
             let same = init.iter().zip(&r.init).all(|(a, b)| Arc::ptr_eq(a, b))
                 && step.iter().zip(&r.step).all(|(a, b)| Arc::ptr_eq(a, b));
-            let sys = if same {
-                r.clone()
+            if same && Arc::ptr_eq(&k2, k) {
+                e.clone()
             } else {
-                Arc::new(RecSys {
-                    l: r.l,
-                    regs: r.regs.clone(),
-                    init,
-                    step,
-                })
-            };
-            Arc::new(Expr::Rec(sys, *i, subst(k, v, by)))
+                let sys = if same {
+                    r.clone()
+                } else {
+                    Arc::new(RecSys {
+                        l: r.l,
+                        regs: r.regs.clone(),
+                        init,
+                        step,
+                    })
+                };
+                Arc::new(Expr::Rec(sys, *i, k2))
+            }
         }
-    }
+    };
+    memo.insert(Arc::as_ptr(e), out.clone());
+    out
 }
 
 /// Whether `e` mentions variable `v` directly (trip counts are checked by the caller).

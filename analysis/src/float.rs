@@ -213,7 +213,10 @@ mod tests {
             rounding: Some(ptx_parser::Rounding::Rpi),
             ..Modifiers::default()
         };
-        assert_eq!(cvt(ScalarType::S32, ScalarType::F64, &rpi, Some(d)), Some(2));
+        assert_eq!(
+            cvt(ScalarType::S32, ScalarType::F64, &rpi, Some(d)),
+            Some(2)
+        );
         // A negative integer through u32 -> f32 reads as unsigned.
         let u = cvt(ScalarType::F32, ScalarType::U32, &m, Some(-1)).unwrap();
         assert_eq!(f32::from_bits(u as u32), 4_294_967_296.0);

@@ -257,8 +257,8 @@ pub fn analyze_with(
         .enumerate()
         .map(|(i, u)| u.is_some() || !model.counts(i))
         .collect();
-    let spent = (tbs.saturating_mul(BYTES_PER_TB))
-        .saturating_add(edges.saturating_mul(BYTES_PER_EDGE));
+    let spent =
+        (tbs.saturating_mul(BYTES_PER_TB)).saturating_add(edges.saturating_mul(BYTES_PER_EDGE));
     let (footprints, errors) =
         footprint::compute_within(&model, launch, gran, &skip, budget.saturating_sub(spent));
     for e in errors {
