@@ -57,20 +57,33 @@ fn run(
     }
 }
 
+/// `u`: the unit of the 4-byte buffers; the u8 mask's unit is 1 byte at element
+/// granularity (`u == 4`) and `u` otherwise.
 fn guarded_reference(b: &BoundLaunch, u: u64, may: bool) -> RefSets {
     let n = scalar(b, 5);
-    mirror(b, u, |c, t, touch| {
-        let tid = c[0] * 96 + t[0];
-        if tid < n {
-            touch(0, tid, 1, 1);
-            if may {
-                touch(1, 2 * tid, 4, 4);
-                touch(1, 2 * tid + 1, 4, 4);
-                touch(2, tid, 4, 4);
-                touch(3, tid + 32, 4, 4);
-            }
+    let mask_unit = if u == 4 { 1 } else { u };
+    let masks = mirror(b, mask_unit, |c, t, touch| {
+        if c[0] * 96 + t[0] < n {
+            touch(0, c[0] * 96 + t[0], 1, 1);
         }
-    })
+    });
+    let rest = mirror(b, u, |c, t, touch| {
+        let tid = c[0] * 96 + t[0];
+        if tid < n && may {
+            touch(1, 2 * tid, 4, 4);
+            touch(1, 2 * tid + 1, 4, 4);
+            touch(2, tid, 4, 4);
+            touch(3, tid + 32, 4, 4);
+        }
+    });
+    masks
+        .into_iter()
+        .zip(rest)
+        .map(|(mut a, b)| {
+            a.extend(b);
+            a
+        })
+        .collect()
 }
 
 #[test]
