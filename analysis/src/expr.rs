@@ -574,12 +574,14 @@ type RecKey = (
     Vec<Option<i128>>,
     Vec<(u32, i128)>,
 );
+/// A cached recurrence state: the system, the context, the iteration, the registers.
+type RecEntry = (Arc<RecSys>, RecKey, i128, Vec<i128>);
 
 thread_local! {
     /// The last states reached per recurrence and context (a loop walks `k = 0, 1, ...`:
     /// each evaluation resumes from the previous one instead of restarting at 0). The
     /// `Arc` keeps the system alive, so its address identifies it while cached.
-    static REC_CACHE: std::cell::RefCell<Vec<(Arc<RecSys>, RecKey, i128, Vec<i128>)>> =
+    static REC_CACHE: std::cell::RefCell<Vec<RecEntry>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 

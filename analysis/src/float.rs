@@ -105,7 +105,7 @@ pub fn cvt(dst: ScalarType, src: ScalarType, mods: &Modifiers, v: Option<i128>) 
     if mods.sat || (mods.ftz && read(src, v).is_some() && subnormal(src, v)) {
         return None;
     }
-    let bits = (dst.size() * 8) as u32;
+    let bits = dst.size() * 8;
     match (read(src, v), dst) {
         // Float to integer: round to an integer as the modifier says, saturate (PTX).
         (Some(x), d) if !matches!(d, ScalarType::F32 | ScalarType::F64) => {

@@ -127,10 +127,8 @@ pub fn recurrences(
             }
             let mut bad = false;
             v.visit_leaves(&mut |x| match x {
-                Expr::Var(Var::Phi(q)) => {
-                    if defined.binary_search(q).is_ok() && !todo.contains(q) {
-                        todo.push(*q);
-                    }
+                Expr::Var(Var::Phi(q)) if defined.binary_search(q).is_ok() && !todo.contains(q) => {
+                    todo.push(*q);
                 }
                 Expr::Var(Var::Iter(q)) | Expr::Trip(q) if *q == l => bad = true,
                 _ => {}

@@ -11,7 +11,6 @@
 mod common;
 
 use analysis::addr::Guard;
-use analysis::footprint::Granularity;
 use common::*;
 use launch::BoundLaunch;
 
