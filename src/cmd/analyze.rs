@@ -248,9 +248,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         dynamic_analysis(module, f, bound, gran, args.max_instructions)?
     } else {
         let opts = analysis::Options {
-            budget: args.max_memory.map_or_else(analysis::default_memory_budget, |m| {
-                m.saturating_mul(1 << 20)
-            }),
+            budget: args
+                .max_memory
+                .map_or_else(analysis::default_memory_budget, |m| {
+                    m.saturating_mul(1 << 20)
+                }),
             may_loads: args.may_loads,
         };
         analysis::analyze_with(f, bound, gran, &opts)?
