@@ -34,21 +34,136 @@ pub struct LoadSite {
     pub width: u32,
     /// Byte address.
     pub addr: E,
-    /// Conjunction of conditions under which the load runs.
+    /// Conjunction of conditions under which the load runs (known, or holding an unknown
+    /// other than loaded data and floating point: the load is then unresolved).
     pub cond: Vec<E>,
+    /// Guard literals on loaded data or floating-point values, left out of `cond`: the
+    /// load *may* run; its footprint assumes they hold (a may-footprint).
+    pub may_cond: Vec<E>,
     /// Enclosing loops, outermost first.
     pub loops: Vec<LoopId>,
     /// `ld.global` rather than a generic `ld`.
     pub global_space: bool,
 }
 
+/// The nature of the condition under which a load runs (JSON `guard`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Guard {
+    /// The load runs for every thread that reaches its loop nest.
+    None,
+    /// A condition on the launch (thread coordinates, parameters, loop counters).
+    Static,
+    /// A condition on loaded data (`if (mask[tid])`): the load *may* run.
+    DataDependent,
+    /// A condition on a floating-point value: the load *may* run.
+    FloatingPoint,
+}
+
+impl Guard {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Guard::None => "none",
+            Guard::Static => "static",
+            Guard::DataDependent => "data-dependent",
+            Guard::FloatingPoint => "floating-point",
+        }
+    }
+}
+
+/// Whether a guard literal's unknowns are all ones a may-footprint can drop (loaded data,
+/// floating point), and which: `None` when it is fully known, `Some(Err(reason))` when it
+/// holds another unknown (the load stays unresolved).
+pub(crate) fn guard_unknowns(e: &Expr) -> Option<Result<Guard, Reason>> {
+    let mut out: Option<Result<Guard, Reason>> = None;
+    fn walk(e: &Expr, out: &mut Option<Result<Guard, Reason>>) {
+        match e {
+            Expr::Unknown(r) => {
+                let g = match r {
+                    Reason::DataDependent => Ok(Guard::DataDependent),
+                    Reason::Float => Ok(Guard::FloatingPoint),
+                    other => Err(other.clone()),
+                };
+                *out = match (out.take(), g) {
+                    (Some(Err(x)), _) | (_, Err(x)) => Some(Err(x)),
+                    (Some(Ok(Guard::FloatingPoint)), _) | (_, Ok(Guard::FloatingPoint)) => {
+                        Some(Ok(Guard::FloatingPoint))
+                    }
+                    (_, Ok(g)) => Some(Ok(g)),
+                };
+            }
+            Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) => {}
+            Expr::Ext { e, .. } | Expr::Not(e) => walk(e, out),
+            Expr::Add(a, b)
+            | Expr::Sub(a, b)
+            | Expr::Mul(a, b)
+            | Expr::Op(_, a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b) => {
+                walk(a, out);
+                walk(b, out);
+            }
+            Expr::Select(c, a, b) => {
+                walk(c, out);
+                walk(a, out);
+                walk(b, out);
+            }
+            Expr::Rec(r, _, k) => {
+                walk(k, out);
+                for x in r.init.iter().chain(&r.step) {
+                    walk(x, out);
+                }
+            }
+        }
+    }
+    walk(e, &mut out);
+    out
+}
+
 impl LoadSite {
-    /// Why the load cannot be resolved statically, if it cannot.
+    /// Why the load cannot be resolved statically, if it cannot. A guard on loaded data or
+    /// on a floating-point value does not make a load unresolved (its address is known; it
+    /// *may* run, see [`LoadSite::guard`]); any other unknown in the guard does, with a
+    /// reason that says it is the guard.
     pub fn unresolved(&self, model: &KernelModel) -> Option<Reason> {
         self.addr
             .unknown_reason()
-            .or_else(|| self.cond.iter().find_map(|c| c.unknown_reason()))
             .or_else(|| self.loops.iter().find_map(|l| model.loop_reason(*l)))
+            .or_else(|| {
+                self.cond
+                    .iter()
+                    .find_map(|c| c.unknown_reason().map(|r| Reason::Guard(Box::new(r))))
+            })
+    }
+
+    /// The nature of the load's guard: the most uncertain of its literals (floating point
+    /// over loaded data over static).
+    pub fn guard(&self) -> Guard {
+        let mut g = Guard::None;
+        for c in self.cond.iter().chain(&self.may_cond) {
+            let mut lits = Vec::new();
+            crate::ivs::conjuncts(c, &mut lits);
+            for l in &lits {
+                let k = match guard_unknowns(l) {
+                    None => Guard::Static,
+                    Some(Ok(k)) => k,
+                    Some(Err(_)) => Guard::DataDependent,
+                };
+                g = match (g, k) {
+                    (Guard::FloatingPoint, _) | (_, Guard::FloatingPoint) => Guard::FloatingPoint,
+                    (Guard::DataDependent, _) | (_, Guard::DataDependent) => Guard::DataDependent,
+                    _ => Guard::Static,
+                };
+            }
+        }
+        g
+    }
+
+    /// Whether the load only *may* run: its guard depends on loaded data or floating point.
+    pub fn may(&self) -> bool {
+        !self.may_cond.is_empty()
     }
 }
 
@@ -75,9 +190,21 @@ pub struct KernelModel {
     pub unreachable_loads: Vec<(InstId, u32)>,
     /// Per loop.
     pub loops: Vec<LoopInfo>,
+    /// Whether the footprints include the loads that only *may* run ([`LoadSite::may`]):
+    /// the may-footprint of `paver analyze --may-loads`. Off by default: the graph is
+    /// built from the loads that run exactly as the launch says.
+    pub include_may: bool,
 }
 
 impl KernelModel {
+    /// Whether load `i` counts in the footprints (resolved loads only; a may-load only
+    /// with [`KernelModel::include_may`]).
+    pub fn counts(&self, i: usize) -> bool {
+        self.loads
+            .get(i)
+            .is_some_and(|l| self.include_may || !l.may())
+    }
+
     /// Why loop `l`'s trip count is unknown (this loop or an enclosing one).
     pub fn loop_reason(&self, l: LoopId) -> Option<Reason> {
         let info = self.loops.get(l.index())?;
@@ -124,6 +251,18 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
     }
     let mut loads: Vec<LoadSite> = x.loads.into_values().collect();
     loads.sort_by_key(|l| l.inst);
+    // Guard literals on loaded data or floating point move to `may_cond`.
+    for l in &mut loads {
+        let mut lits = Vec::new();
+        for c in &l.cond {
+            crate::ivs::conjuncts(c, &mut lits);
+        }
+        let (may, exact): (Vec<E>, Vec<E>) = lits
+            .into_iter()
+            .partition(|c| matches!(guard_unknowns(c), Some(Ok(_))));
+        l.cond = exact;
+        l.may_cond = may;
+    }
     let reached: std::collections::HashSet<InstId> = loads.iter().map(|l| l.inst).collect();
     let unreachable_loads = f
         .insts
@@ -136,6 +275,7 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
         loads,
         unreachable_loads,
         loops: x.loops,
+        include_may: false,
     }
 }
 
@@ -227,11 +367,31 @@ impl Exec<'_> {
             .filter(|&x| x != l && self.forest.is_in_loop(self.forest.get(x).header, l))
             .collect();
         let mut st2 = input.clone();
+        let mut carried = Vec::new();
         for &r in &defined {
             let init = input.env[r as usize].clone();
             let vals: Vec<&E> = latch_envs.iter().map(|e| &e[r as usize]).collect();
             let width = (self.f.regs[r as usize].ty.size() * 8) as u8;
-            st2.env[r as usize] = ivs::classify(r, width, init, &vals, l, &inner);
+            let v = ivs::classify(r, width, init, &vals, l, &inner);
+            if matches!(&*v, Expr::Unknown(Reason::LoopCarried)) {
+                carried.push(r);
+            }
+            st2.env[r as usize] = v;
+        }
+        // Loop-carried registers that are not induction variables but do not depend on
+        // loaded data: a recurrence stepped concretely per thread.
+        if !carried.is_empty() {
+            let latch = |r: u32| -> Option<E> {
+                let first = latch_envs.first()?.get(r as usize)?.clone();
+                latch_envs
+                    .iter()
+                    .all(|e| e[r as usize] == first)
+                    .then_some(first)
+            };
+            let init = |r: u32| input.env[r as usize].clone();
+            for (r, v) in ivs::recurrences(l, &defined, &carried, &init, &latch) {
+                st2.env[r as usize] = v;
+            }
         }
         // Pass 2: the real values, loads recorded.
         self.run_region(Some(l), &order, header, st2);
@@ -384,6 +544,7 @@ impl Exec<'_> {
             width,
             addr,
             cond,
+            may_cond: Vec::new(),
             loops: self.forest.nest(b),
             global_space: inst.mods.space == Some(StateSpace::Global),
         };
@@ -396,7 +557,9 @@ impl Exec<'_> {
             Operand::PredNeg(r) => not(ext(st.env[r.index()].clone(), 1, false)),
             Operand::Imm(Immediate::Int(v)) => konst(i128::from(*v)),
             Operand::Imm(Immediate::UInt(v)) => konst(i128::from(*v)),
-            Operand::Imm(_) => unknown(Reason::Float),
+            // Floating-point values are carried as their IEEE bits (f32 in the low 32).
+            Operand::Imm(Immediate::F32(b)) => konst(i128::from(*b)),
+            Operand::Imm(Immediate::F64(b)) => konst(i128::from(*b)),
             Operand::Special(s) => self.special(*s),
             _ => unknown(Reason::Unsupported("operand kind".into())),
         }
@@ -490,7 +653,17 @@ impl Exec<'_> {
                     Opcode::Ld | Opcode::Ldu | Opcode::Setp | Opcode::Cvt
                 ) =>
             {
-                unknown(Reason::Float)
+                let srcs: Vec<Option<i128>> = (1..inst.operands.len())
+                    .map(|k| src(k).as_const())
+                    .collect();
+                if matches!(inst.op, Opcode::Mov) {
+                    src(1)
+                } else if matches!(inst.op, Opcode::Selp) {
+                    select(ext(src(3), 1, false), src(1), src(2))
+                } else {
+                    crate::float::fold(&inst.op, &inst.mods, ty, &srcs)
+                        .map_or_else(|| unknown(Reason::Float), konst)
+                }
             }
             Opcode::Mov => match inst.operands.get(1) {
                 Some(Operand::Symbol(_)) | Some(Operand::Vector(_)) => unsupported(),
@@ -569,6 +742,8 @@ impl Exec<'_> {
                             ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64
                         ),
                     ),
+                    (Some(d), Some(s)) => crate::float::cvt(d, s, &inst.mods, src(1).as_const())
+                        .map_or_else(|| unknown(Reason::Float), konst),
                     _ => unknown(Reason::Float),
                 }
             }
@@ -619,7 +794,18 @@ impl Exec<'_> {
                 );
                 cmp(r, a, b)
             }
-            _ if is_float => unknown(Reason::Float),
+            _ if is_float => {
+                let a = self.operand(&inst.operands[1], st).as_const();
+                let b = inst
+                    .operands
+                    .get(2)
+                    .and_then(|o| self.operand(o, st).as_const());
+                match (inst.mods.cmp, ty_of(inst), a, b) {
+                    (Some(c), Some(t), Some(a), Some(b)) => crate::float::compare(c, t, a, b)
+                        .map_or_else(|| unknown(Reason::Float), |v| konst(i128::from(v))),
+                    _ => unknown(Reason::Float),
+                }
+            }
             _ => unknown(Reason::Unsupported(format!("setp{}", inst.mods))),
         };
         let combine = |v: E| -> E {
@@ -649,6 +835,10 @@ impl Exec<'_> {
             }
         }
     }
+}
+
+fn ty_of(inst: &Inst) -> Option<ScalarType> {
+    inst.mods.types.first().copied()
 }
 
 fn is_int(t: ScalarType) -> bool {

@@ -55,6 +55,10 @@ pub enum Reason {
     Hardware(String),
     /// A loop with several exits or an exit whose iteration cannot be told.
     LoopExit,
+    /// The load's guard (not its address) is not known, for the inner reason.
+    Guard(Box<Reason>),
+    /// Enumerating the load's footprint would exceed the analysis's memory budget.
+    Budget,
 }
 
 impl std::fmt::Display for Reason {
@@ -70,6 +74,8 @@ impl std::fmt::Display for Reason {
             Reason::Undefined => f.write_str("register read before definition"),
             Reason::Hardware(r) => write!(f, "hardware-dependent special register {r}"),
             Reason::LoopExit => f.write_str("loop with an exit the analysis cannot place"),
+            Reason::Guard(r) => write!(f, "guard: {r}"),
+            Reason::Budget => f.write_str("budget: the footprint would exceed the memory budget"),
         }
     }
 }
@@ -181,6 +187,26 @@ pub enum Expr {
     Select(E, E, E),
     /// Not statically known.
     Unknown(Reason),
+    /// Register `idx` of a loop-carried recurrence that is not an induction variable, at
+    /// iteration `k` of its loop: evaluated concretely by stepping the recurrence from its
+    /// initial values ([`RecSys`]).
+    Rec(Arc<RecSys>, u32, E),
+}
+
+/// A system of loop-carried registers whose values do not depend on loaded data but are
+/// not induction variables (mirrored boundary stepping, `not.b32` counters, steps by an
+/// inner loop's trip count): `state(0) = init`, `state(j + 1) = step(state(j))`, where
+/// `step[i]` reads the state through `Var::Phi(regs[i])` and may use `Var::Iter(l)` = `j`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecSys {
+    /// The loop.
+    pub l: LoopId,
+    /// The registers (`Var::Phi` ids), in state order.
+    pub regs: Vec<u32>,
+    /// Values at the loop's entry.
+    pub init: Vec<E>,
+    /// Back-edge values over the state of the previous iteration.
+    pub step: Vec<E>,
 }
 
 /// Builds a constant.
@@ -237,6 +263,12 @@ impl Expr {
                 .unknown_reason()
                 .or_else(|| a.unknown_reason())
                 .or_else(|| b.unknown_reason()),
+            Expr::Rec(r, _, k) => k.unknown_reason().or_else(|| {
+                r.init
+                    .iter()
+                    .chain(&r.step)
+                    .find_map(|x| x.unknown_reason())
+            }),
         }
     }
     /// Calls `f` on every variable and trip count in the tree.
@@ -259,6 +291,14 @@ impl Expr {
                 c.visit_leaves(f);
                 a.visit_leaves(f);
                 b.visit_leaves(f);
+            }
+            // The recurrence's own counter is `k`; its initial values and steps carry the
+            // thread coordinates, outer counters and trip counts it depends on.
+            Expr::Rec(r, _, k) => {
+                k.visit_leaves(f);
+                for x in r.init.iter().chain(&r.step) {
+                    x.visit_leaves(f);
+                }
             }
         }
     }
@@ -438,6 +478,9 @@ pub enum EvalError {
     /// A loop that never exits or runs longer than the analysis allows.
     #[error("loop {0} does not terminate within {1} iterations for some thread")]
     TripLimit(LoopId, u64),
+    /// The footprint would take more memory than the analysis's budget allows.
+    #[error("budget: the footprint would exceed the memory budget")]
+    Budget,
     /// A variable with no value in the context (internal).
     #[error("variable {0:?} has no value here")]
     Unbound(Var),
@@ -460,6 +503,8 @@ pub struct Ctx {
     pub iters: Vec<Option<i128>>,
     /// Trip counts fixed by the enclosing enumeration (indexed by loop id).
     pub trips: Vec<Option<i128>>,
+    /// Values of `Var::Phi` registers while a recurrence is stepped (innermost last).
+    pub phis: Vec<(u32, i128)>,
 }
 
 impl Ctx {
@@ -470,6 +515,7 @@ impl Ctx {
             ctaid: [0; 3],
             iters: vec![None; nloops],
             trips: vec![None; nloops],
+            phis: Vec::new(),
         }
     }
 }
@@ -486,7 +532,10 @@ pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> 
             .copied()
             .flatten()
             .ok_or(EvalError::Unbound(*v))?,
-        Expr::Var(v @ Var::Phi(_)) => return Err(EvalError::Unbound(*v)),
+        Expr::Var(v @ Var::Phi(r)) => match cx.phis.iter().rev().find(|(x, _)| x == r) {
+            Some((_, val)) => *val,
+            None => return Err(EvalError::Unbound(*v)),
+        },
         Expr::Trip(l) => match cx.trips.get(l.index()).copied().flatten() {
             Some(t) => t,
             None => ts.trip(*l, cx)?,
@@ -508,25 +557,203 @@ pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> 
             }
         }
         Expr::Unknown(r) => return Err(EvalError::Unknown(r.clone())),
+        Expr::Rec(r, i, k) => {
+            let k = eval(k, cx, ts)?;
+            eval_rec(r, *i as usize, k, cx, ts)?
+        }
     })
 }
 
-/// Replaces every occurrence of variable `v` by `by`, folding constants again.
+/// Largest iteration a recurrence is stepped to.
+pub const REC_LIMIT: i128 = 1 << 24;
+
+type RecKey = (
+    usize,
+    [i128; 3],
+    [i128; 3],
+    Vec<Option<i128>>,
+    Vec<(u32, i128)>,
+);
+/// A cached recurrence state: the system, the context, the iteration, the registers.
+type RecEntry = (Arc<RecSys>, RecKey, i128, Vec<i128>);
+
+thread_local! {
+    /// The last states reached per recurrence and context (a loop walks `k = 0, 1, ...`:
+    /// each evaluation resumes from the previous one instead of restarting at 0). The
+    /// `Arc` keeps the system alive, so its address identifies it while cached.
+    static REC_CACHE: std::cell::RefCell<Vec<RecEntry>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Register `i` of recurrence `r` at iteration `k` in context `cx`.
+fn eval_rec(
+    r: &Arc<RecSys>,
+    i: usize,
+    k: i128,
+    cx: &Ctx,
+    ts: &dyn TripSource,
+) -> Result<i128, EvalError> {
+    if !(0..=REC_LIMIT).contains(&k) {
+        return Err(EvalError::TripLimit(r.l, REC_LIMIT as u64));
+    }
+    let li = r.l.index();
+    let mut iters = cx.iters.clone();
+    if let Some(x) = iters.get_mut(li) {
+        *x = None;
+    }
+    let key: RecKey = (
+        Arc::as_ptr(r) as usize,
+        cx.tid,
+        cx.ctaid,
+        iters,
+        cx.phis.clone(),
+    );
+    let cached = REC_CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(_, kk, j, _)| *kk == key && *j <= k)
+            .map(|(_, _, j, st)| (*j, st.clone()))
+    });
+    let (mut j, mut state) = match cached {
+        Some(x) => x,
+        None => (
+            0,
+            r.init
+                .iter()
+                .map(|e| eval(e, cx, ts))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    if j < k {
+        let mut c = cx.clone();
+        for t in c.trips.iter_mut() {
+            *t = None;
+        }
+        let base = c.phis.len();
+        while j < k {
+            if let Some(x) = c.iters.get_mut(li) {
+                *x = Some(j);
+            }
+            c.phis.truncate(base);
+            c.phis
+                .extend(r.regs.iter().copied().zip(state.iter().copied()));
+            state = r
+                .step
+                .iter()
+                .map(|e| eval(e, &c, ts))
+                .collect::<Result<Vec<_>, _>>()?;
+            j += 1;
+        }
+    }
+    let v = state
+        .get(i)
+        .copied()
+        .ok_or(EvalError::Unbound(Var::Phi(i as u32)))?;
+    REC_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(e) = c.iter_mut().find(|(_, kk, _, _)| *kk == key) {
+            e.2 = k;
+            e.3 = state;
+        } else {
+            if c.len() >= 16 {
+                c.remove(0);
+            }
+            c.push((r.clone(), key, k, state));
+        }
+    });
+    Ok(v)
+}
+
+/// Replaces every occurrence of variable `v` by `by`, folding constants again. Shared
+/// subexpressions are rewritten once (expressions are DAGs: a mirrored index unrolled four
+/// times reads each previous value several times) and unchanged ones keep their identity.
 pub fn subst(e: &E, v: Var, by: &E) -> E {
-    match &**e {
+    let mut memo: std::collections::HashMap<*const Expr, E> = std::collections::HashMap::new();
+    subst_in(e, v, by, &mut memo)
+}
+
+fn subst_in(e: &E, v: Var, by: &E, memo: &mut std::collections::HashMap<*const Expr, E>) -> E {
+    if let Some(x) = memo.get(&Arc::as_ptr(e)) {
+        return x.clone();
+    }
+    let mut go = |x: &E| subst_in(x, v, by, memo);
+    let out = match &**e {
         Expr::Var(x) if *x == v => by.clone(),
         Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) | Expr::Unknown(_) => e.clone(),
-        Expr::Add(a, b) => add(subst(a, v, by), subst(b, v, by)),
-        Expr::Sub(a, b) => sub(subst(a, v, by), subst(b, v, by)),
-        Expr::Mul(a, b) => mul(subst(a, v, by), subst(b, v, by)),
-        Expr::Ext { bits, signed, e } => ext(subst(e, v, by), *bits, *signed),
-        Expr::Op(o, a, b) => op(*o, subst(a, v, by), subst(b, v, by)),
-        Expr::Cmp(r, a, b) => cmp(*r, subst(a, v, by), subst(b, v, by)),
-        Expr::Not(a) => not(subst(a, v, by)),
-        Expr::And(a, b) => and(subst(a, v, by), subst(b, v, by)),
-        Expr::Or(a, b) => or(subst(a, v, by), subst(b, v, by)),
-        Expr::Select(c, a, b) => select(subst(c, v, by), subst(a, v, by), subst(b, v, by)),
-    }
+        Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) => {
+            let (x, y) = (go(a), go(b));
+            if Arc::ptr_eq(&x, a) && Arc::ptr_eq(&y, b) {
+                e.clone()
+            } else {
+                match &**e {
+                    Expr::Add(..) => add(x, y),
+                    Expr::Sub(..) => sub(x, y),
+                    _ => mul(x, y),
+                }
+            }
+        }
+        Expr::Ext { bits, signed, e: a } => {
+            let x = go(a);
+            if Arc::ptr_eq(&x, a) {
+                e.clone()
+            } else {
+                ext(x, *bits, *signed)
+            }
+        }
+        Expr::Not(a) => {
+            let x = go(a);
+            if Arc::ptr_eq(&x, a) {
+                e.clone()
+            } else {
+                not(x)
+            }
+        }
+        Expr::Op(_, a, b) | Expr::Cmp(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+            let (x, y) = (go(a), go(b));
+            if Arc::ptr_eq(&x, a) && Arc::ptr_eq(&y, b) {
+                e.clone()
+            } else {
+                match &**e {
+                    Expr::Op(o, ..) => op(*o, x, y),
+                    Expr::Cmp(r, ..) => cmp(*r, x, y),
+                    Expr::And(..) => and(x, y),
+                    _ => or(x, y),
+                }
+            }
+        }
+        Expr::Select(c, a, b) => {
+            let (z, x, y) = (go(c), go(a), go(b));
+            if Arc::ptr_eq(&z, c) && Arc::ptr_eq(&x, a) && Arc::ptr_eq(&y, b) {
+                e.clone()
+            } else {
+                select(z, x, y)
+            }
+        }
+        Expr::Rec(r, i, k) => {
+            let init: Vec<E> = r.init.iter().map(&mut go).collect();
+            let step: Vec<E> = r.step.iter().map(&mut go).collect();
+            let k2 = go(k);
+            let same = init.iter().zip(&r.init).all(|(a, b)| Arc::ptr_eq(a, b))
+                && step.iter().zip(&r.step).all(|(a, b)| Arc::ptr_eq(a, b));
+            if same && Arc::ptr_eq(&k2, k) {
+                e.clone()
+            } else {
+                let sys = if same {
+                    r.clone()
+                } else {
+                    Arc::new(RecSys {
+                        l: r.l,
+                        regs: r.regs.clone(),
+                        init,
+                        step,
+                    })
+                };
+                Arc::new(Expr::Rec(sys, *i, k2))
+            }
+        }
+    };
+    memo.insert(Arc::as_ptr(e), out.clone());
+    out
 }
 
 /// Whether `e` mentions variable `v` directly (trip counts are checked by the caller).

@@ -11,6 +11,7 @@
 //! structure from explicit per-warp unit sets (dynamic footprints from the interpreter).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use launch::{BoundLaunch, BoundValue};
 use rayon::prelude::*;
@@ -324,6 +325,40 @@ pub fn compute(
     gran: Granularity,
     skip: &[bool],
 ) -> (Footprints, Vec<LoadError>) {
+    compute_within(model, launch, gran, skip, u64::MAX)
+}
+
+/// Bytes charged per run a job records: the run itself, its share of sorting and class
+/// building, and, for a strided run, the intervals it expands to.
+fn run_bytes(r: &Run) -> u64 {
+    if r.2 == 1 || r.3 <= 1 {
+        RUN_BYTES
+    } else {
+        RUN_BYTES + r.3.saturating_mul(INTERVAL_BYTES)
+    }
+}
+const RUN_BYTES: u64 = 64;
+const INTERVAL_BYTES: u64 = 32;
+
+/// How much memory one job may still take: the load's counter and limit.
+struct Allowance<'a> {
+    spent: &'a AtomicU64,
+    limit: u64,
+}
+
+/// [`compute`] within `budget` bytes for the footprint work. The first job of every load
+/// (its first grid projection) runs with an equal share of the budget; from its size the
+/// load's total is estimated (`first x projections`), and loads are admitted in program
+/// order while the estimates fit. A load refused, or whose jobs together exceed its
+/// allowance (estimate plus an equal share of what is left over), is reported with reason
+/// `budget`. Every decision depends only on the inputs, never on the thread count.
+pub fn compute_within(
+    model: &KernelModel,
+    launch: &BoundLaunch,
+    gran: Granularity,
+    skip: &[bool],
+    budget: u64,
+) -> (Footprints, Vec<LoadError>) {
     let grid = [
         launch.grid.x as u32,
         launch.grid.y as u32,
@@ -367,17 +402,84 @@ pub fn compute(
             d
         })
         .collect();
-    let results: Vec<Result<WarpRuns, String>> = jobs
+    let run_job = |j: usize, allow: &Allowance| -> Result<WarpRuns, String> {
+        let (i, key) = jobs[j];
+        let p = plans[i].as_ref().ok_or_else(String::new)?;
+        let mut trips = TripCache {
+            deps: &deps,
+            memo: FxMap::default(),
+        };
+        eval_load(model, launch, gran, p, key, block, &mut trips, allow).map_err(|e| e.to_string())
+    };
+    // Per load, its jobs `[first, end)`.
+    let mut span = vec![(usize::MAX, 0usize); plans.len()];
+    for (j, (i, _)) in jobs.iter().enumerate() {
+        if span[*i].0 == usize::MAX {
+            span[*i].0 = j;
+        }
+        span[*i].1 = j + 1;
+    }
+    let live_loads: Vec<usize> = (0..plans.len())
+        .filter(|&i| span[i].0 != usize::MAX)
+        .collect();
+    let share = budget / (live_loads.len().max(1) as u64);
+    let counters: Vec<AtomicU64> = (0..plans.len()).map(|_| AtomicU64::new(0)).collect();
+    let firsts: Vec<Result<WarpRuns, String>> = live_loads
         .par_iter()
-        .map(|&(i, key)| {
-            let p = plans[i].as_ref().ok_or_else(String::new)?;
-            let mut trips = TripCache {
-                deps: &deps,
-                memo: FxMap::default(),
-            };
-            eval_load(model, launch, gran, p, key, block, &mut trips).map_err(|e| e.to_string())
+        .map(|&i| {
+            run_job(
+                span[i].0,
+                &Allowance {
+                    spent: &counters[i],
+                    limit: share,
+                },
+            )
         })
         .collect();
+    // Admit loads in order while their estimates fit.
+    let mut admitted = vec![false; plans.len()];
+    let mut estimates = vec![0u64; plans.len()];
+    let mut total = 0u64;
+    for (&i, r) in live_loads.iter().zip(&firsts) {
+        if r.is_err() {
+            continue;
+        }
+        let first = counters[i].load(Ordering::Relaxed);
+        let est = first.saturating_mul((span[i].1 - span[i].0) as u64);
+        if total.saturating_add(est) <= budget {
+            total += est;
+            admitted[i] = true;
+            estimates[i] = est;
+        }
+    }
+    let slack = (budget - total) / (admitted.iter().filter(|a| **a).count().max(1) as u64);
+    let mut results: Vec<Result<WarpRuns, String>> = jobs
+        .par_iter()
+        .enumerate()
+        .map(|(j, &(i, _))| {
+            if j == span[i].0 {
+                return Ok(Vec::new());
+            }
+            if !admitted[i] {
+                return Err(EvalError::Budget.to_string());
+            }
+            run_job(
+                j,
+                &Allowance {
+                    spent: &counters[i],
+                    limit: estimates[i].saturating_add(slack),
+                },
+            )
+        })
+        .collect();
+    for (&i, r) in live_loads.iter().zip(firsts) {
+        let j = span[i].0;
+        results[j] = match r {
+            Ok(w) if admitted[i] => Ok(w),
+            Ok(_) => Err(EvalError::Budget.to_string()),
+            Err(e) => Err(e),
+        };
+    }
     let mut errors: Vec<LoadError> = Vec::new();
     let mut bad = vec![false; plans.len()];
     for ((i, _), r) in jobs.iter().zip(&results) {
@@ -766,9 +868,29 @@ struct Sink<'a> {
     width: u64,
     runs: Vec<Vec<Run>>,
     warp: usize,
+    allow: &'a Allowance<'a>,
+    /// Bytes recorded since the last [`Sink::flush`].
+    pending: u64,
 }
 
 impl Sink<'_> {
+    fn push(&mut self, r: Run) -> Result<(), EvalError> {
+        self.pending += run_bytes(&r);
+        self.runs[self.warp].push(r);
+        if self.pending >= 1 << 16 {
+            self.flush()?;
+        }
+        Ok(())
+    }
+    /// Charges the pending bytes to the load's allowance.
+    fn flush(&mut self) -> Result<(), EvalError> {
+        let now = self.allow.spent.fetch_add(self.pending, Ordering::Relaxed) + self.pending;
+        self.pending = 0;
+        if now > self.allow.limit {
+            return Err(EvalError::Budget);
+        }
+        Ok(())
+    }
     fn unit_of(&self, a: i128) -> Result<(u32, u64, u64), EvalError> {
         let p = (a >> 36) - 1;
         if a < 0 || p < 0 || p as usize >= self.launch.params.len() {
@@ -799,27 +921,27 @@ impl Sink<'_> {
             )));
         }
         let base = u64::from(p) << PARAM_SHIFT;
-        let w = self.warp;
         if t == 1 || c == 0 || c as u64 <= ub {
-            self.runs[w].push((p, base + off0 / ub, 1, off1 / ub - off0 / ub + 1));
+            self.push((p, base + off0 / ub, 1, off1 / ub - off0 / ub + 1))?;
         } else if (c as u64).is_multiple_of(ub) {
             let stride = c as u64 / ub;
             let span = (off0 + self.width - 1) / ub - off0 / ub;
             for s in 0..=span {
-                self.runs[w].push((p, base + off0 / ub + s, stride, t as u64));
+                self.push((p, base + off0 / ub + s, stride, t as u64))?;
             }
         } else {
             for k in 0..t {
                 let a = a0 + c * k;
                 let (_, _, o) = self.unit_of(a)?;
                 let o1 = o + self.width - 1;
-                self.runs[w].push((p, base + o / ub, 1, o1 / ub - o / ub + 1));
+                self.push((p, base + o / ub, 1, o1 / ub - o / ub + 1))?;
             }
         }
         Ok(())
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn eval_load(
     model: &KernelModel,
     launch: &BoundLaunch,
@@ -828,6 +950,7 @@ fn eval_load(
     key: [u32; 3],
     block: [u32; 3],
     trips: &mut TripCache,
+    allow: &Allowance,
 ) -> Result<WarpRuns, EvalError> {
     let nthreads = (block[0] * block[1] * block[2]) as usize;
     let nwarps = nthreads.div_ceil(32);
@@ -837,6 +960,8 @@ fn eval_load(
         width: u64::from(p.site.width),
         runs: vec![Vec::new(); nwarps],
         warp: 0,
+        allow,
+        pending: 0,
     };
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
@@ -868,6 +993,7 @@ fn eval_load(
             walk(model, p, 0, &mut cx, &mut sink, trips)?;
         }
     }
+    sink.flush()?;
     Ok(sink.runs.into_iter().map(normalize_runs).collect())
 }
 

@@ -99,6 +99,81 @@ pub fn classify(r: u32, width: u8, init: E, latch: &[&E], l: LoopId, inner: &[Lo
     add(init, mul(step, var(Var::Iter(l))))
 }
 
+/// For the loop-carried registers of loop `l` that [`classify`] left as
+/// [`Reason::LoopCarried`] (`carried`), a recurrence evaluated concretely
+/// ([`Expr::Rec`]): the system holds them and every register of `defined` their back-edge
+/// values read, transitively. `init(r)` is the value at the loop's entry, `latch` the
+/// back-edge values of every latch (from the pass with placeholders). Registers whose
+/// back-edge values differ between latches, or depend on loaded data, stay unknown.
+pub fn recurrences(
+    l: LoopId,
+    defined: &[u32],
+    carried: &[u32],
+    init: &dyn Fn(u32) -> E,
+    latch: &dyn Fn(u32) -> Option<E>,
+) -> Vec<(u32, E)> {
+    // The registers a register's recurrence reads, transitively; `None` when one of them
+    // cannot be stepped (unknown value, latches that disagree, the loop's own counter).
+    let closure = |r0: u32| -> Option<Vec<(u32, E)>> {
+        let mut out: Vec<(u32, E)> = Vec::new();
+        let mut todo = vec![r0];
+        while let Some(r) = todo.pop() {
+            if out.iter().any(|(x, _)| *x == r) {
+                continue;
+            }
+            let v = latch(r)?;
+            if v.unknown_reason().is_some() || init(r).unknown_reason().is_some() {
+                return None;
+            }
+            let mut bad = false;
+            v.visit_leaves(&mut |x| match x {
+                Expr::Var(Var::Phi(q)) if defined.binary_search(q).is_ok() && !todo.contains(q) => {
+                    todo.push(*q);
+                }
+                Expr::Var(Var::Iter(q)) | Expr::Trip(q) if *q == l => bad = true,
+                _ => {}
+            });
+            if bad {
+                return None;
+            }
+            out.push((r, v));
+        }
+        Some(out)
+    };
+    let mut system: Vec<(u32, E)> = Vec::new();
+    let mut good = Vec::new();
+    for &r in carried {
+        if let Some(c) = closure(r) {
+            good.push(r);
+            for (q, v) in c {
+                if !system.iter().any(|(x, _)| *x == q) {
+                    system.push((q, v));
+                }
+            }
+        }
+    }
+    if good.is_empty() {
+        return Vec::new();
+    }
+    system.sort_by_key(|(r, _)| *r);
+    let regs: Vec<u32> = system.iter().map(|(r, _)| *r).collect();
+    let sys = std::sync::Arc::new(RecSys {
+        l,
+        regs: regs.clone(),
+        init: regs.iter().map(|&r| init(r)).collect(),
+        step: system.into_iter().map(|(_, v)| v).collect(),
+    });
+    good.iter()
+        .filter_map(|r| {
+            let i = regs.iter().position(|x| x == r)?;
+            Some((
+                *r,
+                std::sync::Arc::new(Expr::Rec(sys.clone(), i as u32, var(Var::Iter(l)))),
+            ))
+        })
+        .collect()
+}
+
 /// Largest number of iterations stepped through when no closed form applies.
 pub const STEP_LIMIT: u64 = 1 << 22;
 

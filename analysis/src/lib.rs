@@ -19,6 +19,7 @@ pub mod addr;
 pub mod descriptor;
 pub mod dom;
 pub mod expr;
+pub mod float;
 pub mod footprint;
 pub mod heatmap;
 pub mod ivs;
@@ -176,6 +177,44 @@ pub fn analyze_within(
     gran: footprint::Granularity,
     budget: u64,
 ) -> Result<Analysis, AnalysisError> {
+    analyze_with(
+        f,
+        launch,
+        gran,
+        &Options {
+            budget,
+            may_loads: false,
+        },
+    )
+}
+
+/// Options of [`analyze_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Memory budget in bytes ([`default_memory_budget`]).
+    pub budget: u64,
+    /// Add the loads under a data-dependent or floating-point guard to the footprints as a
+    /// may-footprint (`paver analyze --may-loads`).
+    pub may_loads: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            budget: default_memory_budget(),
+            may_loads: false,
+        }
+    }
+}
+
+/// [`analyze_within`] with every option.
+pub fn analyze_with(
+    f: &Function,
+    launch: &BoundLaunch,
+    gran: footprint::Granularity,
+    opts: &Options,
+) -> Result<Analysis, AnalysisError> {
+    let budget = opts.budget;
     if !f.has_body {
         return Err(AnalysisError::NoBody {
             kernel: f.name.clone(),
@@ -198,7 +237,8 @@ pub fn analyze_within(
             why: format!("{tbs} thread blocks, more than the {MAX_TBS} the analysis supports"),
         });
     }
-    let model = addr::analyze_kernel(f, launch);
+    let mut model = addr::analyze_kernel(f, launch);
+    model.include_may = opts.may_loads;
     let edges = estimate_edges(&model, launch);
     check_memory(
         f,
@@ -212,8 +252,15 @@ pub fn analyze_within(
         .iter()
         .map(|l| l.unresolved(&model).map(|r| r.to_string()))
         .collect();
-    let skip: Vec<bool> = unresolved.iter().map(Option::is_some).collect();
-    let (footprints, errors) = footprint::compute(&model, launch, gran, &skip);
+    let skip: Vec<bool> = unresolved
+        .iter()
+        .enumerate()
+        .map(|(i, u)| u.is_some() || !model.counts(i))
+        .collect();
+    let spent =
+        (tbs.saturating_mul(BYTES_PER_TB)).saturating_add(edges.saturating_mul(BYTES_PER_EDGE));
+    let (footprints, errors) =
+        footprint::compute_within(&model, launch, gran, &skip, budget.saturating_sub(spent));
     for e in errors {
         unresolved[e.load] = Some(e.error);
     }

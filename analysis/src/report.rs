@@ -62,6 +62,7 @@ pub fn document_with(
                 "resolved": u.is_none(),
                 "reason": u,
                 "loop_depth": l.loops.len(),
+                "guard": l.guard().as_str(),
                 "params": params.iter().map(|&p| json!({"index": p, "name": f.params.get(p as usize).map(|x| x.name.clone())})).collect::<Vec<_>>(),
             })
         })

@@ -245,7 +245,7 @@ impl<'a> Walker<'a> {
             ];
             let warp = if self.per_thread { t } else { t / 32 } as u32;
             for (i, site) in model.loads.iter().enumerate() {
-                if self.a.unresolved[i].is_some() {
+                if self.a.unresolved[i].is_some() || !model.counts(i) {
                     continue;
                 }
                 let (inner, outer): (Vec<_>, Vec<_>) =

@@ -249,7 +249,7 @@ impl<'c> Enc<'c, '_> {
             Expr::Var(Var::Tid(d)) => side.tid[usize::from(*d).min(2)].clone(),
             Expr::Var(Var::Ctaid(d)) => side.ctaid[usize::from(*d).min(2)].clone(),
             Expr::Var(Var::Iter(l)) => side.iters.get(&l.0)?.clone(),
-            Expr::Var(Var::Phi(_)) | Expr::Unknown(_) => return None,
+            Expr::Var(Var::Phi(_)) | Expr::Unknown(_) | Expr::Rec(..) => return None,
             Expr::Trip(l) => self.trip(*l, side)?,
             Expr::Add(a, b) => {
                 let (x, y) = (self.int(a, side)?, self.int(b, side)?);

@@ -96,6 +96,16 @@ pub struct Args {
     /// analysis (needs real buffers for everything the kernel reads).
     #[arg(long)]
     dynamic: bool,
+    /// Add the loads under a data-dependent or floating-point guard (`guard` in the JSON)
+    /// to the footprints and graph as a may-footprint: their addresses as if the guard held.
+    /// Without it the graph holds only the loads the launch determines exactly.
+    #[arg(long)]
+    may_loads: bool,
+    /// Memory budget of the static analysis in MiB (default: three quarters of the
+    /// available memory). Loads whose footprints do not fit are reported unresolved with
+    /// reason `budget`; a launch whose graph alone does not fit is refused.
+    #[arg(long, value_name = "MiB")]
+    max_memory: Option<u64>,
     /// Interpreter instruction budget for `--dynamic` (warp instructions, whole launch).
     #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
     max_instructions: u64,
@@ -243,7 +253,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let a = if args.dynamic {
         dynamic_analysis(module, f, bound, gran, args.max_instructions)?
     } else {
-        analysis::analyze(f, bound, gran)?
+        let opts = analysis::Options {
+            budget: args
+                .max_memory
+                .map_or_else(analysis::default_memory_budget, |m| {
+                    m.saturating_mul(1 << 20)
+                }),
+            may_loads: args.may_loads,
+        };
+        analysis::analyze_with(f, bound, gran, &opts)?
     };
     times.since("footprints", t);
     progress.phase(if args.no_descriptors {

@@ -64,7 +64,13 @@ fn static_footprints_equal_dynamic_ones_on_the_corpus() {
         let ptx = dir.join(format!("{stem}.compute_70.ptx"));
         let (ptx, launch_s) = (ptx.to_str().unwrap(), launch.to_str().unwrap());
         let st = analyze(ptx, launch_s, &[]);
-        if st["loads_resolved"] != st["loads_total"] {
+        // A load under a guard on data or floats (`guard`) is resolved but only in the
+        // graph with `--may-loads`: such launches are compared in analysis/tests.
+        let may = st["loads"].as_array().is_some_and(|ls| {
+            ls.iter()
+                .any(|l| l["guard"] == "data-dependent" || l["guard"] == "floating-point")
+        });
+        if st["loads_resolved"] != st["loads_total"] || may {
             partial.push(launch.display().to_string());
             continue;
         }
@@ -93,7 +99,8 @@ fn static_footprints_equal_dynamic_ones_on_the_corpus() {
                 "tpacf",
                 "histogram",
                 "blackscholes",
-                "scalar_prod"
+                "scalar_prod",
+                "guarded_loads"
             ]
             .iter()
             .any(|k| p.contains(&format!("/{k}/"))),
