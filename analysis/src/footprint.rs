@@ -96,6 +96,36 @@ pub struct Footprints {
     pub num_tbs: u32,
     /// Per parameter that is read.
     pub params: Vec<ParamFootprint>,
+    /// Per load (index into the model's loads; empty for loads not evaluated), the bytes it
+    /// reads per data structure, over every TB, thread and iteration.
+    pub load_ranges: Vec<Vec<LoadRange>>,
+}
+
+/// Region id of addresses that fall in no data structure (no parameter's buffer, no module
+/// variable): they are reported per load but belong to no footprint.
+pub const NO_BUFFER: u32 = (1 << 24) - 1;
+
+/// The bytes one load reads in one data structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadRange {
+    /// Data structure: parameter index, `nparams + j` for module variable `j`, or `None`
+    /// when the addresses lie in no data structure.
+    pub region: Option<u32>,
+    /// First byte read (offset in the structure; the absolute address for `None`).
+    pub lo: u64,
+    /// One past the last byte read.
+    pub hi: u64,
+}
+
+/// Merges byte ranges `(region, lo, hi)` into one range per region.
+fn merge_ranges(v: &mut Vec<(u32, u64, u64)>, r: (u32, u64, u64)) {
+    match v.iter_mut().find(|x| x.0 == r.0) {
+        Some(x) => {
+            x.1 = x.1.min(r.1);
+            x.2 = x.2.max(r.2);
+        }
+        None => v.push(r),
+    }
 }
 
 /// Sorts and merges intervals.
@@ -178,6 +208,7 @@ impl Footprints {
         Footprints {
             num_tbs: units.len() as u32,
             params,
+            load_ranges: Vec::new(),
         }
     }
 
@@ -232,6 +263,9 @@ pub fn unit_bytes(g: Granularity, launch: &BoundLaunch, p: u32, fallback: u64) -
         Granularity::Sector => 32,
         Granularity::Element => match launch.params.get(p as usize).map(|x| &x.value) {
             Some(BoundValue::Buffer { elem, .. }) => elem.size() as u64,
+            None => launch
+                .region_elem_bytes(p as usize)
+                .unwrap_or(fallback.max(1)),
             _ => fallback.max(1),
         },
     }
@@ -367,7 +401,7 @@ pub fn compute(
             d
         })
         .collect();
-    let results: Vec<Result<WarpRuns, String>> = jobs
+    let results: Vec<Result<(WarpRuns, Vec<(u32, u64, u64)>), String>> = jobs
         .par_iter()
         .map(|&(i, key)| {
             let p = plans[i].as_ref().ok_or_else(String::new)?;
@@ -376,6 +410,20 @@ pub fn compute(
                 memo: FxMap::default(),
             };
             eval_load(model, launch, gran, p, key, block, &mut trips).map_err(|e| e.to_string())
+        })
+        .collect();
+    // Byte ranges per load, apart from the runs.
+    let mut load_ranges: Vec<Vec<(u32, u64, u64)>> = vec![Vec::new(); plans.len()];
+    let results: Vec<Result<WarpRuns, String>> = results
+        .into_iter()
+        .zip(&jobs)
+        .map(|(r, (i, _))| {
+            r.map(|(w, rs)| {
+                for x in rs {
+                    merge_ranges(&mut load_ranges[*i], x);
+                }
+                w
+            })
         })
         .collect();
     let mut errors: Vec<LoadError> = Vec::new();
@@ -480,10 +528,28 @@ pub fn compute(
             }
         })
         .collect();
+    let load_ranges = load_ranges
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut v)| {
+            if bad[i] {
+                return Vec::new();
+            }
+            v.sort_unstable();
+            v.into_iter()
+                .map(|(r, lo, hi)| LoadRange {
+                    region: (r != NO_BUFFER).then_some(r),
+                    lo,
+                    hi,
+                })
+                .collect()
+        })
+        .collect();
     (
         Footprints {
             num_tbs,
             params: out_params,
+            load_ranges,
         },
         errors,
     )
@@ -766,18 +832,23 @@ struct Sink<'a> {
     width: u64,
     runs: Vec<Vec<Run>>,
     warp: usize,
+    /// Bytes read per data structure (`NO_BUFFER` for addresses in none).
+    ranges: Vec<(u32, u64, u64)>,
 }
 
 impl Sink<'_> {
     fn unit_of(&self, a: i128) -> Result<(u32, u64, u64), EvalError> {
-        let p = (a >> 36) - 1;
-        if a < 0 || p < 0 || p as usize >= self.launch.params.len() {
+        let Ok(addr) = u64::try_from(a) else {
             return Err(EvalError::Unknown(Reason::Unsupported(format!(
-                "address {a:#x} outside every parameter's buffer"
+                "address {a:#x} outside the 64-bit address space"
             ))));
-        }
+        };
+        // The data structure that contains the address, or none (`NO_BUFFER`, the offset
+        // is then the address itself).
+        let Some((p, off)) = self.launch.buffer_at(addr) else {
+            return Ok((NO_BUFFER, 1, addr));
+        };
         let ub = unit_bytes(self.gran, self.launch, p as u32, self.width);
-        let off = (a & ((1i128 << 36) - 1)) as u64;
         Ok((p as u32, ub, off))
     }
     /// Records accesses at `a0 + c*k`, `k` in `[0, t)`.
@@ -797,6 +868,10 @@ impl Sink<'_> {
             return Err(EvalError::Unknown(Reason::Unsupported(
                 "access run crosses parameter buffers".into(),
             )));
+        }
+        merge_ranges(&mut self.ranges, (p, off0, off1 + 1));
+        if p == NO_BUFFER {
+            return Ok(());
         }
         let base = u64::from(p) << PARAM_SHIFT;
         let w = self.warp;
@@ -828,7 +903,7 @@ fn eval_load(
     key: [u32; 3],
     block: [u32; 3],
     trips: &mut TripCache,
-) -> Result<WarpRuns, EvalError> {
+) -> Result<(WarpRuns, Vec<(u32, u64, u64)>), EvalError> {
     let nthreads = (block[0] * block[1] * block[2]) as usize;
     let nwarps = nthreads.div_ceil(32);
     let mut sink = Sink {
@@ -837,6 +912,7 @@ fn eval_load(
         width: u64::from(p.site.width),
         runs: vec![Vec::new(); nwarps],
         warp: 0,
+        ranges: Vec::new(),
     };
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
@@ -868,7 +944,10 @@ fn eval_load(
             walk(model, p, 0, &mut cx, &mut sink, trips)?;
         }
     }
-    Ok(sink.runs.into_iter().map(normalize_runs).collect())
+    Ok((
+        sink.runs.into_iter().map(normalize_runs).collect(),
+        sink.ranges,
+    ))
 }
 
 /// Records the accesses of lanes `x0 .. x0 + n` of one warp row (`cx.tid` at `x0`) as one
