@@ -72,13 +72,29 @@ fn corpus_shapes() {
     assert_eq!(bb.compute_data_map, [1, 0, 0]);
     assert_eq!((bb.d_tile, bb.stride_elements), ([16, n, 1], Some(n)));
     assert!(a.locality_type == "INTER-THREAD" && a.sharing == Some("COACCESSED"));
-    // Output C is never loaded: no reuse, empty tile.
-    assert_eq!(d[2].locality_type, "NO-REUSE");
+    // Output C is never loaded: no descriptor (A and B only).
+    assert_eq!(d.iter().map(|x| x.param).collect::<Vec<_>>(), [0, 1]);
+    // Rank form: A's C-Tiles follow ctaid.y only, B's ctaid.x only.
+    assert_eq!((a.compute_data_rank, bb.compute_data_rank), ([0, 1, 0], [1, 0, 0]));
+    // Priority: both INTER-THREAD; A (16 rows of n per TB) and B (n rows of 16) carry
+    // equal data references, so the lower index wins.
+    assert_eq!((a.priority, bb.priority), (1, 2));
     // transpose: every element read once.
     let (m, b) = load("transpose", "compute_70", "small.json");
     let d = descriptors(&m, &b, Granularity::Element);
     assert_eq!(d[0].locality_type, "NO-REUSE");
     assert_eq!(d[0].compute_data_map, [1, 1, 0]);
+    // in[y*cols + x]: a ctaid.x step moves 16 elements, a ctaid.y step 16 rows: X first.
+    assert_eq!(d[0].compute_data_rank, [1, 2, 0]);
+    // A question left open is UNDECIDED with unknown flags, never NO-REUSE.
+    let f = m.kernel(&b.kernel).expect("kernel");
+    let a = analysis::analyze(f, &b, Granularity::Element).expect("analysis");
+    let open = vec![(descriptor::Existence::default(), DecidedBy::Undecided); b.params.len()];
+    let u = descriptor::describe(f, &a, &b, &open);
+    assert_eq!(
+        (u[0].locality_type, u[0].sharing, u[0].inter_tb_reuse),
+        ("UNDECIDED", None, None)
+    );
     // stencil2d: neighbouring TBs overlap in their halos.
     let (m, b) = load("stencil2d", "compute_70", "small.json");
     let d = descriptors(&m, &b, Granularity::Element);
