@@ -401,7 +401,7 @@ pub fn compute(
             d
         })
         .collect();
-    let results: Vec<Result<(WarpRuns, Vec<(u32, u64, u64)>), String>> = jobs
+    let results: Vec<Result<(WarpRuns, Ranges), String>> = jobs
         .par_iter()
         .map(|&(i, key)| {
             let p = plans[i].as_ref().ok_or_else(String::new)?;
@@ -740,6 +740,8 @@ type Run = (u32, u64, u64, u64);
 
 /// Per warp of one TB, the runs one load reads (sorted, deduplicated, stride-1 runs merged).
 type WarpRuns = Vec<Vec<Run>>;
+/// Byte ranges `(data structure, lo, hi)` one evaluation read.
+type Ranges = Vec<(u32, u64, u64)>;
 
 /// Sorts and deduplicates runs, merging overlapping or adjacent intervals of one parameter.
 fn normalize_runs(mut rs: Vec<Run>) -> Vec<Run> {
@@ -903,7 +905,7 @@ fn eval_load(
     key: [u32; 3],
     block: [u32; 3],
     trips: &mut TripCache,
-) -> Result<(WarpRuns, Vec<(u32, u64, u64)>), EvalError> {
+) -> Result<(WarpRuns, Ranges), EvalError> {
     let nthreads = (block[0] * block[1] * block[2]) as usize;
     let nwarps = nthreads.div_ceil(32);
     let mut sink = Sink {

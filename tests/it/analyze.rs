@@ -208,7 +208,8 @@ fn analysis_json_follows_its_schema() {
 #[test]
 fn part_b_kernels_static_equals_dynamic_with_byte_ranges() {
     // (dir, [(data structure name, first byte, one past the last byte)] per load kind)
-    let cases: [(&str, &[(&str, u64, u64)]); 4] = [
+    type Want<'a> = &'a [(&'a str, u64, u64)];
+    let cases: [(&str, Want); 4] = [
         // in[i + k], k < 16, i < n = 1000: bytes [0, (999 + 15 + 1) * 4); taps[k]: 16 floats;
         // weight[i % 256]: all 256 floats.
         (
