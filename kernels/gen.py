@@ -238,37 +238,46 @@ def validate_launch(path, lf, nparams):
         bad("params must list indices 0..%d exactly once (got %s)" % (nparams - 1, idx))
     by_index = {p["index"]: p for p in lf["params"]}
     for p in lf["params"]:
-        if ("value" in p) == ("buffer" in p):
-            bad("param %d needs exactly one of value/buffer" % p["index"])
+        if sum(k in p for k in ("value", "buffer", "bytes", "fields")) != 1:
+            bad("param %d needs exactly one of value/buffer/bytes/fields" % p["index"])
+        # by-value struct fields: their buffers are checked like parameters' buffers
+        for fld in p.get("fields", []):
+            if "buffer" in fld:
+                validate_buffer(bad, path, p["index"], fld["buffer"], by_index)
         if "buffer" in p:
-            buf = p["buffer"]
-            if buf.get("type") not in BUFFER_TYPES:
-                bad("param %d: bad buffer type" % p["index"])
-            init = buf.get("init", "")
-            if not INIT_RE.match(init):
-                bad("param %d: bad init %r" % (p["index"], init))
-            if "len" in buf:
-                if init.startswith("csr_col_idx") or "len_of" in buf:
-                    bad("param %d: len must be omitted for csr_col_idx / len_of" % p["index"])
-                if not (isinstance(buf["len"], int) and buf["len"] >= 1):
-                    bad("param %d: bad len" % p["index"])
-            elif "len_of" in buf:
-                if buf["len_of"] not in by_index or "buffer" not in by_index[buf["len_of"]]:
-                    bad("param %d: len_of must name a buffer param" % p["index"])
-            elif not init.startswith("csr_col_idx"):
-                bad("param %d: len missing" % p["index"])
-            m = re.match(r"csr_row_ptr\((\d+),", init)
-            if m and buf.get("len") != int(m.group(1)) + 1:
-                bad("param %d: csr_row_ptr len must be ROWS+1" % p["index"])
-            m = re.match(r"file\((.+)\)$", init)
-            if m:
-                fp = os.path.join(os.path.dirname(path), m.group(1))
-                esz = int(re.sub(r"\D", "", buf["type"])) // 8
-                if not os.path.isfile(fp):
-                    bad("param %d: missing file %s" % (p["index"], m.group(1)))
-                if os.path.getsize(fp) != esz * buf["len"]:
-                    bad("param %d: file %s has %d bytes, expected %d"
-                        % (p["index"], m.group(1), os.path.getsize(fp), esz * buf["len"]))
+            validate_buffer(bad, path, p["index"], p["buffer"], by_index)
+
+
+def validate_buffer(bad, path, index, buf, by_index):
+    """Checks one buffer description (of a parameter or of a struct field)."""
+    p = {"index": index}
+    if buf.get("type") not in BUFFER_TYPES:
+        bad("param %d: bad buffer type" % p["index"])
+    init = buf.get("init", "")
+    if not INIT_RE.match(init):
+        bad("param %d: bad init %r" % (p["index"], init))
+    if "len" in buf:
+        if init.startswith("csr_col_idx") or "len_of" in buf:
+            bad("param %d: len must be omitted for csr_col_idx / len_of" % p["index"])
+        if not (isinstance(buf["len"], int) and buf["len"] >= 1):
+            bad("param %d: bad len" % p["index"])
+    elif "len_of" in buf:
+        if buf["len_of"] not in by_index or "buffer" not in by_index[buf["len_of"]]:
+            bad("param %d: len_of must name a buffer param" % p["index"])
+    elif not init.startswith("csr_col_idx"):
+        bad("param %d: len missing" % p["index"])
+    m = re.match(r"csr_row_ptr\((\d+),", init)
+    if m and buf.get("len") != int(m.group(1)) + 1:
+        bad("param %d: csr_row_ptr len must be ROWS+1" % p["index"])
+    m = re.match(r"file\((.+)\)$", init)
+    if m:
+        fp = os.path.join(os.path.dirname(path), m.group(1))
+        esz = int(re.sub(r"\D", "", buf["type"])) // 8
+        if not os.path.isfile(fp):
+            bad("param %d: missing file %s" % (p["index"], m.group(1)))
+        if os.path.getsize(fp) != esz * buf["len"]:
+            bad("param %d: file %s has %d bytes, expected %d"
+                % (p["index"], m.group(1), os.path.getsize(fp), esz * buf["len"]))
 
 
 # ----------------------------------------------------------------------------- main
@@ -425,7 +434,7 @@ def main():
             b = os.path.basename(lp)
             ok = {"small.json", "paper.json"} if not multi else \
                 {"%s.%s.json" % (s, e) for s in ("small", "paper") for e in ents}
-            if b not in ok and not b.startswith("waves"):  # waves*: kernels/make_waves.py
+            if b not in ok and not b.startswith("waves"):  # waves*.json: make_waves.py
                 die("%s/%s does not belong to any entry" % (name, b))
 
     # summary

@@ -128,7 +128,9 @@ impl KernelLaunchArgs {
             }
             r => r?,
         };
-        let bound = launch.bind(&f.name, &crate::cmd::param_sigs(f), &base_dir)?;
+        let bound = launch
+            .bind(&f.name, &crate::cmd::param_sigs(f), &base_dir)?
+            .with_module(&module);
         let b = bound.block;
         sim::interp::tb::check_block_attributes(
             &f.name,

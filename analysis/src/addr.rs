@@ -279,12 +279,15 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
     }
 }
 
-/// Whether `inst` is a load that may read global memory (`ld.global`, `ldu`, generic `ld`).
+/// Whether `inst` is a load that may read global memory (`ld.global`, `ld.const`, `ldu`,
+/// generic `ld`).
 pub fn is_global_load(inst: &Inst) -> bool {
+    // `.const` module variables live in global memory (the interpreter's layout, the
+    // simulator's memory path), so their loads count like global loads.
     matches!(inst.op, Opcode::Ld | Opcode::Ldu)
         && matches!(
             inst.mods.space,
-            None | Some(StateSpace::Global) | Some(StateSpace::Generic)
+            None | Some(StateSpace::Global) | Some(StateSpace::Generic) | Some(StateSpace::Const)
         )
 }
 
@@ -521,6 +524,7 @@ impl Exec<'_> {
         let base = match a.base {
             AddrBase::Reg(r) => st.env[r.index()].clone(),
             AddrBase::Imm(v) => konst(i128::from(v)),
+            AddrBase::Symbol(Symbol::Global(k)) => self.module_var(k),
             AddrBase::Symbol(_) => unknown(Reason::Unsupported(
                 "load from a module-scope variable".into(),
             )),
@@ -561,7 +565,19 @@ impl Exec<'_> {
             Operand::Imm(Immediate::F32(b)) => konst(i128::from(*b)),
             Operand::Imm(Immediate::F64(b)) => konst(i128::from(*b)),
             Operand::Special(s) => self.special(*s),
+            Operand::Symbol(Symbol::Global(k)) => self.module_var(*k),
             _ => unknown(Reason::Unsupported("operand kind".into())),
+        }
+    }
+
+    /// The address of module `.global` / `.const` variable `k` (its own data structure).
+    fn module_var(&self, k: u32) -> E {
+        match self.launch.module_var_base(k) {
+            Some(b) => konst(i128::from(b)),
+            None => unknown(Reason::Unsupported(format!(
+                "address of module variable #{k} (not .global/.const, or the launch was bound \
+                 without its module)"
+            ))),
         }
     }
 
@@ -600,23 +616,37 @@ impl Exec<'_> {
         }
     }
 
-    fn param_value(&self, a: &ptx_parser::Address, bits: u8) -> E {
+    fn param_value(&self, a: &ptx_parser::Address, offset: i64, bits: u8) -> E {
         let AddrBase::Symbol(Symbol::Param(i)) = a.base else {
             return unknown(Reason::Unsupported(
                 "ld.param from a register address".into(),
             ));
         };
-        if a.offset != 0 {
+        let value = self.launch.params.get(i as usize).map(|p| &p.value);
+        // A field of a by-value struct: its little-endian bytes at the offset.
+        if let Some(BoundValue::Bytes { bytes, .. }) = value {
+            let n = usize::from(bits / 8);
+            let at = usize::try_from(offset).ok();
+            return match at.and_then(|o| bytes.get(o..o.checked_add(n)?)) {
+                Some(b) => {
+                    let mut le = [0u8; 8];
+                    le[..n.min(8)].copy_from_slice(&b[..n.min(8)]);
+                    konst(ext_value(i128::from(u64::from_le_bytes(le)), bits, false))
+                }
+                None => unknown(Reason::Undefined),
+            };
+        }
+        if offset != 0 {
             return unknown(Reason::Unsupported(
-                "field of a by-value struct parameter".into(),
+                "ld.param at an offset into a scalar parameter".into(),
             ));
         }
-        match self.launch.params.get(i as usize).map(|p| &p.value) {
+        match value {
             Some(BoundValue::Scalar { bits: v }) => konst(ext_value(i128::from(*v), bits, false)),
             Some(BoundValue::Buffer { base, .. }) | Some(BoundValue::Synthetic { base }) => {
                 konst(i128::from(*base))
             }
-            None => unknown(Reason::Undefined),
+            Some(BoundValue::Bytes { .. }) | None => unknown(Reason::Undefined),
         }
     }
 
@@ -666,6 +696,7 @@ impl Exec<'_> {
                 }
             }
             Opcode::Mov => match inst.operands.get(1) {
+                Some(Operand::Symbol(Symbol::Global(_))) => src(1),
                 Some(Operand::Symbol(_)) | Some(Operand::Vector(_)) => unsupported(),
                 _ => src(1),
             },
@@ -748,8 +779,19 @@ impl Exec<'_> {
                 }
             }
             Opcode::Ld if inst.mods.space.is_some_and(|s| s.is_param()) => {
-                match inst.operands.get(1) {
-                    Some(Operand::Address(a)) => self.param_value(a, bits),
+                match (inst.operands.first(), inst.operands.get(1)) {
+                    // `ld.param.v2.u32 {%r1, %r2}, [p+16]`: lane i reads offset + i * size.
+                    (Some(Operand::Vector(rs)), Some(Operand::Address(a))) => {
+                        let step = i64::from(bits / 8);
+                        for (i, o) in rs.iter().enumerate() {
+                            if let Operand::Reg(r) = o {
+                                let v = self.param_value(a, a.offset + i as i64 * step, bits);
+                                set_reg(st, r.index(), v, guard.clone());
+                            }
+                        }
+                        return;
+                    }
+                    (_, Some(Operand::Address(a))) => self.param_value(a, a.offset, bits),
                     _ => unsupported(),
                 }
             }

@@ -18,8 +18,20 @@
 //! - **tile map**: per C-Tile (its coordinates in the grid of C-Tiles), the D-Tile as
 //!   half-open element ranges, from the footprints (rounded out to whole units at line or
 //!   sector granularity; at most [`MAX_TILE_MAP`] C-Tiles).
+//! - **compute-data map, rank form** (paper §3.3.3): the order in which C-Tiles are
+//!   traversed as the D-Tiles are traversed in `X -> Y -> Z` order: rank 1 for the grid
+//!   dimension whose C-Tile step moves the D-Tile the least in memory, 2 for the next, 0 for
+//!   dimensions the map does not use (histo's `(1,0,0)`; `(3,1,2)`: C-Tiles in `Y -> Z -> X`).
+//! - **priority** (paper §3.3.5, 1 = highest): the order in which conflicting optimisations
+//!   are resolved. The analysis ranks INTER-THREAD descriptors first (they drive CTA
+//!   scheduling, §4.3), then the others, each group by data references (`Σ_TB |footprint|`,
+//!   the data structure's share of the traffic) descending, then by parameter index.
+//! - A parameter no load reads (no resolved load's addresses fall in its buffer and no
+//!   unresolved load of unknown target exists) gets no descriptor. A question neither z3
+//!   nor enumeration decides gives `locality_type` `UNDECIDED` and reuse flags `null`,
+//!   never NO-REUSE.
 
-use launch::{BoundLaunch, BoundValue};
+use launch::BoundLaunch;
 use ptx_parser::Function;
 use serde::Serialize;
 
@@ -42,7 +54,8 @@ pub enum DecidedBy {
     Z3,
     /// Enumeration of every thread and iteration.
     Enumeration,
-    /// Neither path could decide (enumeration past its budget): reuse flags are false.
+    /// Neither path could decide (enumeration past its budget): `locality_type` is
+    /// `UNDECIDED` and the reuse flags are `None`.
     Undecided,
 }
 
@@ -64,8 +77,11 @@ pub struct Descriptor {
     pub name: Option<String>,
     /// Element size in bytes.
     pub element_bytes: u64,
-    /// `INTER-THREAD`, `INTRA-THREAD` or `NO-REUSE`.
+    /// `INTER-THREAD`, `INTRA-THREAD`, `NO-REUSE`, or `UNDECIDED` when neither z3 nor
+    /// enumeration answered the existence questions.
     pub locality_type: &'static str,
+    /// The paper's priority (§3.3.5): 1 is the highest, unique per descriptor.
+    pub priority: u32,
     /// `COACCESSED` or `NEARBY` (INTER-THREAD only).
     pub sharing: Option<&'static str>,
     /// `REGULAR` or `IRREGULAR`.
@@ -76,12 +92,15 @@ pub struct Descriptor {
     pub d_tile: [u64; 3],
     /// C-Tile dimensions in TBs.
     pub c_tile: [u64; 3],
-    /// Compute-data map.
+    /// Compute-data map as a mask: 1 where the addresses use `%ctaid` along that dimension.
     pub compute_data_map: [u8; 3],
-    /// Two different TBs can read the same address.
-    pub inter_tb_reuse: bool,
-    /// One thread can read an address twice.
-    pub intra_thread_reuse: bool,
+    /// Compute-data map in the paper's rank form (§3.3.3): the traversal rank of each grid
+    /// dimension's C-Tiles as D-Tiles are traversed `X -> Y -> Z`; 0 where the mask is 0.
+    pub compute_data_rank: [u8; 3],
+    /// Two different TBs can read the same address (`None`: undecided).
+    pub inter_tb_reuse: Option<bool>,
+    /// One thread can read an address twice (`None`: undecided).
+    pub intra_thread_reuse: Option<bool>,
     /// How the two existence answers were obtained.
     pub decided_by: DecidedBy,
     /// C-Tile -> D-Tile.
@@ -100,15 +119,12 @@ pub struct Existence {
 }
 
 pub(crate) fn elem_bytes(launch: &BoundLaunch, p: u32) -> Option<u64> {
-    match launch.params.get(p as usize).map(|x| &x.value) {
-        Some(BoundValue::Buffer { elem, .. }) => Some(elem.size() as u64),
-        Some(BoundValue::Synthetic { .. }) => Some(1),
-        _ => None,
-    }
+    launch.region_elem_bytes(p as usize)
 }
 
-/// Parameters each resolved load reads (evaluated for thread 0 of TB 0 or from the
-/// address's constant base).
+/// The data structure each load reads: from the bytes its evaluated addresses fall in
+/// ([`crate::footprint::Footprints::load_ranges`], the first structure holding any), else
+/// from the address's constant base for a load the footprints did not evaluate.
 pub fn load_params(a: &Analysis) -> Vec<Option<u32>> {
     fn base(e: &Expr) -> Option<i128> {
         match e {
@@ -121,14 +137,19 @@ pub fn load_params(a: &Analysis) -> Vec<Option<u32>> {
     a.model
         .loads
         .iter()
-        .map(|l| base(&l.addr).map(|c| ((c >> 36) - 1) as u32))
+        .enumerate()
+        .map(|(i, l)| match a.footprints.load_ranges.get(i) {
+            Some(v) if !v.is_empty() => v.iter().find_map(|r| r.region),
+            _ if a.unresolved.get(i).is_some_and(Option::is_none) => None,
+            _ => base(&l.addr).map(|c| ((c >> 36) - 1) as u32),
+        })
         .collect()
 }
 
 /// The existence answers by enumerating every thread and iteration (`None` past
 /// [`ENUM_BUDGET`] points), per parameter index.
 pub fn existence_by_enumeration(a: &Analysis, launch: &BoundLaunch) -> Option<Vec<Existence>> {
-    let n = launch.params.len();
+    let n = launch.region_ids().last().map_or(0, |m| m + 1);
     let mut out = vec![Existence::default(); n];
     // element unit -> first TB reading it.
     let mut owner: FxMap<u64, u64> = FxMap::default();
@@ -234,7 +255,8 @@ pub fn describe(
     let params = load_params(a);
     let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
     let mut out = Vec::new();
-    for p in 0..launch.params.len() as u32 {
+    let mut weights: Vec<u64> = Vec::new();
+    for p in launch.region_ids().into_iter().map(|p| p as u32) {
         let Some(eb) = elem_bytes(launch, p) else {
             continue;
         };
@@ -243,10 +265,14 @@ pub fn describe(
             .iter()
             .zip(&params)
             .any(|(u, lp)| u.is_some() && (lp.is_none() || *lp == Some(p)));
+        let fp = a.footprints.params.iter().position(|x| x.param == p);
+        // Never loaded: no resolved load reads its buffer and no unresolved load may.
+        if fp.is_none() && !unresolved {
+            continue;
+        }
         let map = compute_data_map(a, &params, p);
         let c_tile = [0, 1, 2].map(|d| if map[d] == 1 { 1 } else { grid[d] });
         let n_ct = [0, 1, 2].map(|d| if map[d] == 1 { grid[d] } else { 1 });
-        let fp = a.footprints.params.iter().position(|x| x.param == p);
         // Per C-Tile, the union of its TBs' units.
         let mut tiles: Vec<Vec<Interval>> = Vec::new();
         let total_ct = n_ct.iter().product::<u64>();
@@ -283,18 +309,29 @@ pub fn describe(
         }
         let (d_tile, stride, regular) = tiles.first().map_or(([0, 0, 1], None, true), |t| shape(t));
         let regular = regular && !unresolved;
+        let rank = rank_form(&map, &n_ct, &tiles);
+        let refs: u64 = fp.map_or(0, |k| {
+            a.footprints.params[k]
+                .classes
+                .iter()
+                .map(|c| crate::footprint::count(&c.units) * c.members.len() as u64)
+                .sum()
+        });
         let (e, decided_by) = exist
             .get(p as usize)
             .copied()
             .unwrap_or((Existence::default(), DecidedBy::Undecided));
-        let locality_type = if e.inter_tb {
+        let decided = decided_by != DecidedBy::Undecided;
+        let locality_type = if !decided {
+            "UNDECIDED"
+        } else if e.inter_tb {
             "INTER-THREAD"
         } else if e.intra_thread {
             "INTRA-THREAD"
         } else {
             "NO-REUSE"
         };
-        let sharing = e.inter_tb.then_some(if c_tile.iter().product::<u64>() > 1 {
+        let sharing = (decided && e.inter_tb).then_some(if c_tile.iter().product::<u64>() > 1 {
             "COACCESSED"
         } else {
             "NEARBY"
@@ -321,9 +358,10 @@ pub fn describe(
             .collect();
         out.push(Descriptor {
             param: p,
-            name: f.params.get(p as usize).map(|x| x.name.clone()),
+            name: crate::report::region_name(f, launch, p),
             element_bytes: eb,
             locality_type,
+            priority: 0,
             sharing,
             pattern: if regular { "REGULAR" } else { "IRREGULAR" },
             stride_elements: if regular { stride } else { None },
@@ -334,14 +372,62 @@ pub fn describe(
             },
             c_tile,
             compute_data_map: map,
-            inter_tb_reuse: e.inter_tb,
-            intra_thread_reuse: e.intra_thread,
+            compute_data_rank: rank,
+            inter_tb_reuse: decided.then_some(e.inter_tb),
+            intra_thread_reuse: decided.then_some(e.intra_thread),
             decided_by,
             tile_map,
             tile_map_truncated: truncated,
         });
+        weights.push(refs);
+    }
+    // Priority: INTER-THREAD first, then by data references (descending), then by index.
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by_key(|&i| {
+        (
+            out[i].locality_type != "INTER-THREAD",
+            std::cmp::Reverse(weights[i]),
+            out[i].param,
+        )
+    });
+    for (rank, i) in order.into_iter().enumerate() {
+        out[i].priority = rank as u32 + 1;
     }
     out
+}
+
+/// The compute-data map in rank form: among the dimensions the mask marks, rank by how far
+/// one C-Tile step along the dimension moves the D-Tile's first element (smallest first:
+/// it follows the data's `X`); a dimension whose step cannot be measured (one C-Tile, an
+/// empty or unlisted tile) ranks after the measured ones; ties by dimension order.
+fn rank_form(map: &[u8; 3], n_ct: &[u64; 3], tiles: &[Vec<Interval>]) -> [u8; 3] {
+    let start = |idx: u64| -> Option<u64> {
+        tiles
+            .get(usize::try_from(idx).ok()?)
+            .and_then(|t| t.first())
+            .map(|r| r.0)
+    };
+    let step: [u64; 3] = [0, 1, 2].map(|d| {
+        let idx = match d {
+            0 => 1,
+            1 => n_ct[0],
+            _ => n_ct[0] * n_ct[1],
+        };
+        if map[d] == 0 || n_ct[d] < 2 {
+            return u64::MAX;
+        }
+        match (start(0), start(idx)) {
+            (Some(a), Some(b)) => a.abs_diff(b),
+            _ => u64::MAX,
+        }
+    });
+    let mut dims: Vec<usize> = (0..3).filter(|&d| map[d] == 1).collect();
+    dims.sort_by_key(|&d| (step[d], d));
+    let mut rank = [0u8; 3];
+    for (r, d) in dims.into_iter().enumerate() {
+        rank[d] = r as u8 + 1;
+    }
+    rank
 }
 
 /// The descriptors with the existence questions decided by the default path: z3 when the
@@ -366,7 +452,9 @@ fn compute_from(
     launch: &BoundLaunch,
     symbolic: Vec<Option<Existence>>,
 ) -> Vec<Descriptor> {
-    let n = launch.params.len();
+    // Parameters, module variables and struct fields' buffers (the latter two are not
+    // modelled by z3: enumeration decides).
+    let n = launch.region_ids().last().map_or(0, |m| m + 1);
     let mut enumerated: Option<Option<Vec<Existence>>> = None;
     let exist: Vec<(Existence, DecidedBy)> = (0..n)
         .map(|p| match symbolic.get(p).copied().flatten() {

@@ -97,6 +97,36 @@ pub struct Footprints {
     pub num_tbs: u32,
     /// Per parameter that is read.
     pub params: Vec<ParamFootprint>,
+    /// Per load (index into the model's loads; empty for loads not evaluated), the bytes it
+    /// reads per data structure, over every TB, thread and iteration.
+    pub load_ranges: Vec<Vec<LoadRange>>,
+}
+
+/// Region id of addresses that fall in no data structure (no parameter's buffer, no module
+/// variable): they are reported per load but belong to no footprint.
+pub const NO_BUFFER: u32 = (1 << 24) - 1;
+
+/// The bytes one load reads in one data structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadRange {
+    /// Data structure: parameter index, `nparams + j` for module variable `j`, or `None`
+    /// when the addresses lie in no data structure.
+    pub region: Option<u32>,
+    /// First byte read (offset in the structure; the absolute address for `None`).
+    pub lo: u64,
+    /// One past the last byte read.
+    pub hi: u64,
+}
+
+/// Merges byte ranges `(region, lo, hi)` into one range per region.
+fn merge_ranges(v: &mut Vec<(u32, u64, u64)>, r: (u32, u64, u64)) {
+    match v.iter_mut().find(|x| x.0 == r.0) {
+        Some(x) => {
+            x.1 = x.1.min(r.1);
+            x.2 = x.2.max(r.2);
+        }
+        None => v.push(r),
+    }
 }
 
 /// Sorts and merges intervals.
@@ -179,6 +209,7 @@ impl Footprints {
         Footprints {
             num_tbs: units.len() as u32,
             params,
+            load_ranges: Vec::new(),
         }
     }
 
@@ -233,6 +264,9 @@ pub fn unit_bytes(g: Granularity, launch: &BoundLaunch, p: u32, fallback: u64) -
         Granularity::Sector => 32,
         Granularity::Element => match launch.params.get(p as usize).map(|x| &x.value) {
             Some(BoundValue::Buffer { elem, .. }) => elem.size() as u64,
+            None => launch
+                .region_elem_bytes(p as usize)
+                .unwrap_or(fallback.max(1)),
             _ => fallback.max(1),
         },
     }
@@ -402,7 +436,7 @@ pub fn compute_within(
             d
         })
         .collect();
-    let run_job = |j: usize, allow: &Allowance| -> Result<WarpRuns, String> {
+    let run_job = |j: usize, allow: &Allowance| -> Result<(WarpRuns, Ranges), String> {
         let (i, key) = jobs[j];
         let p = plans[i].as_ref().ok_or_else(String::new)?;
         let mut trips = TripCache {
@@ -424,7 +458,7 @@ pub fn compute_within(
         .collect();
     let share = budget / (live_loads.len().max(1) as u64);
     let counters: Vec<AtomicU64> = (0..plans.len()).map(|_| AtomicU64::new(0)).collect();
-    let firsts: Vec<Result<WarpRuns, String>> = live_loads
+    let firsts: Vec<Result<(WarpRuns, Ranges), String>> = live_loads
         .par_iter()
         .map(|&i| {
             run_job(
@@ -453,12 +487,12 @@ pub fn compute_within(
         }
     }
     let slack = (budget - total) / (admitted.iter().filter(|a| **a).count().max(1) as u64);
-    let mut results: Vec<Result<WarpRuns, String>> = jobs
+    let mut results: Vec<Result<(WarpRuns, Ranges), String>> = jobs
         .par_iter()
         .enumerate()
         .map(|(j, &(i, _))| {
             if j == span[i].0 {
-                return Ok(Vec::new());
+                return Ok((Vec::new(), Vec::new()));
             }
             if !admitted[i] {
                 return Err(EvalError::Budget.to_string());
@@ -480,6 +514,20 @@ pub fn compute_within(
             Err(e) => Err(e),
         };
     }
+    // Byte ranges per load, apart from the runs.
+    let mut load_ranges: Vec<Vec<(u32, u64, u64)>> = vec![Vec::new(); plans.len()];
+    let results: Vec<Result<WarpRuns, String>> = results
+        .into_iter()
+        .zip(&jobs)
+        .map(|(r, (i, _))| {
+            r.map(|(w, rs)| {
+                for x in rs {
+                    merge_ranges(&mut load_ranges[*i], x);
+                }
+                w
+            })
+        })
+        .collect();
     let mut errors: Vec<LoadError> = Vec::new();
     let mut bad = vec![false; plans.len()];
     for ((i, _), r) in jobs.iter().zip(&results) {
@@ -582,10 +630,28 @@ pub fn compute_within(
             }
         })
         .collect();
+    let load_ranges = load_ranges
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut v)| {
+            if bad[i] {
+                return Vec::new();
+            }
+            v.sort_unstable();
+            v.into_iter()
+                .map(|(r, lo, hi)| LoadRange {
+                    region: (r != NO_BUFFER).then_some(r),
+                    lo,
+                    hi,
+                })
+                .collect()
+        })
+        .collect();
     (
         Footprints {
             num_tbs,
             params: out_params,
+            load_ranges,
         },
         errors,
     )
@@ -776,6 +842,8 @@ type Run = (u32, u64, u64, u64);
 
 /// Per warp of one TB, the runs one load reads (sorted, deduplicated, stride-1 runs merged).
 type WarpRuns = Vec<Vec<Run>>;
+/// Byte ranges `(data structure, lo, hi)` one evaluation read.
+type Ranges = Vec<(u32, u64, u64)>;
 
 /// Sorts and deduplicates runs, merging overlapping or adjacent intervals of one parameter.
 fn normalize_runs(mut rs: Vec<Run>) -> Vec<Run> {
@@ -871,6 +939,8 @@ struct Sink<'a> {
     allow: &'a Allowance<'a>,
     /// Bytes recorded since the last [`Sink::flush`].
     pending: u64,
+    /// Bytes read per data structure (`NO_BUFFER` for addresses in none).
+    ranges: Vec<(u32, u64, u64)>,
 }
 
 impl Sink<'_> {
@@ -892,14 +962,17 @@ impl Sink<'_> {
         Ok(())
     }
     fn unit_of(&self, a: i128) -> Result<(u32, u64, u64), EvalError> {
-        let p = (a >> 36) - 1;
-        if a < 0 || p < 0 || p as usize >= self.launch.params.len() {
+        let Ok(addr) = u64::try_from(a) else {
             return Err(EvalError::Unknown(Reason::Unsupported(format!(
-                "address {a:#x} outside every parameter's buffer"
+                "address {a:#x} outside the 64-bit address space"
             ))));
-        }
+        };
+        // The data structure that contains the address, or none (`NO_BUFFER`, the offset
+        // is then the address itself).
+        let Some((p, off)) = self.launch.buffer_at(addr) else {
+            return Ok((NO_BUFFER, 1, addr));
+        };
         let ub = unit_bytes(self.gran, self.launch, p as u32, self.width);
-        let off = (a & ((1i128 << 36) - 1)) as u64;
         Ok((p as u32, ub, off))
     }
     /// Records accesses at `a0 + c*k`, `k` in `[0, t)`.
@@ -919,6 +992,10 @@ impl Sink<'_> {
             return Err(EvalError::Unknown(Reason::Unsupported(
                 "access run crosses parameter buffers".into(),
             )));
+        }
+        merge_ranges(&mut self.ranges, (p, off0, off1 + 1));
+        if p == NO_BUFFER {
+            return Ok(());
         }
         let base = u64::from(p) << PARAM_SHIFT;
         if t == 1 || c == 0 || c as u64 <= ub {
@@ -951,7 +1028,7 @@ fn eval_load(
     block: [u32; 3],
     trips: &mut TripCache,
     allow: &Allowance,
-) -> Result<WarpRuns, EvalError> {
+) -> Result<(WarpRuns, Ranges), EvalError> {
     let nthreads = (block[0] * block[1] * block[2]) as usize;
     let nwarps = nthreads.div_ceil(32);
     let mut sink = Sink {
@@ -962,6 +1039,7 @@ fn eval_load(
         warp: 0,
         allow,
         pending: 0,
+        ranges: Vec::new(),
     };
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
@@ -994,7 +1072,10 @@ fn eval_load(
         }
     }
     sink.flush()?;
-    Ok(sink.runs.into_iter().map(normalize_runs).collect())
+    Ok((
+        sink.runs.into_iter().map(normalize_runs).collect(),
+        sink.ranges,
+    ))
 }
 
 /// Records the accesses of lanes `x0 .. x0 + n` of one warp row (`cx.tid` at `x0`) as one

@@ -46,28 +46,53 @@ pub fn document_with(
     reuse: &Reuse,
     descriptors: &[Descriptor],
 ) -> Value {
+    // Per load, the bytes it reads per data structure (when the footprints were evaluated
+    // statically; dynamic footprints carry none, then the address's constant base names
+    // the parameter).
+    let ranged = a.footprints.load_ranges.len() == a.model.loads.len();
+    let region = |r: Option<u32>| -> Value {
+        match r {
+            Some(r) => json!(r),
+            None => Value::Null,
+        }
+    };
+    let mut never = a.model.unreachable_loads.len();
     let loads: Vec<Value> = a
         .model
         .loads
         .iter()
         .zip(&a.unresolved)
-        .map(|(l, u)| {
-            let params: Vec<u64> = match &u {
-                None => param_of(l, launch),
-                Some(_) => Vec::new(),
+        .enumerate()
+        .map(|(i, (l, u))| {
+            let (params, reads, never_executed): (Vec<u64>, Vec<Value>, bool) = match &u {
+                Some(_) => (Vec::new(), Vec::new(), false),
+                None if ranged => {
+                    let rs = &a.footprints.load_ranges[i];
+                    let mut ps: Vec<u64> = rs.iter().filter_map(|r| r.region).map(u64::from).collect();
+                    ps.dedup();
+                    let reads = rs
+                        .iter()
+                        .map(|r| json!({"param": region(r.region), "name": r.region.and_then(|x| region_name(f, launch, x)), "bytes": [r.lo, r.hi]}))
+                        .collect();
+                    (ps, reads, rs.is_empty())
+                }
+                None => (param_of(l, launch), Vec::new(), false),
             };
+            never += usize::from(never_executed);
             json!({
                 "line": l.line,
                 "width_bytes": l.width,
                 "resolved": u.is_none(),
-                "reason": u,
+                "reason": if never_executed { Some("never executed for this launch".to_string()) } else { u.clone() },
+                "never_executed": never_executed,
                 "loop_depth": l.loops.len(),
                 "guard": l.guard().as_str(),
-                "params": params.iter().map(|&p| json!({"index": p, "name": f.params.get(p as usize).map(|x| x.name.clone())})).collect::<Vec<_>>(),
+                "params": params.iter().map(|&p| json!({"index": p, "name": region_name(f, launch, p as u32)})).collect::<Vec<_>>(),
+                "reads": reads,
             })
         })
         .chain(a.model.unreachable_loads.iter().map(|(_, line)| {
-            json!({"line": line, "resolved": true, "reason": "never executed for this launch", "loop_depth": 0})
+            json!({"line": line, "resolved": true, "reason": "never executed for this launch", "never_executed": true, "loop_depth": 0})
         }))
         .collect();
     let resolved =
@@ -101,7 +126,7 @@ pub fn document_with(
             let mask = (1u64 << PARAM_SHIFT) - 1;
             json!({
                 "param": p.param,
-                "name": f.params.get(p.param as usize).map(|x| x.name.clone()),
+                "name": region_name(f, launch, p.param),
                 "unit_bytes": p.unit_bytes,
                 "tbs_reading": tbs,
                 "distinct_footprints": p.classes.len(),
@@ -123,6 +148,7 @@ pub fn document_with(
         "loads": loads,
         "loads_resolved": resolved,
         "loads_total": total,
+        "loads_never_executed": never,
         "resolved_fraction": if total == 0 { 1.0 } else { resolved as f64 / total as f64 },
         "data_structures": structures,
         "graph": {
@@ -301,17 +327,41 @@ pub fn descriptor_summary(ds: &[Descriptor]) -> String {
             .map_or(String::new(), |s| format!(" stride {s}"));
         let _ = writeln!(
             o,
-            "  {name}: {} {} {}{stride}, D-Tile {:?}, C-Tile {:?}, map {:?} ({:?})",
+            "  {name}: {} {} {}{stride}, D-Tile {:?}, C-Tile {:?}, map {:?} rank {:?}, priority {} ({:?})",
             d.locality_type,
             d.sharing.unwrap_or("-"),
             d.pattern,
             d.d_tile,
             d.c_tile,
             d.compute_data_map,
+            d.compute_data_rank,
+            d.priority,
             d.decided_by
         );
     }
     o
+}
+
+/// The name of data structure `r`: parameter `r`, module variable `r - nparams`, or
+/// `<param>+<offset>` for the buffer a struct field points to.
+pub fn region_name(f: &Function, launch: &BoundLaunch, r: u32) -> Option<String> {
+    if r as usize >= launch::STRUCT_REGION0 {
+        let b = launch
+            .field_buffers()
+            .nth(r as usize - launch::STRUCT_REGION0)?;
+        let p = launch.params.iter().find(|p| {
+            matches!(&p.value, launch::BoundValue::Bytes { buffers, .. }
+                if buffers.iter().any(|x| x.base == b.base))
+        })?;
+        return Some(format!("{}+{}", p.name, b.offset));
+    }
+    match f.params.get(r as usize) {
+        Some(p) => Some(p.name.clone()),
+        None => launch
+            .module_vars
+            .get((r as usize).checked_sub(launch.params.len())?)
+            .map(|v| v.name.clone()),
+    }
 }
 
 /// The parameter(s) a resolved load reads: its address evaluated for thread 0 of TB 0 (the

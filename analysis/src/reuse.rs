@@ -287,12 +287,12 @@ impl<'a> Walker<'a> {
                 }
             }
             let a = eval(&site.addr, cx, model)?;
-            let p = (a >> 36) - 1;
-            if a < 0 || p < 0 || p as usize >= self.launch.params.len() {
+            // The data structure holding the address (none: no footprint).
+            let Some((p, off)) = u64::try_from(a).ok().and_then(|a| self.launch.buffer_at(a))
+            else {
                 return Ok(());
-            }
+            };
             let ub = unit_bytes(self.gran, self.launch, p as u32, u64::from(site.width));
-            let off = (a & ((1i128 << 36) - 1)) as u64;
             let k = Key::new(key, site.inst.index() as u64);
             for u in off / ub..=(off + u64::from(site.width) - 1) / ub {
                 out.push((k.clone(), warp, ((p as u64) << PARAM_SHIFT) | u));

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::format::{BufferSpec, Dim3, Launch, ParamArg, ParamKey, Scalar};
+use crate::format::{BufferSpec, Dim3, FieldArg, Launch, ParamArg, ParamKey, Scalar};
 use crate::{ElemType, LaunchError};
 
 /// log2 of the distance between two parameters' buffers (64 GiB: more than any buffer this
@@ -83,6 +83,27 @@ pub struct BoundLaunch {
     /// Folder that relative `file(…)` initialisers are read from.
     #[serde(skip)]
     pub base_dir: PathBuf,
+    /// The module's `.global` / `.const` variables, each its own data structure after the
+    /// parameters' buffers (set by [`BoundLaunch::with_module`]; empty when the launch was
+    /// bound without its module).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub module_vars: Vec<ModuleVar>,
+}
+
+/// A module-scope `.global` / `.const` variable placed in global memory: region
+/// `nparams + j` for the `j`-th such variable in module order (the interpreter's layout).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModuleVar {
+    /// Its name in the PTX.
+    pub name: String,
+    /// Index in the module's variable list (`Symbol::Global`).
+    pub module_index: u32,
+    /// Global address of byte 0.
+    pub base: u64,
+    /// Size in bytes, from its declaration.
+    pub bytes: u64,
+    /// Bytes of one element of its declared type (vector lanes included).
+    pub elem_bytes: u64,
 }
 
 /// One parameter's resolved value.
@@ -122,7 +143,35 @@ pub enum BoundValue {
         /// Global address it points to.
         base: u64,
     },
+    /// A by-value struct / byte array: its bytes (field buffers' addresses written in).
+    Bytes {
+        /// The parameter's bytes, exactly its size.
+        bytes: Vec<u8>,
+        /// Buffers that fields point to.
+        buffers: Vec<FieldBuffer>,
+    },
 }
+
+/// A buffer a field of a by-value struct parameter points to: data structure
+/// [`STRUCT_REGION0`]` + k` for the launch's `k`-th such buffer (parameter order, then
+/// field order).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldBuffer {
+    /// Byte offset of the pointer field in the struct.
+    pub offset: u64,
+    /// Global address of element 0.
+    pub base: u64,
+    /// Element type.
+    pub elem: ElemType,
+    /// Number of elements.
+    pub len: u64,
+    /// Initialiser, as written.
+    pub init: String,
+}
+
+/// First data-structure (region) id of the buffers that struct fields point to: far above
+/// any parameter or module variable, so their addresses do not depend on the module.
+pub const STRUCT_REGION0: usize = 1024;
 
 impl BoundLaunch {
     /// Number of thread blocks.
@@ -136,22 +185,121 @@ impl BoundLaunch {
             .iter()
             .map(|p| match &p.value {
                 BoundValue::Buffer { elem, len, .. } => len.saturating_mul(elem.size() as u64),
+                BoundValue::Bytes { buffers, .. } => buffers
+                    .iter()
+                    .map(|b| b.len.saturating_mul(b.elem.size() as u64))
+                    .fold(0u64, u64::saturating_add),
                 _ => 0,
             })
             .fold(0u64, u64::saturating_add)
     }
 
-    /// The parameter whose buffer holds `addr`, with the byte offset into it.
+    /// The data structure holding `addr`, with the byte offset into it: a parameter's
+    /// buffer (index `< params.len()`) or module variable `j` (index `params.len() + j`).
+    /// An address past a buffer's end (or before its start) belongs to none.
     pub fn buffer_at(&self, addr: u64) -> Option<(usize, u64)> {
         let idx = (addr >> BUFFER_SPACING_LOG2).checked_sub(1)? as usize;
         let offset = addr - buffer_base(idx);
-        match self.params.get(idx)?.value {
-            BoundValue::Buffer { elem, len, .. } if offset < len * elem.size() as u64 => {
-                Some((idx, offset))
-            }
-            BoundValue::Synthetic { .. } => Some((idx, offset)),
-            _ => None,
+        match self.region_bytes(idx)? {
+            Some(n) if offset >= n => None,
+            _ => Some((idx, offset)),
         }
+    }
+
+    /// Number of data structures: parameters, then module variables.
+    pub fn num_regions(&self) -> usize {
+        self.params.len() + self.module_vars.len()
+    }
+
+    /// The buffers struct fields point to, in region order from [`STRUCT_REGION0`].
+    pub fn field_buffers(&self) -> impl Iterator<Item = &FieldBuffer> {
+        self.params.iter().flat_map(|p| match &p.value {
+            BoundValue::Bytes { buffers, .. } => buffers.as_slice(),
+            _ => &[],
+        })
+    }
+
+    /// Every data structure id with memory or an address: parameters' buffers and pointers,
+    /// module variables, struct fields' buffers.
+    pub fn region_ids(&self) -> Vec<usize> {
+        (0..self.num_regions())
+            .filter(|&i| self.region_bytes(i).is_some())
+            .chain((0..self.field_buffers().count()).map(|k| STRUCT_REGION0 + k))
+            .collect()
+    }
+
+    /// Size in bytes of data structure `idx` (`Some(None)`: a synthetic pointer, unbounded;
+    /// `None`: a scalar parameter or no such structure).
+    pub fn region_bytes(&self, idx: usize) -> Option<Option<u64>> {
+        if idx >= STRUCT_REGION0 {
+            let b = self.field_buffers().nth(idx - STRUCT_REGION0)?;
+            return Some(Some(b.len * b.elem.size() as u64));
+        }
+        if let Some(p) = self.params.get(idx) {
+            return match p.value {
+                BoundValue::Buffer { elem, len, .. } => Some(Some(len * elem.size() as u64)),
+                BoundValue::Synthetic { .. } => Some(None),
+                _ => None,
+            };
+        }
+        let v = self.module_vars.get(idx - self.params.len())?;
+        Some(Some(v.bytes))
+    }
+
+    /// Element size of data structure `idx` (1 for a synthetic pointer).
+    pub fn region_elem_bytes(&self, idx: usize) -> Option<u64> {
+        if idx >= STRUCT_REGION0 {
+            return self
+                .field_buffers()
+                .nth(idx - STRUCT_REGION0)
+                .map(|b| b.elem.size() as u64);
+        }
+        match self.params.get(idx) {
+            Some(p) => match p.value {
+                BoundValue::Buffer { elem, .. } => Some(elem.size() as u64),
+                BoundValue::Synthetic { .. } => Some(1),
+                _ => None,
+            },
+            None => self
+                .module_vars
+                .get(idx - self.params.len())
+                .map(|v| v.elem_bytes.max(1)),
+        }
+    }
+
+    /// The base address of module variable `module_index` (`Symbol::Global`), if it is a
+    /// `.global` / `.const` variable this launch knows.
+    pub fn module_var_base(&self, module_index: u32) -> Option<u64> {
+        self.module_vars
+            .iter()
+            .find(|v| v.module_index == module_index)
+            .map(|v| v.base)
+    }
+
+    /// Places module `m`'s `.global` / `.const` variables after the parameters, as the
+    /// interpreter lays them out, so that analyses resolve addresses into them.
+    pub fn with_module(mut self, m: &ptx_parser::Module) -> BoundLaunch {
+        let n = self.params.len();
+        self.module_vars = m
+            .globals
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| {
+                matches!(
+                    g.space,
+                    ptx_parser::StateSpace::Global | ptx_parser::StateSpace::Const
+                )
+            })
+            .enumerate()
+            .map(|(j, (k, g))| ModuleVar {
+                name: g.name.clone(),
+                module_index: k as u32,
+                base: buffer_base(n + j),
+                bytes: g.size_bytes().unwrap_or(0),
+                elem_bytes: u64::from(g.ty.size()) * u64::from(g.vec.map_or(1, |w| w.lanes())),
+            })
+            .collect();
+        self
     }
 }
 
@@ -203,6 +351,7 @@ impl Launch {
             chosen[idx] = Some(&spec.arg);
         }
         let mut params = Vec::with_capacity(sig.len());
+        let mut field_buffers = 0usize;
         for (idx, (p, arg)) in sig.iter().zip(&chosen).enumerate() {
             let at = |why: String| LaunchError::Param {
                 param: format!("{idx} (`{}`)", p.name),
@@ -233,6 +382,80 @@ impl Launch {
                         init: b.init.to_string(),
                     }
                 }
+                (Some(ParamArg::Bytes(b)), SigType::Bytes { bytes }) => {
+                    if b.len() as u64 != bytes {
+                        return Err(at(format!(
+                            "`bytes` holds {} bytes but the parameter has {bytes}",
+                            b.len()
+                        )));
+                    }
+                    BoundValue::Bytes {
+                        bytes: b.clone(),
+                        buffers: Vec::new(),
+                    }
+                }
+                (Some(ParamArg::Struct(fields)), SigType::Bytes { bytes }) => {
+                    let mut image = vec![0u8; bytes as usize];
+                    let mut buffers = Vec::new();
+                    let mut put = |off: u64, n: usize, v: u64| -> Result<(), LaunchError> {
+                        let end = off.checked_add(n as u64).filter(|&e| e <= bytes);
+                        let Some(end) = end else {
+                            return Err(at(format!(
+                                "field at offset {off} ({n} bytes) does not fit in {bytes} bytes"
+                            )));
+                        };
+                        image[off as usize..end as usize].copy_from_slice(&v.to_le_bytes()[..n]);
+                        Ok(())
+                    };
+                    for fs in fields {
+                        match &fs.arg {
+                            FieldArg::Value(ty, v) => {
+                                let sig = elem_sig(*ty);
+                                let bits = encode_scalar(*v, sig).map_err(|e| {
+                                    at(format!("field at offset {}: {e}", fs.offset))
+                                })?;
+                                put(fs.offset, ty.size(), bits)?;
+                            }
+                            FieldArg::Buffer(b) => {
+                                let len = buffer_len(b, &chosen).map_err(&at)?;
+                                if len
+                                    .checked_mul(b.ty.size() as u64)
+                                    .filter(|&n| n < 1 << BUFFER_SPACING_LOG2)
+                                    .is_none()
+                                {
+                                    return Err(at(format!(
+                                        "field at offset {}: a buffer of {len} {} elements is \
+                                         larger than 64 GiB",
+                                        fs.offset, b.ty
+                                    )));
+                                }
+                                b.init
+                                    .check(b.ty, len, base_dir)
+                                    .map_err(|e| at(e.to_string()))?;
+                                let base = buffer_base(STRUCT_REGION0 + field_buffers);
+                                field_buffers += 1;
+                                put(fs.offset, 8, base)?;
+                                buffers.push(FieldBuffer {
+                                    offset: fs.offset,
+                                    base,
+                                    elem: b.ty,
+                                    len,
+                                    init: b.init.to_string(),
+                                });
+                            }
+                        }
+                    }
+                    BoundValue::Bytes {
+                        bytes: image,
+                        buffers,
+                    }
+                }
+                (Some(ParamArg::Bytes(_) | ParamArg::Struct(_)), ty) => {
+                    return Err(at(format!(
+                        "`bytes` / `fields` need a by-value struct parameter, but this one is {}",
+                        describe(ty)
+                    )))
+                }
                 (Some(ParamArg::Buffer(_)), ty) => {
                     return Err(at(format!(
                         "a buffer needs a 64-bit pointer parameter, but this one is {}",
@@ -262,6 +485,7 @@ impl Launch {
             dynamic_shared_bytes: self.dynamic_shared_bytes,
             params,
             base_dir: base_dir.to_path_buf(),
+            module_vars: Vec::new(),
         })
     }
 }
@@ -287,6 +511,19 @@ fn check_dims(grid: Dim3, block: Dim3) -> Result<(), LaunchError> {
         });
     }
     Ok(())
+}
+
+/// The signature type that encodes a struct field of element type `t`.
+fn elem_sig(t: ElemType) -> SigType {
+    let bits = t.size() as u32 * 8;
+    if t.is_float() {
+        SigType::Float { bits }
+    } else {
+        SigType::Int {
+            bits,
+            signed: t.is_signed_int(),
+        }
+    }
 }
 
 fn describe(ty: SigType) -> String {

@@ -170,6 +170,31 @@ pub enum ParamArg {
     Value(Scalar),
     /// A buffer of global memory; the parameter receives its address.
     Buffer(BufferSpec),
+    /// The raw bytes of a by-value struct / byte-array parameter (exactly its size).
+    Bytes(Vec<u8>),
+    /// A by-value struct parameter given field by field (unnamed bytes are zero).
+    Struct(Vec<FieldSpec>),
+}
+
+/// One field of a by-value struct parameter: a typed scalar or a pointer to a fresh buffer,
+/// at a byte offset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldSpec {
+    /// Byte offset in the struct.
+    pub offset: u64,
+    /// Free text for the reader.
+    pub comment: Option<String>,
+    /// Its value.
+    pub arg: FieldArg,
+}
+
+/// A struct field's value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldArg {
+    /// A scalar of the given element type, stored little-endian.
+    Value(ElemType, Scalar),
+    /// A buffer of global memory; the field (8 bytes) receives its address.
+    Buffer(BufferSpec),
 }
 
 /// One entry of `params`.
@@ -198,6 +223,46 @@ struct RawParam {
     value: Option<serde_json::Number>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     buffer: Option<RawBuffer>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bytes: Option<Vec<u8>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fields: Option<Vec<RawField>>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawField {
+    offset: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    comment: Option<String>,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    ty: Option<ElemType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<serde_json::Number>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    buffer: Option<RawBuffer>,
+}
+
+fn buffer_from_raw(key: &ParamKey, b: RawBuffer) -> Result<BufferSpec, String> {
+    let init = Init::parse(&b.init).map_err(|e| e.to_string())?;
+    if b.len.is_some() && b.len_of.is_some() {
+        return Err(format!("parameter {key}: give `len` or `len_of`, not both"));
+    }
+    Ok(BufferSpec {
+        ty: b.ty,
+        len: b.len,
+        len_of: b.len_of,
+        init,
+    })
+}
+
+fn buffer_to_raw(b: BufferSpec) -> RawBuffer {
+    RawBuffer {
+        ty: b.ty,
+        len: b.len,
+        len_of: b.len_of,
+        init: b.init.to_string(),
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -223,26 +288,42 @@ impl TryFrom<RawParam> for ParamSpec {
             }
             (None, None) => return Err("a parameter entry needs `index` or `name`".into()),
         };
-        let arg = match (r.value, r.buffer) {
-            (Some(n), None) => ParamArg::Value(scalar_from_json(&n)?),
-            (None, Some(b)) => {
-                let init = Init::parse(&b.init).map_err(|e| e.to_string())?;
-                if b.len.is_some() && b.len_of.is_some() {
-                    return Err(format!("parameter {key}: give `len` or `len_of`, not both"));
-                }
-                ParamArg::Buffer(BufferSpec {
-                    ty: b.ty,
-                    len: b.len,
-                    len_of: b.len_of,
-                    init,
-                })
+        let given = usize::from(r.value.is_some())
+            + usize::from(r.buffer.is_some())
+            + usize::from(r.bytes.is_some())
+            + usize::from(r.fields.is_some());
+        if given != 1 {
+            return Err(format!(
+                "parameter {key}: give exactly one of `value`, `buffer`, `bytes`, `fields`"
+            ));
+        }
+        let arg = if let Some(n) = r.value {
+            ParamArg::Value(scalar_from_json(&n)?)
+        } else if let Some(b) = r.buffer {
+            ParamArg::Buffer(buffer_from_raw(&key, b)?)
+        } else if let Some(b) = r.bytes {
+            ParamArg::Bytes(b)
+        } else {
+            let mut fields = Vec::new();
+            for f in r.fields.unwrap_or_default() {
+                let at = f.offset;
+                let arg = match (f.ty, f.value, f.buffer) {
+                    (Some(ty), Some(n), None) => FieldArg::Value(ty, scalar_from_json(&n)?),
+                    (None, None, Some(b)) => FieldArg::Buffer(buffer_from_raw(&key, b)?),
+                    _ => {
+                        return Err(format!(
+                            "parameter {key}: field at offset {at} needs `type` and `value`, \
+                             or `buffer`"
+                        ))
+                    }
+                };
+                fields.push(FieldSpec {
+                    offset: at,
+                    comment: f.comment,
+                    arg,
+                });
             }
-            (Some(_), Some(_)) => {
-                return Err(format!(
-                    "parameter {key}: give `value` or `buffer`, not both"
-                ))
-            }
-            (None, None) => return Err(format!("parameter {key}: needs `value` or `buffer`")),
+            ParamArg::Struct(fields)
         };
         Ok(ParamSpec {
             key,
@@ -258,25 +339,43 @@ impl From<ParamSpec> for RawParam {
             ParamKey::Index(i) => (Some(i), None),
             ParamKey::Name(n) => (None, Some(n)),
         };
-        let (value, buffer) = match p.arg {
-            ParamArg::Value(Scalar::Int(v)) => (Some(int_to_json(v)), None),
-            ParamArg::Value(Scalar::Float(v)) => (serde_json::Number::from_f64(v), None),
-            ParamArg::Buffer(b) => (
-                None,
-                Some(RawBuffer {
-                    ty: b.ty,
-                    len: b.len,
-                    len_of: b.len_of,
-                    init: b.init.to_string(),
-                }),
-            ),
+        let scalar = |v: Scalar| match v {
+            Scalar::Int(v) => Some(int_to_json(v)),
+            Scalar::Float(v) => serde_json::Number::from_f64(v),
         };
+        let (mut value, mut buffer, mut bytes, mut fields) = (None, None, None, None);
+        match p.arg {
+            ParamArg::Value(v) => value = scalar(v),
+            ParamArg::Buffer(b) => buffer = Some(buffer_to_raw(b)),
+            ParamArg::Bytes(b) => bytes = Some(b),
+            ParamArg::Struct(fs) => {
+                fields = Some(
+                    fs.into_iter()
+                        .map(|f| {
+                            let (ty, value, buffer) = match f.arg {
+                                FieldArg::Value(t, v) => (Some(t), scalar(v), None),
+                                FieldArg::Buffer(b) => (None, None, Some(buffer_to_raw(b))),
+                            };
+                            RawField {
+                                offset: f.offset,
+                                comment: f.comment,
+                                ty,
+                                value,
+                                buffer,
+                            }
+                        })
+                        .collect(),
+                )
+            }
+        }
         RawParam {
             index,
             name,
             comment: p.comment,
             value,
             buffer,
+            bytes,
+            fields,
         }
     }
 }

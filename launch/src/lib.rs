@@ -17,12 +17,15 @@ pub mod format;
 pub mod init;
 pub mod ptx;
 
-pub use bind::{BoundLaunch, BoundParam, BoundValue, ParamSig, SigType};
+pub use bind::{
+    BoundLaunch, BoundParam, BoundValue, FieldBuffer, ModuleVar, ParamSig, SigType, STRUCT_REGION0,
+};
 pub use budget::{elide, human_bytes, MemoryBudget};
 pub use elem::ElemType;
 pub use flags::{parse_param_flag, LaunchFlags};
 pub use format::{
-    BufferSpec, Dim3, Launch, ParamArg, ParamKey, ParamSpec, Resources, Scalar, FORMAT,
+    BufferSpec, Dim3, FieldArg, FieldSpec, Launch, ParamArg, ParamKey, ParamSpec, Resources,
+    Scalar, FORMAT,
 };
 pub use init::{CsrSpec, Init, SplitMix64};
 pub use ptx::param_sigs;

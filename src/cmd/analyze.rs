@@ -509,7 +509,8 @@ fn dynamic_analysis(
     let needs = sim::MemoryNeeds::of(module, f, bound);
     needs.check_run(1, &crate::limits::budget()?)?;
     let prog = sim::Program::from_function(module, f);
-    let units: Vec<u64> = (0..bound.params.len() as u32)
+    let regions = bound.region_ids().last().map_or(0, |m| m + 1) as u32;
+    let units: Vec<u64> = (0..regions)
         .map(|p| unit_bytes(gran, bound, p, 1))
         .collect();
     let mut obs = UnitCollector {

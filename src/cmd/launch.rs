@@ -74,6 +74,7 @@ fn normalise(orig: &Launch, bound: &BoundLaunch) -> Launch {
                 b.len_of = None;
                 ParamArg::Buffer(b)
             }
+            (BoundValue::Bytes { .. }, Some(a)) => a.clone(),
             _ => continue, // synthetic pointers stay synthetic
         };
         l.params.push(ParamSpec {
@@ -187,6 +188,16 @@ fn human(b: &BoundLaunch) -> String {
             }
             BoundValue::Synthetic { base } => {
                 format!("-> {base:#x}: synthetic pointer (no buffer given)")
+            }
+            BoundValue::Bytes { bytes, buffers } => {
+                let mut s = format!("= {} bytes by value", bytes.len());
+                for fb in buffers {
+                    s += &format!(
+                        "; +{} -> {:#x}: {} x {} ({})",
+                        fb.offset, fb.base, fb.len, fb.elem, fb.init
+                    );
+                }
+                s
             }
         };
         let _ = writeln!(out, "  [{i}] {:<24} {v}", p.name);

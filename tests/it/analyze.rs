@@ -207,3 +207,81 @@ fn analysis_json_follows_its_schema() {
         assert!(doc["reuse"].is_object());
     }
 }
+
+/// Issue 13 part B kernels (module arrays, a by-value struct, a kernel ending in `exit`, a
+/// negative offset): on every PTX variant and at element granularity, static footprints
+/// equal the interpreter's TB by TB, every load is resolved, and each load's byte range is
+/// the one its CUDA source implies (computed by hand from the launch sizes).
+#[test]
+fn part_b_kernels_static_equals_dynamic_with_byte_ranges() {
+    // (dir, [(data structure name, first byte, one past the last byte)] per load kind)
+    type Want<'a> = &'a [(&'a str, u64, u64)];
+    let cases: [(&str, Want); 4] = [
+        // in[i + k], k < 16, i < n = 1000: bytes [0, (999 + 15 + 1) * 4); taps[k]: 16 floats;
+        // weight[i % 256]: all 256 floats.
+        (
+            "module_array",
+            &[
+                ("module_array_param_0", 0, 4060),
+                ("taps", 0, 64),
+                ("weight", 0, 1024),
+            ],
+        ),
+        // src[y * 72 + x + 8], x < 64, y < 48: [8 * 4, (47 * 72 + 63 + 8 + 1) * 4).
+        ("struct_param", &[("struct_param_param_0+0", 32, 13824)]),
+        // a[r * 32 + c], r < 250, c < 32: the whole 8000 floats.
+        ("noret", &[("noret_param_0", 0, 32000)]),
+        // lo[i], i < 4096; (mid - 2048)[i] for 2048 <= i < 4096: mid's first 2048 floats.
+        (
+            "negoff",
+            &[("negoff_param_0", 0, 16384), ("negoff_param_2", 0, 8192)],
+        ),
+    ];
+    for (dir, want) in cases {
+        let d = root().join("kernels").join(dir);
+        let launch = d.join("small.json");
+        for variant in ["compute_70", "compute_90", "nvcc13.sm_90"] {
+            let ptx = d.join(format!("{dir}.{variant}.ptx"));
+            let (ptx, launch) = (ptx.to_str().unwrap(), launch.to_str().unwrap());
+            let what = format!("{dir} {variant}");
+            let st = analyze(ptx, launch, &["--granularity", "element"]);
+            assert_eq!(st["loads_resolved"], st["loads_total"], "{what}: {st:#}");
+            assert_eq!(st["loads_never_executed"], 0, "{what}");
+            let dy = analyze(ptx, launch, &["--granularity", "element", "--dynamic"]);
+            assert_eq!(per_tb(&st), per_tb(&dy), "{what}: footprints");
+            assert_eq!(st["graph"], dy["graph"], "{what}: graph");
+            assert_eq!(st["stats"], dy["stats"], "{what}: stats");
+            // Per data structure, the union of the loads' byte ranges.
+            let mut got: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+            for l in st["loads"].as_array().unwrap() {
+                for r in l["reads"].as_array().unwrap() {
+                    let name = r["name"].as_str().expect("in a data structure").to_string();
+                    let (lo, hi) = (
+                        r["bytes"][0].as_u64().unwrap(),
+                        r["bytes"][1].as_u64().unwrap(),
+                    );
+                    let e = got.entry(name).or_insert((lo, hi));
+                    *e = (e.0.min(lo), e.1.max(hi));
+                }
+            }
+            let want: std::collections::BTreeMap<String, (u64, u64)> = want
+                .iter()
+                .map(|(n, lo, hi)| (n.to_string(), (*lo, *hi)))
+                .collect();
+            assert_eq!(got, want, "{what}: byte ranges");
+            // Only data structures some load reads get a Locality Descriptor.
+            let mut described: Vec<String> = st["locality_descriptors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["name"].as_str().unwrap().to_string())
+                .collect();
+            described.sort();
+            assert_eq!(
+                described,
+                want.keys().cloned().collect::<Vec<_>>(),
+                "{what}"
+            );
+        }
+    }
+}

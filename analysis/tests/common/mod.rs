@@ -21,7 +21,10 @@ pub fn load(dir: &str, variant: &str, launch_file: &str) -> (ptx_parser::Module,
     let l = Launch::read(&d.join(launch_file)).expect("launch");
     let name = l.kernel.clone().expect("kernel named");
     let f = m.kernel(&name).expect("kernel");
-    let b = l.bind(&name, &analysis::param_sigs(f), &d).expect("bind");
+    let b = l
+        .bind(&name, &analysis::param_sigs(f), &d)
+        .expect("bind")
+        .with_module(&m);
     (m, b)
 }
 
@@ -29,7 +32,7 @@ pub fn load(dir: &str, variant: &str, launch_file: &str) -> (ptx_parser::Module,
 pub fn base(b: &BoundLaunch, p: usize) -> u64 {
     match &b.params[p].value {
         BoundValue::Buffer { base, .. } | BoundValue::Synthetic { base } => *base,
-        BoundValue::Scalar { .. } => panic!("scalar"),
+        _ => panic!("not a pointer"),
     }
 }
 

@@ -230,6 +230,26 @@ impl Globals {
                 bytes: Some(g.bytes.clone()),
             });
         }
+        // Buffers that fields of by-value struct parameters point to, from region
+        // `STRUCT_REGION0` on (the launch crate's map).
+        for (k, b) in bound.field_buffers().enumerate() {
+            let r = launch::STRUCT_REGION0 + k;
+            while regions.len() < r {
+                regions.push(Region {
+                    name: String::new(),
+                    bytes: None,
+                });
+            }
+            let name = bound
+                .params
+                .iter()
+                .find(|p| matches!(&p.value, BoundValue::Bytes { buffers, .. } if buffers.iter().any(|x| x.base == b.base)))
+                .map_or_else(String::new, |p| format!("{}+{}", p.name, b.offset));
+            regions.push(Region {
+                name,
+                bytes: Some(Init::parse(&b.init)?.materialise(b.elem, b.len, &bound.base_dir)?),
+            });
+        }
         Ok(Globals { regions })
     }
 
@@ -477,9 +497,17 @@ pub(crate) fn param_block(layout: &Layout, bound: &BoundLaunch) -> Vec<u8> {
         else {
             continue;
         };
-        let v = match p.value {
-            BoundValue::Scalar { bits } => bits,
-            BoundValue::Buffer { base, .. } | BoundValue::Synthetic { base } => base,
+        let v = match &p.value {
+            BoundValue::Scalar { bits } => *bits,
+            BoundValue::Buffer { base, .. } | BoundValue::Synthetic { base } => *base,
+            BoundValue::Bytes { bytes, .. } => {
+                // By-value struct: its bytes, as many as the parameter holds.
+                let n = (size as usize).min(bytes.len());
+                if let Some(dst) = out.get_mut(off as usize..off as usize + n) {
+                    dst.copy_from_slice(&bytes[..n]);
+                }
+                continue;
+            }
         };
         let n = (size as usize).min(8);
         if let Some(dst) = out.get_mut(off as usize..off as usize + n) {
