@@ -233,11 +233,16 @@ fn existence_paths_agree_on_the_corpus() {
         // jacobi3d's input (seven stencil loads: a query runs out of `smt::RLIMIT`) and sad's
         // two frames and module_array's input (17 and 16 loads, past `smt::MAX_PAIRS` load
         // pairs); module variables (ids 3, 4 of module_array) and struct fields' buffers
-        // (id 1024) are not modelled by z3.
+        // (id 1024) are not modelled by z3; mirror_boundary's addresses are loop recurrences
+        // (`Expr::Rec`, stepped concretely, which z3 is not given); colwalk's column-walked
+        // matrix is not decided by z3 within its limits.
         assert_eq!(
             not_z3,
             [
+                "colwalk 0",
                 "jacobi3d 0",
+                "mirror_boundary 0",
+                "mirror_boundary 1",
                 "module_array 0",
                 "module_array 3",
                 "module_array 4",

@@ -246,7 +246,10 @@ fn part_b_kernels_static_equals_dynamic_with_byte_ranges() {
             let what = format!("{dir} {variant}");
             let st = analyze(ptx, launch, &["--granularity", "element"]);
             assert_eq!(st["loads_resolved"], st["loads_total"], "{what}: {st:#}");
-            assert_eq!(st["loads_never_executed"], 0, "{what}");
+            // noret's column loop is unrolled by 4 with a remainder loop, whose load never
+            // runs for cols = 32; every other load of these kernels runs.
+            let never = u64::from(dir == "noret");
+            assert_eq!(st["loads_never_executed"], never, "{what}");
             let dy = analyze(ptx, launch, &["--granularity", "element", "--dynamic"]);
             assert_eq!(per_tb(&st), per_tb(&dy), "{what}: footprints");
             assert_eq!(st["graph"], dy["graph"], "{what}: graph");
@@ -254,7 +257,8 @@ fn part_b_kernels_static_equals_dynamic_with_byte_ranges() {
             // Per data structure, the union of the loads' byte ranges.
             let mut got: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
             for l in st["loads"].as_array().unwrap() {
-                for r in l["reads"].as_array().unwrap() {
+                // A load that never runs reads nothing (and has no `reads`).
+                for r in l["reads"].as_array().into_iter().flatten() {
                     let name = r["name"].as_str().expect("in a data structure").to_string();
                     let (lo, hi) = (
                         r["bytes"][0].as_u64().unwrap(),
