@@ -50,8 +50,10 @@ const GPUS: [(&str, &str); 4] = [
 const DEFAULT_MAX_TBS: u64 = 20_000;
 
 /// Paper launches too slow for the default test (see the module documentation).
-const HEAVY: [&str; 9] = [
+const HEAVY: [&str; 10] = [
     "syr2k/paper.json",
+    // Minutes of concrete recurrence stepping over 8,192 TBs (analysis/README.md).
+    "mirror_boundary/paper.json",
     "mm_tiled/paper.json",
     "mm_naive/paper.json",
     "lud_step/paper.json",
