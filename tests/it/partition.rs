@@ -28,6 +28,28 @@ const fn case(dir: &'static str, launch: &'static str, flags: &'static [&'static
     Case { dir, launch, flags }
 }
 
+/// Both srad kernels at 80 x 8 TBs of 16 x 16: a 128 x 1,280 image in six buffers.
+const SRAD_MEDIUM: &[&str] = &[
+    "--grid",
+    "80x8",
+    "--param",
+    "6=128",
+    "--param",
+    "7=1280",
+    "--param",
+    "0=buffer:f32:163840:zeros",
+    "--param",
+    "1=buffer:f32:163840:zeros",
+    "--param",
+    "2=buffer:f32:163840:zeros",
+    "--param",
+    "3=buffer:f32:163840:zeros",
+    "--param",
+    "4=buffer:f32:163840:zeros",
+    "--param",
+    "5=buffer:f32:163840:zeros",
+];
+
 /// Launches of 256 to 1,024 TBs of the kernels with inter-TB locality: the small launch
 /// enlarged, its buffers with it (an address past a buffer's end belongs to no buffer).
 const MEDIUM: &[Case] = &[
@@ -100,54 +122,8 @@ const MEDIUM: &[Case] = &[
             "2=buffer:f32:125440:zeros",
         ],
     ),
-    case(
-        "srad",
-        "small.srad_diffusion_coeff.json",
-        &[
-            "--grid",
-            "80x8",
-            "--param",
-            "6=128",
-            "--param",
-            "7=1280",
-            "--param",
-            "0=buffer:f32:163840:zeros",
-            "--param",
-            "1=buffer:f32:163840:zeros",
-            "--param",
-            "2=buffer:f32:163840:zeros",
-            "--param",
-            "3=buffer:f32:163840:zeros",
-            "--param",
-            "4=buffer:f32:163840:zeros",
-            "--param",
-            "5=buffer:f32:163840:zeros",
-        ],
-    ),
-    case(
-        "srad",
-        "small.srad_update.json",
-        &[
-            "--grid",
-            "80x8",
-            "--param",
-            "6=128",
-            "--param",
-            "7=1280",
-            "--param",
-            "0=buffer:f32:163840:zeros",
-            "--param",
-            "1=buffer:f32:163840:zeros",
-            "--param",
-            "2=buffer:f32:163840:zeros",
-            "--param",
-            "3=buffer:f32:163840:zeros",
-            "--param",
-            "4=buffer:f32:163840:zeros",
-            "--param",
-            "5=buffer:f32:163840:zeros",
-        ],
-    ),
+    case("srad", "small.srad_diffusion_coeff.json", SRAD_MEDIUM),
+    case("srad", "small.srad_update.json", SRAD_MEDIUM),
     // 32x8 blocks: nj = 80 * 32 columns, ni = 8 * 8 rows.
     case(
         "conv2d",
