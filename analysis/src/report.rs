@@ -258,6 +258,26 @@ pub fn write_json_with(
     out.write_all(b"}")
 }
 
+/// The loads that read addresses lying in no data structure (before a buffer, past its end,
+/// between buffers): `(PTX line, bytes)` per load, in program order. Such addresses are in
+/// no footprint; on a real GPU they read whatever lies there. The usual cause is a launch
+/// whose sizes were scaled (`--param n=...`) without its buffers.
+pub fn reads_outside_buffers(a: &Analysis) -> Vec<(u32, u64)> {
+    a.model
+        .loads
+        .iter()
+        .zip(&a.footprints.load_ranges)
+        .filter_map(|(l, rs)| {
+            let bytes: u64 = rs
+                .iter()
+                .filter(|r| r.region.is_none())
+                .map(|r| r.hi - r.lo)
+                .sum();
+            (bytes > 0).then_some((l.line, bytes))
+        })
+        .collect()
+}
+
 /// The one-screen summary printed by `paver analyze`.
 pub fn summary(f: &Function, launch: &BoundLaunch, a: &Analysis, s: &Stats) -> String {
     let mut o = String::new();

@@ -360,6 +360,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
         })?;
     }
     progress.finish();
+    let outside = analysis::report::reads_outside_buffers(&a);
+    if let Some(&(line, bytes)) = outside.first() {
+        eprintln!(
+            "warning: {} global load(s) read addresses outside every buffer of the launch \
+             (first: PTX line {line}, {bytes} bytes); those addresses are in no footprint. A \
+             launch scaled with --param needs its buffers resized too \
+             (--param INDEX=buffer:TYPE:LEN:INIT)",
+            outside.len()
+        );
+    }
     if !args.quiet {
         let summary = analysis::report::summary(f, bound, &a, &stats);
         let shown = crate::names::display(&f.name);

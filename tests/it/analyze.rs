@@ -289,3 +289,48 @@ fn part_b_kernels_static_equals_dynamic_with_byte_ranges() {
         }
     }
 }
+
+/// mm_naive's small launch scaled to n = 256 without its buffers (4,096 floats each) reads
+/// past their ends: `paver analyze` says so, the JSON gives those reads no parameter, and
+/// with the buffers resized the warning and the unattributed reads are gone.
+#[test]
+fn reads_outside_every_buffer_are_reported() {
+    let ptx = "kernels/mm_naive/mm_naive.compute_70.ptx";
+    let launch = "kernels/mm_naive/small.json";
+    let scaled = ["--grid", "16x16", "--param", "3=256"];
+    let json = std::env::temp_dir().join(format!("paver-it-outside-{}.json", std::process::id()));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["analyze", ptx, "--launch", launch, "-q"];
+        args.extend_from_slice(&["-o", json.to_str().unwrap()]);
+        args.extend_from_slice(&scaled);
+        args.extend_from_slice(extra);
+        let out = crate::common::paver(&args);
+        assert!(out.status.success());
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let outside = doc["loads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|l| l["reads"].as_array().into_iter().flatten())
+            .filter(|r| r["param"].is_null())
+            .count();
+        (String::from_utf8_lossy(&out.stderr).into_owned(), outside)
+    };
+    let (err, outside) = run(&[]);
+    assert!(
+        err.contains("read addresses outside every buffer of the launch"),
+        "{err}"
+    );
+    assert!(outside > 0);
+    let (err, outside) = run(&[
+        "--param",
+        "0=buffer:f32:65536:rand(1)",
+        "--param",
+        "1=buffer:f32:65536:rand(2)",
+        "--param",
+        "2=buffer:f32:65536:zeros",
+    ]);
+    assert!(!err.contains("outside every buffer"), "{err}");
+    assert_eq!(outside, 0);
+    let _ = std::fs::remove_file(&json);
+}
