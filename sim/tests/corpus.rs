@@ -250,34 +250,16 @@ fn check(e: ElemType, got: &[u8], want: &Want) -> Result<f64, String> {
     }
 }
 
-/// The analysis-pattern kernels of issue 13 (guarded loads, mirrored boundaries, float-derived
-/// bounds, column walks, module arrays, struct parameters, no `ret`, negative offsets): what
-/// they read is checked address by address against the interpreter (analysis/tests and
-/// tests/it/analyze.rs); their outputs have no CPU mirror yet, so they are left out here by
-/// name, and `every_entry_has_a_mirror` fails when one of them goes or a new kernel comes
-/// without a mirror.
-const NO_MIRROR_YET: [&str; 9] = [
-    "colwalk_col",
-    "colwalk_row",
-    "float_chunks",
-    "guarded_gather",
-    "mirror_walk",
-    "module_array",
-    "negoff",
-    "noret",
-    "struct_param",
-];
-
 #[test]
 fn every_entry_has_a_mirror() {
     let kernels: std::collections::BTreeSet<String> =
         cases().into_iter().map(|c| c.kernel).collect();
-    for k in NO_MIRROR_YET {
+    for k in ANALYSIS_PATTERNS {
         assert!(kernels.contains(k), "{k} is no longer in the corpus");
     }
     let mirrored: Vec<&String> = kernels
         .iter()
-        .filter(|k| !NO_MIRROR_YET.contains(&k.as_str()))
+        .filter(|k| !ANALYSIS_PATTERNS.contains(&k.as_str()))
         .collect();
     assert_eq!(mirrored.len(), 36, "{mirrored:?}");
     for k in mirrored {
@@ -291,7 +273,7 @@ fn outputs_match_cpu_mirrors() {
     let mut report = Vec::new();
     for case in cases()
         .into_iter()
-        .filter(|c| !NO_MIRROR_YET.contains(&c.kernel.as_str()))
+        .filter(|c| !ANALYSIS_PATTERNS.contains(&c.kernel.as_str()))
     {
         let Some(m) = mirror(&case.kernel) else {
             failures.push(format!("{}: no mirror", case.kernel));
