@@ -14,31 +14,38 @@ use serde::Serialize;
 use crate::footprint::{Footprints, FxMap, ParamFootprint};
 
 /// The locality graph: vertices are TBs, `w(i, j)` the number of distinct units both read.
-/// Stored as full symmetric rows (both sides of the diagonal) in compressed rows, in chunks
-/// of [`ROW_CHUNK`] consecutive TBs (built in parallel, never concatenated): row `i` lists
-/// every neighbour ascending, and `mids` says where its neighbours `j > i` begin. Building
-/// both halves directly costs less than building the upper triangle and transposing it for
-/// the symmetric graph files (the transpose's scattered stores were the largest CPU cost of
-/// `paver analyze --graph g.npz` on the 25 M-edge GEMM).
+///
+/// TBs whose footprint classes lie in the same sharing groups, parameter by parameter
+/// (GEMM's two TBs per 128 B column band and block row), have the same neighbours
+/// and weights, so they share one stored row. A shared row lists every TB sharing data
+/// with its TBs, *including them* (each weighing what the TB reads), ascending; TB `i`'s
+/// row is the shared row without `i`. Rows are kept in compressed form, in chunks of
+/// [`ROW_CHUNK`] consecutive shared rows (built in parallel, never concatenated). Sharing
+/// rows halves the memory and the merge work of the 25 M-edge GEMM, and storing both sides
+/// of the diagonal spares the symmetric graph files a transpose (its scattered stores were
+/// the largest CPU cost of `paver analyze --graph g.npz` on that graph).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Graph {
     /// Number of TBs.
     pub num_tbs: u32,
+    /// The shared row of each TB.
+    row_of: Vec<u32>,
     chunks: Vec<RowChunk>,
     num_edges: u64,
     max_weight: u64,
 }
 
-/// Rows of [`ROW_CHUNK`] consecutive TBs.
+/// [`ROW_CHUNK`] consecutive shared rows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct RowChunk {
     /// `offsets[r]..offsets[r + 1]` indexes row `r` of the chunk.
     offsets: Vec<u32>,
-    /// `mids[r]`: index of row `r`'s first neighbour above the diagonal.
-    mids: Vec<u32>,
     nbrs: Vec<u32>,
     weights: Vec<u64>,
 }
+
+/// One side of a TB's row: neighbour ids ascending, and their weights.
+pub type RowPart<'g> = (&'g [u32], &'g [u64]);
 
 impl Graph {
     /// Number of edges `(i, j)`, `i < j`.
@@ -49,21 +56,27 @@ impl Graph {
     pub fn max_weight(&self) -> u64 {
         self.max_weight
     }
-    /// Row `i`: neighbours `j > i` ascending, and the weights.
+    /// Shared row `r`, with the TBs it stands for among the neighbours.
     #[inline]
-    pub fn row(&self, i: u32) -> (&[u32], &[u64]) {
-        let c = &self.chunks[(i / ROW_CHUNK) as usize];
-        let r = (i % ROW_CHUNK) as usize;
-        let (a, b) = (c.mids[r] as usize, c.offsets[r + 1] as usize);
+    fn shared_row(&self, r: u32) -> RowPart<'_> {
+        let c = &self.chunks[(r / ROW_CHUNK) as usize];
+        let k = (r % ROW_CHUNK) as usize;
+        let (a, b) = (c.offsets[k] as usize, c.offsets[k + 1] as usize);
         (&c.nbrs[a..b], &c.weights[a..b])
     }
-    /// Row `i` on both sides of the diagonal: every neighbour ascending, and the weights.
+    /// Row `i` on both sides of the diagonal: the neighbours `j < i`, then `j > i`, each
+    /// ascending, with their weights.
     #[inline]
-    pub fn full_row(&self, i: u32) -> (&[u32], &[u64]) {
-        let c = &self.chunks[(i / ROW_CHUNK) as usize];
-        let r = (i % ROW_CHUNK) as usize;
-        let (a, b) = (c.offsets[r] as usize, c.offsets[r + 1] as usize);
-        (&c.nbrs[a..b], &c.weights[a..b])
+    pub fn full_row(&self, i: u32) -> [RowPart<'_>; 2] {
+        let (ns, ws) = self.shared_row(self.row_of[i as usize]);
+        let below = ns.partition_point(|&j| j < i);
+        let above = below + usize::from(ns.get(below) == Some(&i));
+        [(&ns[..below], &ws[..below]), (&ns[above..], &ws[above..])]
+    }
+    /// Row `i`: neighbours `j > i` ascending, and the weights.
+    #[inline]
+    pub fn row(&self, i: u32) -> RowPart<'_> {
+        self.full_row(i)[1]
     }
     /// Edges `(i, j, w)` with `i < j`, sorted.
     pub fn edges(&self) -> impl Iterator<Item = (u32, u32, u64)> + '_ {
@@ -72,9 +85,9 @@ impl Graph {
             n.iter().zip(w).map(move |(&j, &w)| (i, j, w))
         })
     }
-    /// Rows `ROW_CHUNK * k ..` as parallel work items: `(first TB, number of rows)`.
+    /// TBs `ROW_CHUNK * k ..` as parallel work items: `(first TB, number of TBs)`.
     pub fn row_chunks(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        (0..self.chunks.len() as u32).map(move |k| {
+        (0..self.num_tbs.div_ceil(ROW_CHUNK)).map(move |k| {
             let first = k * ROW_CHUNK;
             (first, ROW_CHUNK.min(self.num_tbs - first))
         })
@@ -99,18 +112,15 @@ impl Symmetric<'_> {
     }
     /// Number of neighbours of TB `i`.
     pub fn row_len(&self, i: u32) -> usize {
-        self.g.full_row(i).0.len()
+        self.g.full_row(i).iter().map(|p| p.0.len()).sum()
     }
     /// The largest edge weight (0 without edges).
     pub fn max_weight(&self) -> u64 {
         self.g.max_weight
     }
     /// Row `i` in two pieces, ascending: neighbours `j < i`, then `j > i`, with weights.
-    pub fn row(&self, i: u32) -> [(&[u32], &[u64]); 2] {
-        let (ns, ws) = self.g.full_row(i);
-        let (upper, _) = self.g.row(i);
-        let mid = ns.len() - upper.len();
-        [(&ns[..mid], &ws[..mid]), (&ns[mid..], &ws[mid..])]
+    pub fn row(&self, i: u32) -> [RowPart<'_>; 2] {
+        self.g.full_row(i)
     }
 }
 
@@ -302,46 +312,29 @@ struct Scratch {
     b: (Vec<u32>, Vec<u64>),
 }
 
-/// Merges ascending lists of TB ids with weights, summing the weights of equal ids and
-/// leaving out `skip` (the row's own TB). Two lists at a time, without branches on the data
-/// (GEMM has three: its `A` block row, and the two `B` column classes sharing lines): the
-/// first lists into scratch rows, the last one into the output in two parts, below and
-/// above `skip`.
+/// Appends the union of ascending lists of TB ids with weights, summing the weights of
+/// equal ids. Two lists at a time, without branches on the data (GEMM has three: its `A`
+/// block row, and the two `B` column classes sharing lines): the first lists into scratch
+/// rows, the last merge into the output.
 fn merge_lists(
     lists: &[(&[u32], u64)],
-    skip: u32,
     scratch: &mut Scratch,
     nbrs: &mut Vec<u32>,
     weights: &mut Vec<u64>,
 ) {
-    fn above(l: &[u32], k: usize, skip: u32) -> &[u32] {
-        let l = &l[k..];
-        match l.first() {
-            Some(&j) if j == skip => &l[1..],
-            _ => l,
-        }
-    }
-    let Some((&(last, wl), first)) = lists.split_last() else {
-        return;
-    };
-    let kl = last.partition_point(|&j| j < skip);
-    let upper = above(last, kl, skip);
-    match first {
-        [] => {
-            for part in [&last[..kl], upper] {
-                nbrs.extend_from_slice(part);
-                weights.extend(std::iter::repeat_n(wl, part.len()));
-            }
-        }
+    match lists {
+        [] => {}
         [(a, wa)] => {
-            let ka = a.partition_point(|&j| j < skip);
-            let (wa, wl) = (*wa, wl);
-            merge_two(&a[..ka], |_| wa, &last[..kl], |_| wl, nbrs, weights);
-            merge_two(above(a, ka, skip), |_| wa, upper, |_| wl, nbrs, weights);
+            nbrs.extend_from_slice(a);
+            weights.extend(std::iter::repeat_n(*wa, a.len()));
         }
-        [(a, wa), (b, wb), rest @ ..] => {
-            let Scratch { a: acc, b: tmp } = scratch;
+        [(a, wa), (b, wb)] => {
             let (wa, wb) = (*wa, *wb);
+            merge_two(a, |_| wa, b, |_| wb, nbrs, weights);
+        }
+        [(a, wa), (b, wb), rest @ .., (last, wl)] => {
+            let Scratch { a: acc, b: tmp } = scratch;
+            let (wa, wb, wl) = (*wa, *wb, *wl);
             acc.0.clear();
             acc.1.clear();
             merge_two(a, |_| wa, b, |_| wb, &mut acc.0, &mut acc.1);
@@ -352,19 +345,8 @@ fn merge_lists(
                 merge_two(&acc.0, |k| ws[k], l, |_| w, &mut tmp.0, &mut tmp.1);
                 std::mem::swap(acc, tmp);
             }
-            let ka = acc.0.partition_point(|&j| j < skip);
-            let (lo_w, hi_w) = acc.1.split_at(ka);
-            let hi = above(&acc.0, ka, skip);
-            let hi_w = &hi_w[hi_w.len() - hi.len()..];
-            merge_two(
-                &acc.0[..ka],
-                |k| lo_w[k],
-                &last[..kl],
-                |_| wl,
-                nbrs,
-                weights,
-            );
-            merge_two(hi, |k| hi_w[k], upper, |_| wl, nbrs, weights);
+            let ws = &acc.1;
+            merge_two(&acc.0, |k| ws[k], last, |_| wl, nbrs, weights);
         }
     }
 }
@@ -424,24 +406,64 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
         distinct += s.distinct;
         pgs.push(pg);
     }
-    let chunks: Vec<RowChunk> = (0..n.div_ceil(ROW_CHUNK))
+    // TBs whose classes lie in the same groups, parameter by parameter, share a row (GEMM's
+    // two `B` column classes of one 128 B band are distinct classes in the same groups).
+    // Classes are first numbered by their group lists; rows are numbered in the order of
+    // their first TB, so the result does not depend on the thread count.
+    let same_groups: Vec<Vec<u32>> = pgs
+        .iter()
+        .map(|pg| {
+            let mut ids: FxMap<&[u32], u32> = FxMap::default();
+            pg.groups_of
+                .iter()
+                .map(|gs| {
+                    let next = ids.len() as u32;
+                    *ids.entry(gs.as_slice()).or_insert(next)
+                })
+                .collect()
+        })
+        .collect();
+    let mut row_of = Vec::with_capacity(n as usize);
+    let mut reps: Vec<u32> = Vec::new();
+    let mut sizes: Vec<u64> = Vec::new();
+    let mut index: FxMap<Vec<u32>, u32> = FxMap::default();
+    for i in 0..n {
+        let key: Vec<u32> = pgs
+            .iter()
+            .zip(&same_groups)
+            .map(|(pg, ids)| match pg.class_of[i as usize] {
+                u32::MAX => u32::MAX,
+                c => ids[c as usize],
+            })
+            .collect();
+        let r = *index.entry(key).or_insert_with(|| {
+            reps.push(i);
+            sizes.push(0);
+            (reps.len() - 1) as u32
+        });
+        sizes[r as usize] += 1;
+        row_of.push(r);
+    }
+    drop(index);
+    let num_rows = reps.len() as u32;
+    let chunks: Vec<RowChunk> = (0..num_rows.div_ceil(ROW_CHUNK))
         .into_par_iter()
         .map_init(
             || (Vec::<u64>::new(), Vec::<u32>::new(), Scratch::default()),
             |(acc, touched, scratch), ch| {
-                let rows = ((ch + 1) * ROW_CHUNK).min(n) - ch * ROW_CHUNK;
+                let rows =
+                    &reps[(ch * ROW_CHUNK) as usize..((ch + 1) * ROW_CHUNK).min(num_rows) as usize];
                 let mut out = RowChunk {
-                    offsets: Vec::with_capacity(rows as usize + 1),
-                    mids: Vec::with_capacity(rows as usize),
+                    offsets: Vec::with_capacity(rows.len() + 1),
                     ..Default::default()
                 };
                 out.offsets.push(0);
                 let mut lists: Vec<(&[u32], u64)> = Vec::new();
-                for i in ch * ROW_CHUNK..ch * ROW_CHUNK + rows {
-                    if i == ch * ROW_CHUNK + 1 {
+                for (k, &i) in rows.iter().enumerate() {
+                    if k == 1 {
                         // Neighbouring rows are usually about as long as the first: size
                         // the chunk once instead of growing it row by row.
-                        let guess = out.nbrs.len() * rows as usize;
+                        let guess = out.nbrs.len() * rows.len();
                         out.nbrs.reserve(guess);
                         out.weights.reserve(guess);
                     }
@@ -454,24 +476,18 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                         for &g in &pg.groups_of[c as usize] {
                             let (cs, w) = &pg.groups[g as usize];
                             for &c2 in cs {
-                                let ms = &p.classes[c2 as usize].members;
-                                if ms.len() > 1 || ms.first().is_some_and(|&j| j != i) {
-                                    lists.push((ms, *w));
-                                }
+                                lists.push((&p.classes[c2 as usize].members, *w));
                             }
                         }
                     }
                     if lists.len() <= MERGE_LISTS {
-                        merge_lists(&lists, i, scratch, &mut out.nbrs, &mut out.weights);
+                        merge_lists(&lists, scratch, &mut out.nbrs, &mut out.weights);
                     } else {
                         if acc.is_empty() {
                             acc.resize(n as usize, 0);
                         }
                         for &(ms, w) in &lists {
                             for &j in ms {
-                                if j == i {
-                                    continue;
-                                }
                                 if acc[j as usize] == 0 {
                                     touched.push(j);
                                 }
@@ -487,32 +503,38 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                         );
                         touched.clear();
                     }
-                    let start = *out.offsets.last().unwrap_or(&0) as usize;
-                    let below = out.nbrs[start..].partition_point(|&j| j < i);
-                    out.mids.push((start + below) as u32);
                     out.offsets.push(out.nbrs.len() as u32);
                 }
                 out
             },
         )
         .collect();
-    // Rows hold both sides: a TB is shared when its row is not empty.
-    let (mut shared_tbs, mut entries) = (0u64, 0u64);
-    for c in &chunks {
-        shared_tbs += c.offsets.windows(2).filter(|w| w[1] > w[0]).count() as u64;
-        entries += c.nbrs.len() as u64;
-    }
-    let max_weight = chunks
-        .par_iter()
-        .map(|c| c.weights.iter().copied().max().unwrap_or(0))
-        .max()
-        .unwrap_or(0);
-    let g = Graph {
+    let mut g = Graph {
         num_tbs: n,
+        row_of,
         chunks,
-        num_edges: entries / 2,
-        max_weight,
+        num_edges: 0,
+        max_weight: 0,
     };
+    // Per shared row: its TBs are among its entries (all or none of them, as they read
+    // the same classes), so each has the row's length less one; a TB alone in its row
+    // does not count its own entry towards the largest weight.
+    let (mut shared_tbs, mut entries) = (0u64, 0u64);
+    for (r, (&rep, &m)) in reps.iter().zip(&sizes).enumerate() {
+        let (ns, ws) = g.shared_row(r as u32);
+        let own = ns.binary_search(&rep).is_ok();
+        let len = ns.len() as u64 - u64::from(own);
+        entries += m * len;
+        shared_tbs += if len > 0 { m } else { 0 };
+        let top = if m > 1 || !own {
+            ws.iter().copied().max()
+        } else {
+            let [lo, hi] = g.full_row(rep);
+            lo.1.iter().chain(hi.1).copied().max()
+        };
+        g.max_weight = g.max_weight.max(top.unwrap_or(0));
+    }
+    g.num_edges = entries / 2;
     let total_refs: u64 = fp
         .params
         .iter()
@@ -600,5 +622,87 @@ mod tests {
         // Units: 1,2 inter (one warp each); 3 both (2 warps in TB0/TB1); 4 inter+... TB0 w1,
         // TB1 w1, TB2 w0 -> inter; 5 inter (TB2 and TB5? no: TB5 reads param 1) -> unshared.
         assert_eq!(s.categories.both, 1);
+    }
+    /// The pairwise reference: `(i, j, |units(i) ∩ units(j)|)` for `i < j`, sorted.
+    fn pairwise(sets: &[Vec<Vec<u64>>]) -> Vec<(u32, u32, u64)> {
+        let all: Vec<BTreeSet<u64>> = sets
+            .iter()
+            .map(|w| w.iter().flatten().copied().collect())
+            .collect();
+        let mut want = Vec::new();
+        for i in 0..sets.len() {
+            for j in i + 1..sets.len() {
+                let w = all[i].intersection(&all[j]).count() as u64;
+                if w > 0 {
+                    want.push((i as u32, j as u32, w));
+                }
+            }
+        }
+        want
+    }
+
+    #[test]
+    fn shared_rows_agree_with_pairwise_reference() {
+        // 96 TBs over two parameters from a fixed LCG: tiles of a small 2D space (TBs of
+        // one tile column read the same units of parameter 1, as GEMM's B), some reading
+        // their units with one warp and some with two (distinct classes in the same
+        // groups, which share a row), a few reading nothing, a few alone, a few reading
+        // private units too (their own entry outweighs every edge).
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = |m: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % m
+        };
+        let mut sets: Vec<Vec<Vec<u64>>> = Vec::new();
+        for tb in 0..96u64 {
+            let (bx, by) = (tb % 12, tb / 12);
+            let mut a: Vec<u64> = (0..4).map(|k| by * 4 + k).collect();
+            let b: Vec<u64> = (0..3).map(|k| 1 << 40 | (bx / 2) * 3 + k).collect();
+            match rnd(8) {
+                0 => sets.push(vec![vec![], vec![]]),
+                1 => sets.push(vec![vec![1000 + tb], vec![]]),
+                3 => {
+                    // alone in its row, reading more than it shares with anyone
+                    a.extend((0..10).map(|k| 2000 + tb * 10 + k));
+                    sets.push(vec![a, b]);
+                }
+                2 => {
+                    // two warps over the same units: a different class, the same groups
+                    a.extend(&b);
+                    sets.push(vec![a.clone(), a]);
+                }
+                _ => {
+                    let split = a.len() / 2;
+                    let tail = a.split_off(split);
+                    a.extend(&b);
+                    sets.push(vec![a, tail]);
+                }
+            }
+        }
+        let fp = Footprints::from_warp_units(&sets, |_| 128);
+        let (g, s) = build(&fp);
+        let want = pairwise(&sets);
+        assert_eq!(g.edges().collect::<Vec<_>>(), want);
+        assert_eq!(s.edges, want.len() as u64);
+        assert_eq!(g.max_weight(), want.iter().map(|e| e.2).max().unwrap_or(0));
+        let shared: BTreeSet<u32> = want.iter().flat_map(|e| [e.0, e.1]).collect();
+        assert_eq!(s.shared_tbs, shared.len() as u64);
+        // Rows really are shared: fewer stored rows than TBs.
+        assert!(g.chunks.iter().map(|c| c.offsets.len() - 1).sum::<usize>() < 96);
+        for i in 0..96u32 {
+            let mut row: Vec<u32> = Vec::new();
+            for (ns, _) in g.full_row(i) {
+                row.extend_from_slice(ns);
+            }
+            let expect: Vec<u32> = want
+                .iter()
+                .filter_map(|&(a, b, _)| (a == i).then_some(b).or((b == i).then_some(a)))
+                .collect::<BTreeSet<u32>>()
+                .into_iter()
+                .collect();
+            assert_eq!(row, expect, "row {i}");
+        }
     }
 }

@@ -430,8 +430,9 @@ pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph)
             out.pair_sampled_tbs += 1;
             continue;
         }
-        let nbrs = g.full_row(*x).0;
-        let cost: u64 = nbrs.len() as u64 * counts.len() as u64;
+        let [below, above] = g.full_row(*x);
+        let nbrs = below.0.iter().chain(above.0);
+        let cost: u64 = (below.0.len() + above.0.len()) as u64 * counts.len() as u64;
         if work > 0 && work + cost > PAIR_BUDGET {
             break;
         }
