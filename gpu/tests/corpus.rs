@@ -1,8 +1,7 @@
 //! The register estimate against ptxas over the whole corpus (issue 12's acceptance): for
 //! every corpus kernel (`kernels/*/small*.json`) and every shipped GPU configuration, the
 //! TBs per SM from the estimate equal those from the ptxas numbers the launch file records
-//! on at least 90 % of the kernels, and are never off by more than 2x. (Fermi is held to
-//! 32 of 36 for now: the 90 % there is not met, see the crate README.)
+//! on at least 90 % of the kernels, and are never off by more than 2x.
 //!
 //! The reference is independent of the estimator: ptxas's own counts, recorded by
 //! `kernels/regenerate` (sm_70 from the compute_70 PTX, sm_90 from the compute_90 PTX), fed
@@ -151,13 +150,7 @@ fn estimate_matches_ptxas_occupancy_on_the_corpus() {
                 r.kernel
             );
         }
-        // Fermi: the issue's 90 % is not met yet (32 of 36 when this was written; see the
-        // crate README): hold the estimator to what it achieves so it cannot get worse.
-        let need = if *name == "gtx480" {
-            32
-        } else {
-            (rows.len() * 9).div_ceil(10)
-        };
+        let need = (rows.len() * 9).div_ceil(10);
         assert!(
             same >= need,
             "{name}: estimate matches ptxas occupancy on {same} of {} kernels (< {need})",
