@@ -1,0 +1,32 @@
+// gto_friendly -- written to favour a greedy warp scheduler (GTO) over round robin
+// (iPAWS §2.2, CCWS: intra-warp locality that the L1 holds for a few warps but not for
+// all): every warp re-reads its own chunk of `chunk` floats `passes` times. The chunks of
+// all resident warps together exceed the L1; a greedy scheduler keeps few warps running,
+// whose chunks stay in the L1, while round robin makes every warp's chunk compete.
+//
+// Parameters:
+//   0 a      : const float*, gridDim.x * (blockDim.x / 32) * chunk floats
+//   1 out    : float*, one per thread
+//   2 chunk  : int, floats per warp (a multiple of 32)
+//   3 passes : int, times each warp reads its chunk
+// Mapping: 1D grid, 1D block (a multiple of 32). w = threadIdx.x / 32, lane =
+//   threadIdx.x % 32; warp g = blockIdx.x * (blockDim.x / 32) + w reads
+//   a[g * chunk + j * 32 + lane] for j = 0..chunk/32-1 in each pass (one 128 B line per
+//   load). Stores out[blockIdx.x * blockDim.x + threadIdx.x].
+// Data-dependent loads: none.
+
+extern "C" __global__ void gto_friendly(const float* a, float* out, int chunk, int passes)
+{
+    int nw = blockDim.x >> 5;
+    int w = threadIdx.x >> 5;
+    int lane = threadIdx.x & 31;
+    const float* row = a + ((long)blockIdx.x * nw + w) * chunk;
+    float acc = 0.0f;
+    for (int r = 0; r < passes; ++r) {
+        for (int j = 0; j < chunk; j += 32) {
+            acc += row[j + lane];
+        }
+        acc *= 0.5f;
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
