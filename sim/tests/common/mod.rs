@@ -61,15 +61,18 @@ pub fn cases() -> Vec<Case> {
 /// tests/it/analyze.rs), but their outputs have no CPU mirror (`corpus.rs`) and no H100
 /// reference (`h100.rs`) yet. Those tests leave them out by name and fail when a name here
 /// leaves the corpus or gains a reference.
-pub const ANALYSIS_PATTERNS: [&str; 9] = [
+pub const ANALYSIS_PATTERNS: [&str; 12] = [
     "colwalk_col",
     "colwalk_row",
     "float_chunks",
+    "gto_friendly",
     "guarded_gather",
     "mirror_walk",
     "module_array",
     "negoff",
     "noret",
+    "rr_friendly_sync",
+    "rr_friendly_window",
     "struct_param",
 ];
 
