@@ -23,6 +23,38 @@
 // Mapping: as rr_friendly_window; shared s[threadIdx.x] is written, then after the barrier
 //   s[(threadIdx.x + 32) % blockDim.x] is read; a second barrier guards the next write.
 // Data-dependent loads: none.
+//
+// rr_friendly_table: every warp walks the same table of 512 B rows (streamcluster's
+//   shared cluster centres, iPAWS §4.1: "all threads should access the same center point
+//   data"), doing `work` rounds of four independent multiply-add chains per row. Warps that
+//   walk together fetch each row once per SM; a warp running ahead of the others (a greedy
+//   scheduler favouring the oldest warps) pushes rows out of the L1 before the younger
+//   warps read them, when the table is larger than the L1.
+// Parameters:
+//   0 table : const float4*, rows * 32 float4 (512 B per row)
+//   1 out   : float*, one per thread
+//   2 rows  : int
+//   3 work  : int
+// Mapping: 1D grid, 1D block. Every thread reads table[r * 32 + threadIdx.x % 32] for
+//   r = 0..rows-1 (all warps of all TBs read the same rows). Stores
+//   out[blockIdx.x * blockDim.x + threadIdx.x].
+// Data-dependent loads: none.
+
+extern "C" __global__ void rr_friendly_table(const float4* table, float* out, int rows, int work)
+{
+    int lane = threadIdx.x & 31;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    for (int r = 0; r < rows; ++r) {
+        float4 c = table[r * 32 + lane];
+        for (int t = 0; t < work; ++t) {
+            a0 = fmaf(a0, c.x, 1.0f);
+            a1 = fmaf(a1, c.y, 2.0f);
+            a2 = fmaf(a2, c.z, 3.0f);
+            a3 = fmaf(a3, c.w, 4.0f);
+        }
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = (a0 + a1) + (a2 + a3);
+}
 
 extern "C" __global__ void rr_friendly_window(const float* in, float* out, int steps)
 {

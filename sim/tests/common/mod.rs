@@ -62,7 +62,7 @@ pub fn cases() -> Vec<Case> {
 /// reference (`h100.rs`) yet. Those tests leave them out by name and fail when a name here
 /// leaves the corpus or gains a reference. The warp-scheduling kernels of issue 16
 /// (`rr_friendly_*`, `gto_friendly`) are here for the same reason.
-pub const ANALYSIS_PATTERNS: [&str; 12] = [
+pub const ANALYSIS_PATTERNS: [&str; 13] = [
     "colwalk_col",
     "colwalk_row",
     "float_chunks",
@@ -73,6 +73,7 @@ pub const ANALYSIS_PATTERNS: [&str; 12] = [
     "negoff",
     "noret",
     "rr_friendly_sync",
+    "rr_friendly_table",
     "rr_friendly_window",
     "struct_param",
 ];
