@@ -47,7 +47,8 @@ pub struct Args {
     /// Schedule JSON (paver-schedule/1) for the PAVER runtime.
     #[arg(long, value_name = "FILE.json")]
     schedule: Option<PathBuf>,
-    /// Warp scheduling: gto or lrr.
+    /// Warp scheduling: gto, lrr, lii (least instructions issued) or ipaws (adaptive:
+    /// GTO, then GTO or LII+RR by the instruction-issue pattern; stats key `ipaws`).
     #[arg(long, default_value = "gto")]
     warp_policy: String,
     /// Task stealing in the PAVER runtime (PAVER §5.2) even where the schedule's policy
@@ -180,7 +181,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     })?;
     let warp = WarpPolicy::parse(&args.warp_policy).ok_or_else(|| {
         CliError::Usage(format!(
-            "--warp-policy {}: expected gto or lrr",
+            "--warp-policy {}: expected gto, lrr, lii or ipaws",
             args.warp_policy
         ))
     })?;

@@ -258,7 +258,7 @@ impl Plan {
                     Ok(p)
                 } else {
                     Err(invalid(format!(
-                        "warp_policies: unknown policy `{p}` (expected gto or lrr)"
+                        "warp_policies: unknown policy `{p}` (expected gto, lrr, lii or ipaws)"
                     )))
                 }
             })

@@ -371,8 +371,9 @@ pub fn simulate_with_info(
         // GPU does not fill every context).
         let resident = x.min(num_tbs.div_ceil(n).max(1));
         let (l1_bytes, carveout, sm_cfg) = l1_for(cfg, resident, shared_bytes as u64);
+        let decision = std::sync::Arc::new(warp_sched::KernelDecision::default());
         let sms: Vec<sm::Sm> = (0..n)
-            .map(|i| sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs))
+            .map(|i| sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs, &decision))
             .collect();
         let memsys = mem::MemSystem::new(cfg);
         Ok((
@@ -385,6 +386,7 @@ pub fn simulate_with_info(
             (l1_bytes, carveout),
             sms,
             memsys,
+            decision,
         ))
     };
     let (tracer, model) = if opts.threads > 1 {
@@ -400,8 +402,18 @@ pub fn simulate_with_info(
         (make_tracer(), build())
     };
     let mut tracer = tracer?;
-    let (num_tbs, warps_per_tb, occ, x, mut sched, n, (l1_bytes, carveout), mut sms, mut memsys) =
-        model?;
+    let (
+        num_tbs,
+        warps_per_tb,
+        occ,
+        x,
+        mut sched,
+        n,
+        (l1_bytes, carveout),
+        mut sms,
+        mut memsys,
+        decision,
+    ) = model?;
     let mut now = 0u64;
     let mut done = 0u64;
     let mut replies = Vec::new();
@@ -536,6 +548,8 @@ pub fn simulate_with_info(
         noc: memsys.noc_stats(),
         dram: memsys.dram_stats(),
         sms: sms.iter().map(|s| s.stats().clone()).collect(),
+        ipaws: (opts.warp_policy == WarpPolicy::Ipaws)
+            .then(|| decision.stats(sms.iter().filter_map(sm::Sm::warp_phases).collect())),
         config: cfg.clone(),
     };
     Ok((stats, info))

@@ -19,11 +19,12 @@ use super::config::{PipelineConfig, TimingConfig};
 use super::mem::{MemSystem, Reply, ReqKind};
 use super::stats::SmStats;
 use super::trace::{Class, Kernel, MemOp, TbStream, Tracer, WarpTrace, NO_MEM};
-use super::warp_sched::{WarpPolicy, WarpScheduler};
+use super::warp_sched::{CoreSched, KernelDecision, SmPhases, WarpPolicy};
 use crate::interp::barrier::NUM_BARRIERS;
 use crate::interp::{AccessKind, BarrierArrival, Space};
 use crate::SimError;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 const NONE: u32 = u32::MAX;
 const PENDING: u64 = u64::MAX;
@@ -102,7 +103,7 @@ pub struct Sm<'p> {
     l1_latency: u64,
     block_bytes: u32,
     pipe: PipelineConfig,
-    scheds: Vec<Box<dyn WarpScheduler>>,
+    scheds: CoreSched,
     warps: Vec<WarpSlot>,
     age: Vec<u64>,
     /// Per warp slot: it cannot issue before this (a cached `check`; reset by load
@@ -174,13 +175,15 @@ fn next_live(live: &[u64], mask: &[u64], from: usize) -> Option<usize> {
 }
 
 impl<'p> Sm<'p> {
-    /// SM `id` with `contexts` TB contexts.
+    /// SM `id` with `contexts` TB contexts; `decision` is the run's iPAWS decision, shared
+    /// by its SMs.
     pub fn new(
         id: u32,
         cfg: &TimingConfig,
         contexts: u32,
         warp: WarpPolicy,
         num_regs: usize,
+        decision: &Arc<KernelDecision>,
     ) -> Sm<'p> {
         let g = &cfg.gpu;
         // `g.l1.ways` is the carveout's (the engine passes the configuration the SM runs with).
@@ -193,9 +196,13 @@ impl<'p> Sm<'p> {
             l1_latency: u64::from(g.l1.latency_cycles),
             block_bytes,
             pipe: cfg.pipeline.clone(),
-            scheds: (0..g.core.warp_schedulers_per_sm.max(1))
-                .map(|_| warp.make())
-                .collect(),
+            scheds: CoreSched::new(
+                warp,
+                id,
+                g.core.warp_schedulers_per_sm.max(1) as usize,
+                nw,
+                decision,
+            ),
             warps: (0..nw).map(|_| WarpSlot::default()).collect(),
             age: vec![0; nw],
             blocked: vec![u64::MAX; nw],
@@ -252,6 +259,11 @@ impl<'p> Sm<'p> {
         &self.stats
     }
 
+    /// The iPAWS phase times (`--warp-policy ipaws` only).
+    pub fn warp_phases(&self) -> Option<SmPhases> {
+        self.scheds.phases()
+    }
+
     /// L1 counters.
     pub fn l1_stats(&self) -> &CacheStats {
         self.l1.stats()
@@ -299,6 +311,7 @@ impl<'p> Sm<'p> {
             ws.ready_cached = false;
             self.age[s] = self.dispatched;
             self.dispatched += 1;
+            self.scheds.on_launch(s as u32);
             slots.push(s as u32);
         }
         self.free_ctxs -= 1;
@@ -438,6 +451,7 @@ impl<'p> Sm<'p> {
         }
         ws.done = true;
         let c = ws.ctx as usize;
+        self.scheds.on_warp_done(w, &self.age, now);
         let Some(tb) = self.ctxs[c].as_mut() else {
             return;
         };
@@ -482,6 +496,7 @@ impl<'p> Sm<'p> {
             let ws = &mut self.warps[s as usize];
             if ws.barrier && usize::from(ws.bar_id) == id {
                 ws.barrier = false;
+                self.scheds.on_barrier_release(s);
                 set_blocked(&mut self.blocked, &mut self.live, s as usize, 0);
                 ws.next_issue = ws.next_issue.max(now + 1);
             }
@@ -566,7 +581,7 @@ impl<'p> Sm<'p> {
             if self.ready.is_empty() {
                 continue;
             }
-            let w = self.scheds[k].pick(&self.ready, &self.age);
+            let w = self.scheds.pick(k, &self.ready, &self.age, now);
             self.issue(w, now, kernel);
             issued = true;
         }
@@ -620,6 +635,7 @@ impl<'p> Sm<'p> {
         let st = &kernel.insts[di.pc as usize];
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(di.lanes);
+        self.scheds.on_issue(w, now);
         let p = &self.pipe;
         let lat = |class: Class| {
             u64::from(match class {
@@ -647,6 +663,7 @@ impl<'p> Sm<'p> {
                 if a.wait {
                     ws.barrier = true;
                     ws.bar_id = id as u8;
+                    self.scheds.on_barrier_wait(w);
                 }
                 self.release_barrier(c, id, now);
             }

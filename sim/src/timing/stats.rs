@@ -77,6 +77,9 @@ pub struct Stats {
     pub dram: DramStats,
     /// Per SM.
     pub sms: Vec<SmStats>,
+    /// The iPAWS decision and phase times (`--warp-policy ipaws` only; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipaws: Option<super::warp_sched::IpawsStats>,
     /// The configuration the run used.
     pub config: TimingConfig,
 }

@@ -60,16 +60,21 @@ pub fn cases() -> Vec<Case> {
 /// they read is checked address by address against the interpreter (analysis/tests and
 /// tests/it/analyze.rs), but their outputs have no CPU mirror (`corpus.rs`) and no H100
 /// reference (`h100.rs`) yet. Those tests leave them out by name and fail when a name here
-/// leaves the corpus or gains a reference.
-pub const ANALYSIS_PATTERNS: [&str; 9] = [
+/// leaves the corpus or gains a reference. The warp-scheduling kernels of issue 16
+/// (`rr_friendly_*`, `gto_friendly`) are here for the same reason.
+pub const ANALYSIS_PATTERNS: [&str; 13] = [
     "colwalk_col",
     "colwalk_row",
     "float_chunks",
+    "gto_friendly",
     "guarded_gather",
     "mirror_walk",
     "module_array",
     "negoff",
     "noret",
+    "rr_friendly_sync",
+    "rr_friendly_table",
+    "rr_friendly_window",
     "struct_param",
 ];
 

@@ -1,16 +1,17 @@
 //! Greedy then oldest (Rogers et al.; iPAWS §2): keep issuing the warp issued last while it
 //! is ready, otherwise the oldest ready warp.
 
-use super::WarpScheduler;
+use super::{WarpInfo, WarpScheduler};
 
 /// GTO state: the slot issued last.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Gto {
     last: Option<u32>,
 }
 
 impl WarpScheduler for Gto {
-    fn pick(&mut self, ready: &[u32], age: &[u64]) -> u32 {
+    fn pick(&mut self, ready: &[u32], warps: &WarpInfo<'_>) -> u32 {
+        let age = warps.age;
         let w = match self.last.filter(|l| ready.contains(l)) {
             Some(l) => l,
             None => ready
@@ -32,10 +33,14 @@ mod tests {
     fn greedy_then_oldest() {
         let mut s = Gto::default();
         let age = [5, 1, 3, 0];
-        assert_eq!(s.pick(&[0, 1, 2], &age), 1);
-        assert_eq!(s.pick(&[0, 1, 2], &age), 1);
-        assert_eq!(s.pick(&[0, 2], &age), 2);
-        assert_eq!(s.pick(&[0, 2, 3], &age), 2);
-        assert_eq!(s.pick(&[0, 3], &age), 3);
+        let age = &WarpInfo {
+            age: &age,
+            issued: &[0; 4],
+        };
+        assert_eq!(s.pick(&[0, 1, 2], age), 1);
+        assert_eq!(s.pick(&[0, 1, 2], age), 1);
+        assert_eq!(s.pick(&[0, 2], age), 2);
+        assert_eq!(s.pick(&[0, 2, 3], age), 2);
+        assert_eq!(s.pick(&[0, 3], age), 3);
     }
 }

@@ -1,20 +1,35 @@
 //! Warp schedulers: each SM has `warp_schedulers_per_sm` of them, warp slot `w` belonging to
 //! scheduler `w % n`; every cycle each picks one of its ready warps. A new policy is one
-//! file implementing [`WarpScheduler`].
+//! file implementing [`WarpScheduler`]; [`CoreSched`] holds an SM's schedulers and the
+//! per-warp counters the policies read (instructions issued since launch), and drives the
+//! adaptive policy ([`ipaws`]), which switches its schedulers by phase.
 
 mod gto;
+pub mod ipaws;
+mod lii;
 mod lrr;
 
 pub use gto::Gto;
+pub use ipaws::{IpawsStats, KernelDecision, SmPhases};
+pub use lii::Lii;
 pub use lrr::Lrr;
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// What a scheduler may read about the SM's warp slots, indexed by slot.
+#[derive(Clone, Copy, Debug)]
+pub struct WarpInfo<'a> {
+    /// Orders warps by when they were dispatched (smaller is older).
+    pub age: &'a [u64],
+    /// Warp instructions issued by the warp in the slot since it was launched.
+    pub issued: &'a [u64],
+}
 
 /// A warp scheduling policy.
 pub trait WarpScheduler: Send {
-    /// Picks one of `ready` (warp slots, ascending, non-empty); `age[slot]` orders warps by
-    /// when they were dispatched (smaller is older).
-    fn pick(&mut self, ready: &[u32], age: &[u64]) -> u32;
+    /// Picks one of `ready` (warp slots, ascending, non-empty).
+    fn pick(&mut self, ready: &[u32], warps: &WarpInfo<'_>) -> u32;
 }
 
 /// The shipped policies.
@@ -25,23 +40,133 @@ pub enum WarpPolicy {
     Gto,
     /// Loose round robin.
     Lrr,
+    /// Least instructions issued (iPAWS §3.4).
+    Lii,
+    /// Instruction-issue pattern-based adaptive warp scheduling (iPAWS, Algorithm 1):
+    /// GTO, then either GTO (concave) or LII until the laggard catches up and then RR
+    /// (convex).
+    Ipaws,
 }
 
 impl WarpPolicy {
-    /// A fresh scheduler.
+    /// The names [`WarpPolicy::parse`] accepts (canonical ones; `rr` is an alias of `lrr`).
+    pub const NAMES: [&'static str; 4] = ["gto", "lrr", "lii", "ipaws"];
+
+    /// A fresh scheduler of a non-adaptive policy (`Ipaws` starts as its Adapt phase's GTO;
+    /// the phases need a [`CoreSched`]).
     pub fn make(self) -> Box<dyn WarpScheduler> {
         match self {
-            WarpPolicy::Gto => Box::new(Gto::default()),
+            WarpPolicy::Gto | WarpPolicy::Ipaws => Box::new(Gto::default()),
             WarpPolicy::Lrr => Box::new(Lrr::default()),
+            WarpPolicy::Lii => Box::new(Lii),
         }
     }
 
-    /// Parses `gto` / `lrr`.
+    /// Parses `gto` / `lrr` (or `rr`) / `lii` / `ipaws`.
     pub fn parse(s: &str) -> Option<WarpPolicy> {
         match s.to_ascii_lowercase().as_str() {
             "gto" => Some(WarpPolicy::Gto),
             "lrr" | "rr" => Some(WarpPolicy::Lrr),
+            "lii" => Some(WarpPolicy::Lii),
+            "ipaws" => Some(WarpPolicy::Ipaws),
             _ => None,
         }
+    }
+}
+
+/// One SM's warp schedulers and the per-warp counters they read.
+pub struct CoreSched {
+    scheds: Vec<Box<dyn WarpScheduler>>,
+    issued: Vec<u64>,
+    /// The adaptive policy's state (`--warp-policy ipaws` only).
+    ipaws: Option<Box<ipaws::Ipaws>>,
+}
+
+impl CoreSched {
+    /// `schedulers` schedulers of `policy` over `slots` warp slots of SM `sm`; `decision`
+    /// is the kernel's iPAWS decision, shared by every SM of the run (the first SM to end
+    /// its Adapt phase decides for all, iPAWS §5.4).
+    pub fn new(
+        policy: WarpPolicy,
+        sm: u32,
+        schedulers: usize,
+        slots: usize,
+        decision: &Arc<KernelDecision>,
+    ) -> CoreSched {
+        let n = schedulers.max(1);
+        CoreSched {
+            scheds: (0..n).map(|_| policy.make()).collect(),
+            issued: vec![0; slots],
+            ipaws: (policy == WarpPolicy::Ipaws)
+                .then(|| Box::new(ipaws::Ipaws::new(sm, n, slots, Arc::clone(decision)))),
+        }
+    }
+
+    /// The number of warp schedulers.
+    pub fn len(&self) -> usize {
+        self.scheds.len()
+    }
+
+    /// Whether there is no scheduler (never: at least one is made).
+    pub fn is_empty(&self) -> bool {
+        self.scheds.is_empty()
+    }
+
+    /// Scheduler `k` picks one of `ready` (non-empty) at `now`.
+    pub fn pick(&mut self, k: usize, ready: &[u32], age: &[u64], now: u64) -> u32 {
+        let info = WarpInfo {
+            age,
+            issued: &self.issued,
+        };
+        match self.ipaws.as_mut() {
+            Some(ip) => ip.pick(k, ready, &info, now),
+            None => self.scheds[k].pick(ready, &info),
+        }
+    }
+
+    /// A warp was launched into `slot`.
+    pub fn on_launch(&mut self, slot: u32) {
+        if let Some(c) = self.issued.get_mut(slot as usize) {
+            *c = 0;
+        }
+        if let Some(ip) = self.ipaws.as_mut() {
+            ip.on_launch(slot);
+        }
+    }
+
+    /// The warp in `slot` issued an instruction at `now`.
+    pub fn on_issue(&mut self, slot: u32, now: u64) {
+        if let Some(c) = self.issued.get_mut(slot as usize) {
+            *c += 1;
+        }
+        if let Some(ip) = self.ipaws.as_mut() {
+            ip.on_issue(slot, &self.issued, now);
+        }
+    }
+
+    /// The warp in `slot` starts waiting at a barrier.
+    pub fn on_barrier_wait(&mut self, slot: u32) {
+        if let Some(ip) = self.ipaws.as_mut() {
+            ip.on_barrier_wait(slot);
+        }
+    }
+
+    /// The warp in `slot` was released from its barrier.
+    pub fn on_barrier_release(&mut self, slot: u32) {
+        if let Some(ip) = self.ipaws.as_mut() {
+            ip.on_barrier_release(slot);
+        }
+    }
+
+    /// The warp in `slot` finished at `now`.
+    pub fn on_warp_done(&mut self, slot: u32, age: &[u64], now: u64) {
+        if let Some(ip) = self.ipaws.as_mut() {
+            ip.on_warp_done(slot, age, &self.issued, now);
+        }
+    }
+
+    /// The iPAWS phase times of this SM (`None` for the other policies).
+    pub fn phases(&self) -> Option<SmPhases> {
+        self.ipaws.as_ref().map(|ip| ip.phases())
     }
 }
