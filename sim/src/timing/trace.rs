@@ -280,6 +280,74 @@ pub struct Tracer<'p> {
     rec: Recorder,
 }
 
+/// The last launch whose global memory [`launch_globals`] generated, with that memory as
+/// generated (before any TB ran).
+struct GlobalsCache {
+    bound: BoundLaunch,
+    nparams: usize,
+    images: Vec<(String, Vec<u8>)>,
+    globals: Globals,
+}
+
+/// Launches whose generated buffers take more bytes than this are not kept (the copy would
+/// hold their memory after the run).
+const GLOBALS_CACHE_BYTES: usize = 64 << 20;
+
+thread_local! {
+    static GLOBALS_CACHE: std::cell::RefCell<Option<GlobalsCache>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`Globals::from_launch`], generated once per launch and thread: a `simulate` call that
+/// repeats the previous call's launch (the same bound launch and module variables) starts
+/// from a copy of the memory generated then. Generating a launch's buffers (random values,
+/// CSR matrices) took about 10 % of a small launch's run, and a copy of the bytes is what
+/// generating them again gives, since every initialiser is a function of its description,
+/// except a `file(...)` one, whose file may change between calls: launches reading a file
+/// are never kept.
+fn launch_globals(prog: &Program, bound: &BoundLaunch) -> Result<Globals, SimError> {
+    let images = &prog.layout.global_images;
+    let hit = GLOBALS_CACHE.with(|c| {
+        c.borrow().as_ref().and_then(|e| {
+            let same = e.nparams == prog.layout.nparams
+                && e.bound == *bound
+                && e.images.len() == images.len()
+                && e
+                    .images
+                    .iter()
+                    .zip(images)
+                    .all(|((n, b), g)| *n == g.name && *b == g.bytes);
+            same.then(|| e.globals.clone())
+        })
+    });
+    if let Some(g) = hit {
+        return Ok(g);
+    }
+    let globals = Globals::from_launch(prog, bound)?;
+    let reads_file = bound
+        .params
+        .iter()
+        .filter_map(|p| match &p.value {
+            launch::BoundValue::Buffer { init, .. } => Some(init.as_str()),
+            _ => None,
+        })
+        .chain(bound.field_buffers().map(|b| b.init.as_str()))
+        .any(|init| !matches!(launch::init::Init::parse(init), Ok(i) if !matches!(i, launch::init::Init::File(_))));
+    let bytes: usize = globals
+        .regions
+        .iter()
+        .filter_map(|r| r.bytes.as_ref().map(Vec::len))
+        .sum();
+    let entry = (!reads_file && bytes <= GLOBALS_CACHE_BYTES).then(|| GlobalsCache {
+        bound: bound.clone(),
+        nparams: prog.layout.nparams,
+        images: images.iter().map(|g| (g.name.clone(), g.bytes.clone())).collect(),
+        globals: globals.clone(),
+    });
+    GLOBALS_CACHE.with(|c| *c.borrow_mut() = entry);
+    Ok(globals)
+}
+
 impl<'p> Tracer<'p> {
     /// A tracer of `prog` (whose IR gave `kernel`) over `bound`, whose parameter block
     /// ([`param_block`]) is `params`; global accesses coalesce into `block_bytes` blocks,
@@ -300,7 +368,7 @@ impl<'p> Tracer<'p> {
                 prog.len()
             )));
         }
-        let globals = Globals::from_launch(prog, bound)?;
+        let globals = launch_globals(prog, bound)?;
         let geom = Geometry::of(prog, bound)?;
         Ok(Tracer {
             prog,
