@@ -104,7 +104,11 @@ pub struct Sm<'p> {
     block_bytes: u32,
     pipe: PipelineConfig,
     scheds: CoreSched,
+    /// The warp slots, created at the SM's first launch (`num_slots` of them): most SMs of
+    /// a large GPU running a small launch never get a TB, and creating and dropping 64
+    /// slots on each of them was a quarter of such a run.
     warps: Vec<WarpSlot>,
+    num_slots: usize,
     age: Vec<u64>,
     /// Per warp slot: it cannot issue before this (a cached `check`; reset by load
     /// completions, barrier releases and launches). Kept apart from [`WarpSlot`] so that
@@ -203,7 +207,8 @@ impl<'p> Sm<'p> {
                 nw,
                 decision,
             ),
-            warps: (0..nw).map(|_| WarpSlot::default()).collect(),
+            warps: Vec::new(),
+            num_slots: nw,
             age: vec![0; nw],
             blocked: vec![u64::MAX; nw],
             live: vec![0; nw.div_ceil(64)],
@@ -286,6 +291,9 @@ impl<'p> Sm<'p> {
         let mut windows: Vec<WarpTrace> = (0..nw).map(|_| WarpTrace::default()).collect();
         for w in 0..nw {
             tracer.refill(&mut stream, w, &mut windows)?;
+        }
+        if self.warps.is_empty() {
+            self.warps.resize_with(self.num_slots, WarpSlot::default);
         }
         let mut slots = Vec::with_capacity(nw);
         for (w, wt) in windows.iter().enumerate() {

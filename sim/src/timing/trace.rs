@@ -280,6 +280,79 @@ pub struct Tracer<'p> {
     rec: Recorder,
 }
 
+/// The last launch whose global memory [`launch_globals`] generated, with that memory as
+/// generated (before any TB ran).
+struct GlobalsCache {
+    bound: BoundLaunch,
+    nparams: usize,
+    images: Vec<(String, Vec<u8>)>,
+    globals: Globals,
+}
+
+/// Launches whose generated buffers take more bytes than this are not kept (the copy would
+/// hold their memory after the run).
+const GLOBALS_CACHE_BYTES: usize = 64 << 20;
+
+thread_local! {
+    static GLOBALS_CACHE: std::cell::RefCell<Option<GlobalsCache>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`Globals::from_launch`], generated once per launch and thread: a `simulate` call that
+/// repeats the previous call's launch (the same bound launch and module variables) starts
+/// from a copy of the memory generated then. Generating a launch's buffers (random values,
+/// CSR matrices) took about 10 % of a small launch's run, and a copy of the bytes is what
+/// generating them again gives, since every initialiser is a function of its description,
+/// except a `file(...)` one, whose file may change between calls: launches reading a file
+/// are never kept.
+fn launch_globals(prog: &Program, bound: &BoundLaunch) -> Result<Globals, SimError> {
+    let images = &prog.layout.global_images;
+    let hit = GLOBALS_CACHE.with(|c| {
+        c.borrow().as_ref().and_then(|e| {
+            let same = e.nparams == prog.layout.nparams
+                && e.bound == *bound
+                && e.images.len() == images.len()
+                && e.images
+                    .iter()
+                    .zip(images)
+                    .all(|((n, b), g)| *n == g.name && *b == g.bytes);
+            same.then(|| e.globals.clone())
+        })
+    });
+    if let Some(g) = hit {
+        return Ok(g);
+    }
+    let globals = Globals::from_launch(prog, bound)?;
+    let reads_file = bound
+        .params
+        .iter()
+        .filter_map(|p| match &p.value {
+            launch::BoundValue::Buffer { init, .. } => Some(init.as_str()),
+            _ => None,
+        })
+        .chain(bound.field_buffers().map(|b| b.init.as_str()))
+        .any(|init| match launch::init::Init::parse(init) {
+            Ok(launch::init::Init::File(_)) | Err(_) => true,
+            Ok(_) => false,
+        });
+    let bytes: usize = globals
+        .regions
+        .iter()
+        .filter_map(|r| r.bytes.as_ref().map(Vec::len))
+        .sum();
+    let entry = (!reads_file && bytes <= GLOBALS_CACHE_BYTES).then(|| GlobalsCache {
+        bound: bound.clone(),
+        nparams: prog.layout.nparams,
+        images: images
+            .iter()
+            .map(|g| (g.name.clone(), g.bytes.clone()))
+            .collect(),
+        globals: globals.clone(),
+    });
+    GLOBALS_CACHE.with(|c| *c.borrow_mut() = entry);
+    Ok(globals)
+}
+
 impl<'p> Tracer<'p> {
     /// A tracer of `prog` (whose IR gave `kernel`) over `bound`, whose parameter block
     /// ([`param_block`]) is `params`; global accesses coalesce into `block_bytes` blocks,
@@ -300,7 +373,7 @@ impl<'p> Tracer<'p> {
                 prog.len()
             )));
         }
-        let globals = Globals::from_launch(prog, bound)?;
+        let globals = launch_globals(prog, bound)?;
         let geom = Geometry::of(prog, bound)?;
         Ok(Tracer {
             prog,
@@ -425,4 +498,91 @@ fn record(t: &mut WarpTrace, rec: &Recorder, step: Step) {
         mem,
         bar: step.barrier.map_or(0, |b| b.pack()),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const COPY: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry copy(.param .u64 a, .param .u64 b)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [a];
+  ld.param.u64 %rd2, [b];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.u32 [%rd5], %r2;
+  ret;
+}
+"#;
+
+    fn bound(m: &ptx_parser::Module, a_init: &str, dir: &Path) -> BoundLaunch {
+        let f = m.kernel("copy").expect("kernel");
+        let json = format!(
+            r#"{{"format":"paver-launch/1","kernel":"copy","grid":[1,1,1],"block":[32,1,1],
+            "params":[{{"index":0,"buffer":{{"type":"u32","len":32,"init":"{a_init}"}}}},
+                      {{"index":1,"buffer":{{"type":"u32","len":32,"init":"zeros"}}}}]}}"#
+        );
+        launch::Launch::from_json(&json, dir)
+            .expect("launch")
+            .bind("copy", &crate::param_sigs(f), dir)
+            .expect("bind")
+    }
+
+    fn bytes(g: &Globals) -> Vec<Option<Vec<u8>>> {
+        g.regions.iter().map(|r| r.bytes.clone()).collect()
+    }
+
+    /// A repeated launch starts from the memory as generated, not as the last run left it,
+    /// and a different launch gets its own memory (expected values: a fresh
+    /// `Globals::from_launch`, and the initialisers' definitions).
+    #[test]
+    fn kept_globals_are_the_generated_ones() {
+        let m = ptx_parser::parse(COPY).expect("parse");
+        let prog = Program::from_function(&m, m.kernel("copy").expect("kernel"));
+        let b1 = bound(&m, "rand(1)", Path::new("."));
+        let mut g = launch_globals(&prog, &b1).expect("globals");
+        let fresh = Globals::from_launch(&prog, &b1).expect("globals");
+        assert_eq!(bytes(&g), bytes(&fresh));
+        // What a run does to its copy (stores) must not reach the next run's memory.
+        for r in &mut g.regions {
+            if let Some(b) = &mut r.bytes {
+                b.fill(0xAB);
+            }
+        }
+        let again = launch_globals(&prog, &b1).expect("globals");
+        assert_eq!(bytes(&again), bytes(&fresh));
+        let b2 = bound(&m, "ones", Path::new("."));
+        let other = launch_globals(&prog, &b2).expect("globals");
+        let a = other.region(0).expect("buffer a");
+        assert_eq!(a.len(), 128);
+        assert!(a.chunks(4).all(|w| w == 1u32.to_le_bytes()));
+    }
+
+    /// A `file(...)` buffer is read again at every call: the file may change in between.
+    #[test]
+    fn file_buffers_are_read_at_every_call() {
+        let m = ptx_parser::parse(COPY).expect("parse");
+        let prog = Program::from_function(&m, m.kernel("copy").expect("kernel"));
+        let dir = std::env::temp_dir().join(format!("paver-globals-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("a.bin");
+        std::fs::write(&path, [7u8; 128]).expect("write");
+        let b = bound(&m, "file(a.bin)", &dir);
+        let first = launch_globals(&prog, &b).expect("globals");
+        assert_eq!(first.region(0), Some(&[7u8; 128][..]));
+        std::fs::write(&path, [9u8; 128]).expect("write");
+        let second = launch_globals(&prog, &b).expect("globals");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(second.region(0), Some(&[9u8; 128][..]));
+    }
 }
