@@ -551,22 +551,74 @@ impl Ctx {
 /// ends the whole evaluation.
 pub type Memo = crate::footprint::FxMap<usize, i128>;
 
-thread_local! {
-    /// Reusable memo tables, one per nesting level of [`eval`] (a recurrence or a trip count
-    /// evaluated inside an evaluation has its own context, hence its own table).
-    static MEMOS: std::cell::RefCell<Vec<Memo>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Evaluates `e` concretely with exact PTX integer semantics. Each shared subexpression is
 /// evaluated once (the cost is linear in the DAG's size, not in its unfolded tree's: a
 /// mirrored index's back-edge value reads the previous values several times per unrolled
-/// step, its tree is ~150 times its DAG).
+/// step, its tree is ~150 times its DAG). An expression evaluated again (an address per
+/// thread and iteration) is compiled once into a [`Tape`], kept in a small per-thread cache
+/// keyed by its address and checked by a shallow comparison (the cached copy holds its
+/// children, so equal child pointers mean the same DAG).
 pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> {
-    let mut memo = MEMOS.with(|m| m.borrow_mut().pop()).unwrap_or_default();
-    memo.clear();
-    let r = eval_memo(e, cx, ts, &mut memo);
-    MEMOS.with(|m| m.borrow_mut().push(memo));
+    if matches!(
+        e,
+        Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) | Expr::Unknown(_)
+    ) {
+        return eval_memo(e, cx, ts, &mut Memo::default());
+    }
+    let addr = e as *const Expr as usize;
+    let slot = (addr >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - EVAL_CACHE_BITS);
+    let hit = EVAL_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        match c.get_mut(slot) {
+            Some(Some((a, root, tape, st))) if *a == addr && **root == *e => {
+                Some((tape.clone(), std::mem::take(st)))
+            }
+            _ => None,
+        }
+    });
+    let (tape, mut st) = match hit {
+        Some(x) => x,
+        None => {
+            let root = Arc::new(e.clone());
+            let tape = std::rc::Rc::new(Tape::new([&root]));
+            EVAL_CACHE.with(|c| {
+                let mut c = c.borrow_mut();
+                if c.is_empty() {
+                    c.resize_with(1 << EVAL_CACHE_BITS, || None);
+                }
+                c[slot] = Some((addr, root, tape.clone(), TapeState::default()));
+            });
+            (tape, TapeState::default())
+        }
+    };
+    // A nested evaluation of the same expression took the slots: start afresh.
+    if st.vals.len() != tape.len() {
+        st = TapeState::new(&tape);
+    } else {
+        st.next();
+    }
+    let r = eval_tape(&tape, &mut st, (tape.len() - 1) as u32, cx, ts);
+    EVAL_CACHE.with(|c| {
+        if let Some(Some((a, _, t, s))) = c.borrow_mut().get_mut(slot) {
+            if *a == addr && std::rc::Rc::ptr_eq(t, &tape) {
+                *s = st;
+            }
+        }
+    });
     r
+}
+
+/// log2 of the number of entries of [`EVAL_CACHE`].
+const EVAL_CACHE_BITS: u32 = 8;
+
+/// An entry of [`EVAL_CACHE`]: the expression's address, a shallow copy of it (which keeps
+/// its children alive), its tape and slots.
+type EvalEntry = (usize, E, std::rc::Rc<Tape>, TapeState);
+
+thread_local! {
+    /// Compiled expressions evaluated lately, direct-mapped by address.
+    static EVAL_CACHE: std::cell::RefCell<Vec<Option<EvalEntry>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// [`eval`] sharing `memo` with other evaluations in the same context `cx` (the caller

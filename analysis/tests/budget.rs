@@ -46,3 +46,18 @@ fn graph_estimate_counts_against_the_budget() {
     let e = analysis::analyze_within(f, &b, Granularity::Line(128), 64 << 20).expect_err("budget");
     assert!(e.to_string().contains("graph edges"), "{e}");
 }
+
+#[test]
+fn zz_probe() {
+    let (m, b) = load("colwalk", "compute_70", "small.colwalk_col.json");
+    let f = m.kernel(&b.kernel).expect("kernel");
+    let full = analysis::analyze(f, &b, Granularity::Line(128)).expect("full");
+    println!("full {:?}", full.unresolved);
+    for kb in [16u64, 32, 64, 128, 256, 512, 1024, 4096] {
+        let r = analysis::analyze_within(f, &b, Granularity::Line(128), kb << 10);
+        match r {
+            Ok(a) => println!("{kb} KiB: {:?}", a.unresolved),
+            Err(e) => println!("{kb} KiB: err {e}"),
+        }
+    }
+}
