@@ -280,16 +280,30 @@ impl Expr {
     /// node once per visit of that node: each shared node is visited once).
     pub fn visit_leaves(&self, f: &mut impl FnMut(&Expr)) {
         let mut seen = Seen::default();
-        self.leaves_in(f, &mut seen);
+        self.leaves_in(f, &mut seen, false);
     }
-    fn leaves_in(&self, f: &mut dyn FnMut(&Expr), seen: &mut Seen) {
+    /// Calls `f` on the reason of every unknown in the DAG (each shared node visited once).
+    pub fn visit_unknowns(&self, f: &mut impl FnMut(&Reason)) {
+        let mut seen = Seen::default();
+        self.leaves_in(
+            &mut |x| {
+                if let Expr::Unknown(r) = x {
+                    f(r);
+                }
+            },
+            &mut seen,
+            true,
+        );
+    }
+    fn leaves_in(&self, f: &mut dyn FnMut(&Expr), seen: &mut Seen, unknowns: bool) {
         let mut go = |x: &E, f: &mut dyn FnMut(&Expr)| {
             if first_visit(x, seen) {
-                x.leaves_in(f, seen);
+                x.leaves_in(f, seen, unknowns);
             }
         };
         match self {
             Expr::Var(_) | Expr::Trip(_) => f(self),
+            Expr::Unknown(_) if unknowns => f(self),
             Expr::Const(_) | Expr::Unknown(_) => {}
             Expr::Ext { e, .. } | Expr::Not(e) => go(e, f),
             Expr::Add(a, b)
