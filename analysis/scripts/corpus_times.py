@@ -14,7 +14,7 @@ max RSS (MiB), dynamic (interpreter) seconds and RSS, their ratio, and the stati
 run finished).
 
 Usage: analysis/scripts/corpus_times.py [--paver target/release/paver] [--timeout 120]
-       [--only small|paper] [--filter SUBSTRING] [--markdown]
+       [--only small|paper] [--filter SUBSTRING] [--from kernels/K] [--markdown]
 Run from the repository root. Times on a shared machine are inflated: compare the ratio of
 the two columns (measured back to back), not absolute seconds.
 """
@@ -50,11 +50,13 @@ def main():
     ap.add_argument("--only", choices=["small", "paper"])
     ap.add_argument("--filter", default="")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--from", dest="start", default="",
+                    help="skip launches whose kernels/ path sorts before this")
     a = ap.parse_args()
     launches = sorted(glob.glob("kernels/*/small*.json") + glob.glob("kernels/*/paper*.json"))
     if a.only:
         launches = [l for l in launches if os.path.basename(l).startswith(a.only)]
-    launches = [l for l in launches if a.filter in l]
+    launches = [l for l in launches if a.filter in l and l >= a.start]
     tot = res = never = 0
     out = tempfile.mkdtemp(prefix="corpus_times.")
     sep = " | " if a.markdown else "  "
