@@ -77,48 +77,21 @@ impl Guard {
 /// holds another unknown (the load stays unresolved).
 pub(crate) fn guard_unknowns(e: &Expr) -> Option<Result<Guard, Reason>> {
     let mut out: Option<Result<Guard, Reason>> = None;
-    fn walk(e: &Expr, out: &mut Option<Result<Guard, Reason>>) {
-        match e {
-            Expr::Unknown(r) => {
-                let g = match r {
-                    Reason::DataDependent => Ok(Guard::DataDependent),
-                    Reason::Float => Ok(Guard::FloatingPoint),
-                    other => Err(other.clone()),
-                };
-                *out = match (out.take(), g) {
-                    (Some(Err(x)), _) | (_, Err(x)) => Some(Err(x)),
-                    (Some(Ok(Guard::FloatingPoint)), _) | (_, Ok(Guard::FloatingPoint)) => {
-                        Some(Ok(Guard::FloatingPoint))
-                    }
-                    (_, Ok(g)) => Some(Ok(g)),
-                };
+    // Every unknown of the DAG (each shared node once).
+    e.visit_unknowns(&mut |r| {
+        let g = match r {
+            Reason::DataDependent => Ok(Guard::DataDependent),
+            Reason::Float => Ok(Guard::FloatingPoint),
+            other => Err(other.clone()),
+        };
+        out = match (out.take(), g) {
+            (Some(Err(x)), _) | (_, Err(x)) => Some(Err(x)),
+            (Some(Ok(Guard::FloatingPoint)), _) | (_, Ok(Guard::FloatingPoint)) => {
+                Some(Ok(Guard::FloatingPoint))
             }
-            Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) => {}
-            Expr::Ext { e, .. } | Expr::Not(e) => walk(e, out),
-            Expr::Add(a, b)
-            | Expr::Sub(a, b)
-            | Expr::Mul(a, b)
-            | Expr::Op(_, a, b)
-            | Expr::Cmp(_, a, b)
-            | Expr::And(a, b)
-            | Expr::Or(a, b) => {
-                walk(a, out);
-                walk(b, out);
-            }
-            Expr::Select(c, a, b) => {
-                walk(c, out);
-                walk(a, out);
-                walk(b, out);
-            }
-            Expr::Rec(r, _, k) => {
-                walk(k, out);
-                for x in r.init.iter().chain(&r.step) {
-                    walk(x, out);
-                }
-            }
-        }
-    }
-    walk(e, &mut out);
+            (_, Ok(g)) => Some(Ok(g)),
+        };
+    });
     out
 }
 

@@ -148,8 +148,9 @@ pub enum IntOp {
     MulHi(u8),
 }
 
-/// A symbolic value.
-#[derive(Clone, Debug, PartialEq)]
+/// A symbolic value. `Eq` lets `Arc<Expr>` comparisons stop at shared nodes (pointer
+/// equality first).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expr {
     /// A constant.
     Const(i128),
@@ -197,7 +198,7 @@ pub enum Expr {
 /// not induction variables (mirrored boundary stepping, `not.b32` counters, steps by an
 /// inner loop's trip count): `state(0) = init`, `state(j + 1) = step(state(j))`, where
 /// `step[i]` reads the state through `Var::Phi(regs[i])` and may use `Var::Iter(l)` = `j`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecSys {
     /// The loop.
     pub l: LoopId,
@@ -246,37 +247,65 @@ impl Expr {
             _ => false,
         }
     }
-    /// The first unknown reason in the tree, if any.
+    /// The first unknown reason in the tree, if any. Each shared node is visited once.
     pub fn unknown_reason(&self) -> Option<Reason> {
+        let mut seen = Seen::default();
+        self.unknown_in(&mut seen)
+    }
+    fn unknown_in(&self, seen: &mut Seen) -> Option<Reason> {
+        let mut go = |x: &E| {
+            if first_visit(x, seen) {
+                x.unknown_in(seen)
+            } else {
+                // Visited before and found free of unknowns (else the walk had stopped).
+                None
+            }
+        };
         match self {
             Expr::Unknown(r) => Some(r.clone()),
             Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) => None,
-            Expr::Ext { e, .. } | Expr::Not(e) => e.unknown_reason(),
+            Expr::Ext { e, .. } | Expr::Not(e) => go(e),
             Expr::Add(a, b)
             | Expr::Sub(a, b)
             | Expr::Mul(a, b)
             | Expr::Op(_, a, b)
             | Expr::Cmp(_, a, b)
             | Expr::And(a, b)
-            | Expr::Or(a, b) => a.unknown_reason().or_else(|| b.unknown_reason()),
-            Expr::Select(c, a, b) => c
-                .unknown_reason()
-                .or_else(|| a.unknown_reason())
-                .or_else(|| b.unknown_reason()),
-            Expr::Rec(r, _, k) => k.unknown_reason().or_else(|| {
-                r.init
-                    .iter()
-                    .chain(&r.step)
-                    .find_map(|x| x.unknown_reason())
-            }),
+            | Expr::Or(a, b) => go(a).or_else(|| go(b)),
+            Expr::Select(c, a, b) => go(c).or_else(|| go(a)).or_else(|| go(b)),
+            Expr::Rec(r, _, k) => go(k).or_else(|| r.init.iter().chain(&r.step).find_map(go)),
         }
     }
-    /// Calls `f` on every variable and trip count in the tree.
+    /// Calls `f` on every variable and trip count in the tree (on a leaf under a shared
+    /// node once per visit of that node: each shared node is visited once).
     pub fn visit_leaves(&self, f: &mut impl FnMut(&Expr)) {
+        let mut seen = Seen::default();
+        self.leaves_in(f, &mut seen, false);
+    }
+    /// Calls `f` on the reason of every unknown in the DAG (each shared node visited once).
+    pub fn visit_unknowns(&self, f: &mut impl FnMut(&Reason)) {
+        let mut seen = Seen::default();
+        self.leaves_in(
+            &mut |x| {
+                if let Expr::Unknown(r) = x {
+                    f(r);
+                }
+            },
+            &mut seen,
+            true,
+        );
+    }
+    fn leaves_in(&self, f: &mut dyn FnMut(&Expr), seen: &mut Seen, unknowns: bool) {
+        let mut go = |x: &E, f: &mut dyn FnMut(&Expr)| {
+            if first_visit(x, seen) {
+                x.leaves_in(f, seen, unknowns);
+            }
+        };
         match self {
             Expr::Var(_) | Expr::Trip(_) => f(self),
+            Expr::Unknown(_) if unknowns => f(self),
             Expr::Const(_) | Expr::Unknown(_) => {}
-            Expr::Ext { e, .. } | Expr::Not(e) => e.visit_leaves(f),
+            Expr::Ext { e, .. } | Expr::Not(e) => go(e, f),
             Expr::Add(a, b)
             | Expr::Sub(a, b)
             | Expr::Mul(a, b)
@@ -284,24 +313,34 @@ impl Expr {
             | Expr::Cmp(_, a, b)
             | Expr::And(a, b)
             | Expr::Or(a, b) => {
-                a.visit_leaves(f);
-                b.visit_leaves(f);
+                go(a, f);
+                go(b, f);
             }
             Expr::Select(c, a, b) => {
-                c.visit_leaves(f);
-                a.visit_leaves(f);
-                b.visit_leaves(f);
+                go(c, f);
+                go(a, f);
+                go(b, f);
             }
             // The recurrence's own counter is `k`; its initial values and steps carry the
             // thread coordinates, outer counters and trip counts it depends on.
             Expr::Rec(r, _, k) => {
-                k.visit_leaves(f);
+                go(k, f);
                 for x in r.init.iter().chain(&r.step) {
-                    x.visit_leaves(f);
+                    go(x, f);
                 }
             }
         }
     }
+}
+
+/// The shared nodes a walk has visited, by address.
+type Seen =
+    std::collections::HashSet<usize, std::hash::BuildHasherDefault<crate::footprint::FxHasher>>;
+
+/// Whether the walk should descend into `x`: always for a node with one reference, once for
+/// a shared one.
+fn first_visit(x: &E, seen: &mut Seen) -> bool {
+    Arc::strong_count(x) == 1 || seen.insert(Arc::as_ptr(x) as usize)
 }
 
 /// Reduces `v` to `bits` bits and extends.
@@ -520,8 +559,102 @@ impl Ctx {
     }
 }
 
-/// Evaluates `e` concretely with exact PTX integer semantics.
+/// Values of the shared nodes of one DAG already evaluated in one context, by node address.
+/// Only nodes referenced more than once are kept (`Arc::strong_count > 1`): a node with a
+/// single reference is reached once per evaluation anyway. Only successes are kept: an error
+/// ends the whole evaluation.
+pub type Memo = crate::footprint::FxMap<usize, i128>;
+
+/// Evaluates `e` concretely with exact PTX integer semantics. Each shared subexpression is
+/// evaluated once (the cost is linear in the DAG's size, not in its unfolded tree's: a
+/// mirrored index's back-edge value reads the previous values several times per unrolled
+/// step, its tree is ~150 times its DAG). An expression evaluated again (an address per
+/// thread and iteration) is compiled once into a [`Tape`], kept in a small per-thread cache
+/// keyed by its address and checked by a shallow comparison (the cached copy holds its
+/// children, so equal child pointers mean the same DAG).
 pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> {
+    if matches!(
+        e,
+        Expr::Const(_) | Expr::Var(_) | Expr::Trip(_) | Expr::Unknown(_)
+    ) {
+        return eval_memo(e, cx, ts, &mut Memo::default());
+    }
+    let addr = e as *const Expr as usize;
+    let slot = (addr >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - EVAL_CACHE_BITS);
+    let hit = EVAL_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        match c.get_mut(slot) {
+            Some(Some((a, root, tape, st))) if *a == addr && **root == *e => {
+                Some((tape.clone(), std::mem::take(st)))
+            }
+            _ => None,
+        }
+    });
+    let (tape, mut st) = match hit {
+        Some(x) => x,
+        None => {
+            let root = Arc::new(e.clone());
+            let tape = std::rc::Rc::new(Tape::new([&root]));
+            EVAL_CACHE.with(|c| {
+                let mut c = c.borrow_mut();
+                if c.is_empty() {
+                    c.resize_with(1 << EVAL_CACHE_BITS, || None);
+                }
+                c[slot] = Some((addr, root, tape.clone(), TapeState::default()));
+            });
+            (tape, TapeState::default())
+        }
+    };
+    // A nested evaluation of the same expression took the slots: start afresh.
+    if st.vals.len() != tape.len() {
+        st = TapeState::new(&tape);
+    } else {
+        st.next();
+    }
+    let r = eval_tape(&tape, &mut st, (tape.len() - 1) as u32, cx, ts);
+    EVAL_CACHE.with(|c| {
+        if let Some(Some((a, _, t, s))) = c.borrow_mut().get_mut(slot) {
+            if *a == addr && std::rc::Rc::ptr_eq(t, &tape) {
+                *s = st;
+            }
+        }
+    });
+    r
+}
+
+/// log2 of the number of entries of [`EVAL_CACHE`].
+const EVAL_CACHE_BITS: u32 = 8;
+
+/// An entry of [`EVAL_CACHE`]: the expression's address, a shallow copy of it (which keeps
+/// its children alive), its tape and slots.
+type EvalEntry = (usize, E, std::rc::Rc<Tape>, TapeState);
+
+thread_local! {
+    /// Compiled expressions evaluated lately, direct-mapped by address.
+    static EVAL_CACHE: std::cell::RefCell<Vec<Option<EvalEntry>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`eval`] sharing `memo` with other evaluations in the same context `cx` (the caller
+/// clears it when the context changes).
+pub fn eval_memo(
+    e: &Expr,
+    cx: &Ctx,
+    ts: &dyn TripSource,
+    memo: &mut Memo,
+) -> Result<i128, EvalError> {
+    let mut go = |x: &E| -> Result<i128, EvalError> {
+        if Arc::strong_count(x) == 1 || matches!(**x, Expr::Const(_) | Expr::Var(_)) {
+            return eval_memo(x, cx, ts, memo);
+        }
+        let key = Arc::as_ptr(x) as usize;
+        if let Some(&v) = memo.get(&key) {
+            return Ok(v);
+        }
+        let v = eval_memo(x, cx, ts, memo)?;
+        memo.insert(key, v);
+        Ok(v)
+    };
     Ok(match e {
         Expr::Const(c) => *c,
         Expr::Var(Var::Tid(d)) => cx.tid[usize::from(*d)],
@@ -540,28 +673,209 @@ pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> 
             Some(t) => t,
             None => ts.trip(*l, cx)?,
         },
-        Expr::Add(a, b) => eval(a, cx, ts)?.wrapping_add(eval(b, cx, ts)?),
-        Expr::Sub(a, b) => eval(a, cx, ts)?.wrapping_sub(eval(b, cx, ts)?),
-        Expr::Mul(a, b) => eval(a, cx, ts)?.wrapping_mul(eval(b, cx, ts)?),
-        Expr::Ext { bits, signed, e } => ext_value(eval(e, cx, ts)?, *bits, *signed),
-        Expr::Op(o, a, b) => apply_op(*o, eval(a, cx, ts)?, eval(b, cx, ts)?)?,
-        Expr::Cmp(r, a, b) => i128::from(r.holds(eval(a, cx, ts)?, eval(b, cx, ts)?)),
-        Expr::Not(a) => i128::from(eval(a, cx, ts)? == 0),
-        Expr::And(a, b) => i128::from(eval(a, cx, ts)? != 0 && eval(b, cx, ts)? != 0),
-        Expr::Or(a, b) => i128::from(eval(a, cx, ts)? != 0 || eval(b, cx, ts)? != 0),
+        Expr::Add(a, b) => go(a)?.wrapping_add(go(b)?),
+        Expr::Sub(a, b) => go(a)?.wrapping_sub(go(b)?),
+        Expr::Mul(a, b) => go(a)?.wrapping_mul(go(b)?),
+        Expr::Ext { bits, signed, e } => ext_value(go(e)?, *bits, *signed),
+        Expr::Op(o, a, b) => apply_op(*o, go(a)?, go(b)?)?,
+        Expr::Cmp(r, a, b) => i128::from(r.holds(go(a)?, go(b)?)),
+        Expr::Not(a) => i128::from(go(a)? == 0),
+        Expr::And(a, b) => i128::from(go(a)? != 0 && go(b)? != 0),
+        Expr::Or(a, b) => i128::from(go(a)? != 0 || go(b)? != 0),
         Expr::Select(c, a, b) => {
-            if eval(c, cx, ts)? != 0 {
-                eval(a, cx, ts)?
+            if go(c)? != 0 {
+                go(a)?
             } else {
-                eval(b, cx, ts)?
+                go(b)?
             }
         }
         Expr::Unknown(r) => return Err(EvalError::Unknown(r.clone())),
         Expr::Rec(r, i, k) => {
-            let k = eval(k, cx, ts)?;
+            let k = go(k)?;
             eval_rec(r, *i as usize, k, cx, ts)?
         }
     })
+}
+
+/// A DAG compiled to an array in topological order (children before parents), each node
+/// naming its operands by index, so that an evaluation keeps one value slot per node
+/// ([`TapeState`]) instead of hashing node addresses: the cost of evaluating shared
+/// subexpressions is linear in the DAG's size. Evaluation stays lazy (a `Select` evaluates
+/// one branch, `And`/`Or` short-circuit), so errors in branches not taken do not surface,
+/// exactly as with [`eval`].
+#[derive(Debug, Default)]
+pub struct Tape {
+    nodes: Vec<Node>,
+    /// Node index by expression address (every node of the compiled roots).
+    index: crate::footprint::FxMap<usize, u32>,
+    /// The roots, which keep every compiled node alive (the addresses stay unique).
+    roots: Vec<E>,
+}
+
+#[derive(Debug)]
+enum Node {
+    Const(i128),
+    /// A variable, trip count or unknown: evaluated as an expression.
+    Leaf(E),
+    Add(u32, u32),
+    Sub(u32, u32),
+    Mul(u32, u32),
+    Ext(u8, bool, u32),
+    Op(IntOp, u32, u32),
+    Cmp(Rel, u32, u32),
+    Not(u32),
+    And(u32, u32),
+    Or(u32, u32),
+    Select(u32, u32, u32),
+    Rec(Arc<RecSys>, u32, u32),
+}
+
+impl Tape {
+    /// Compiles the DAG of `roots`.
+    pub fn new<'a>(roots: impl IntoIterator<Item = &'a E>) -> Tape {
+        let mut t = Tape::default();
+        for r in roots {
+            t.add(r);
+            t.roots.push(r.clone());
+        }
+        t
+    }
+    fn add(&mut self, e: &E) -> u32 {
+        let key = Arc::as_ptr(e) as usize;
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let n = match &**e {
+            Expr::Const(c) => Node::Const(*c),
+            Expr::Var(_) | Expr::Trip(_) | Expr::Unknown(_) => Node::Leaf(e.clone()),
+            Expr::Add(a, b) => Node::Add(self.add(a), self.add(b)),
+            Expr::Sub(a, b) => Node::Sub(self.add(a), self.add(b)),
+            Expr::Mul(a, b) => Node::Mul(self.add(a), self.add(b)),
+            Expr::Ext { bits, signed, e } => Node::Ext(*bits, *signed, self.add(e)),
+            Expr::Op(o, a, b) => Node::Op(*o, self.add(a), self.add(b)),
+            Expr::Cmp(r, a, b) => Node::Cmp(*r, self.add(a), self.add(b)),
+            Expr::Not(a) => Node::Not(self.add(a)),
+            Expr::And(a, b) => Node::And(self.add(a), self.add(b)),
+            Expr::Or(a, b) => Node::Or(self.add(a), self.add(b)),
+            Expr::Select(c, a, b) => Node::Select(self.add(c), self.add(a), self.add(b)),
+            Expr::Rec(r, i, k) => Node::Rec(r.clone(), *i, self.add(k)),
+        };
+        self.nodes.push(n);
+        let i = (self.nodes.len() - 1) as u32;
+        self.index.insert(key, i);
+        i
+    }
+    /// The node of a compiled expression (a root or any node under one).
+    pub fn node(&self, e: &E) -> Option<u32> {
+        self.index.get(&(Arc::as_ptr(e) as usize)).copied()
+    }
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    /// Whether the tape is empty.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+/// The value slots of one [`Tape`]: a slot is valid while its generation is the current one;
+/// [`TapeState::next`] invalidates all of them at once (a new context).
+#[derive(Clone, Debug, Default)]
+pub struct TapeState {
+    vals: Vec<i128>,
+    gens: Vec<u32>,
+    cur: u32,
+}
+
+impl TapeState {
+    /// Slots for `t`, all invalid.
+    pub fn new(t: &Tape) -> TapeState {
+        TapeState {
+            vals: vec![0; t.len()],
+            gens: vec![0; t.len()],
+            cur: 1,
+        }
+    }
+    /// Invalidates every slot (the context changed).
+    pub fn next(&mut self) {
+        self.cur = self.cur.wrapping_add(1);
+        if self.cur == 0 {
+            self.gens.fill(0);
+            self.cur = 1;
+        }
+    }
+}
+
+/// Evaluates node `n` of `t` in context `cx`, reusing the slots of `st` filled since its
+/// last [`TapeState::next`].
+pub fn eval_tape(
+    t: &Tape,
+    st: &mut TapeState,
+    n: u32,
+    cx: &Ctx,
+    ts: &dyn TripSource,
+) -> Result<i128, EvalError> {
+    let u = n as usize;
+    if st.gens[u] == st.cur {
+        return Ok(st.vals[u]);
+    }
+    let mut go = |x: u32| eval_tape(t, st, x, cx, ts);
+    let v = match &t.nodes[u] {
+        Node::Const(c) => *c,
+        Node::Leaf(e) => eval_memo(e, cx, ts, &mut Memo::default())?,
+        Node::Add(a, b) => go(*a)?.wrapping_add(go(*b)?),
+        Node::Sub(a, b) => go(*a)?.wrapping_sub(go(*b)?),
+        Node::Mul(a, b) => go(*a)?.wrapping_mul(go(*b)?),
+        Node::Ext(bits, signed, a) => ext_value(go(*a)?, *bits, *signed),
+        Node::Op(o, a, b) => apply_op(*o, go(*a)?, go(*b)?)?,
+        Node::Cmp(r, a, b) => i128::from(r.holds(go(*a)?, go(*b)?)),
+        Node::Not(a) => i128::from(go(*a)? == 0),
+        Node::And(a, b) => i128::from(go(*a)? != 0 && go(*b)? != 0),
+        Node::Or(a, b) => i128::from(go(*a)? != 0 || go(*b)? != 0),
+        Node::Select(c, a, b) => {
+            if go(*c)? != 0 {
+                go(*a)?
+            } else {
+                go(*b)?
+            }
+        }
+        Node::Rec(r, i, k) => {
+            let k = go(*k)?;
+            eval_rec(r, *i as usize, k, cx, ts)?
+        }
+    };
+    st.vals[u] = v;
+    st.gens[u] = st.cur;
+    Ok(v)
+}
+
+/// A compiled expression set with its slots: evaluates any compiled expression, falling back
+/// to [`eval`] for others. Each call starts a new generation (contexts change between calls).
+#[derive(Debug)]
+pub struct Evaluator<'a> {
+    tape: &'a Tape,
+    st: TapeState,
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator over `tape`.
+    pub fn new(tape: &'a Tape) -> Evaluator<'a> {
+        Evaluator {
+            tape,
+            st: TapeState::new(tape),
+        }
+    }
+    /// The value of `e` in `cx`.
+    pub fn eval(&mut self, e: &E, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> {
+        match self.tape.node(e) {
+            Some(n) => {
+                self.st.next();
+                eval_tape(self.tape, &mut self.st, n, cx, ts)
+            }
+            None => eval(e, cx, ts),
+        }
+    }
 }
 
 /// Largest iteration a recurrence is stepped to.
@@ -577,7 +891,14 @@ type RecKey = (
 /// A cached recurrence state: the system, the context, the iteration, the registers.
 type RecEntry = (Arc<RecSys>, RecKey, i128, Vec<i128>);
 
+/// A recurrence system's compiled steps and their slots.
+type StepTape = (Arc<RecSys>, std::rc::Rc<Tape>, TapeState);
+
 thread_local! {
+    /// Compiled step tapes of the systems stepped lately (the `Arc` keeps each system, hence
+    /// the tape's node addresses, alive).
+    static STEP_TAPES: std::cell::RefCell<Vec<StepTape>> =
+        const { std::cell::RefCell::new(Vec::new()) };
     /// The last states reached per recurrence and context (a loop walks `k = 0, 1, ...`:
     /// each evaluation resumes from the previous one instead of restarting at 0). The
     /// `Arc` keeps the system alive, so its address identifies it while cached.
@@ -597,25 +918,33 @@ fn eval_rec(
         return Err(EvalError::TripLimit(r.l, REC_LIMIT as u64));
     }
     let li = r.l.index();
-    let mut iters = cx.iters.clone();
-    if let Some(x) = iters.get_mut(li) {
-        *x = None;
-    }
-    let key: RecKey = (
-        Arc::as_ptr(r) as usize,
-        cx.tid,
-        cx.ctaid,
-        iters,
-        cx.phis.clone(),
-    );
+    let ptr = Arc::as_ptr(r) as usize;
+    // The cache entry of this system and context (the recurrence's own counter excluded),
+    // compared in place: a hit costs no allocation.
+    let same = |kk: &RecKey| {
+        kk.0 == ptr
+            && kk.1 == cx.tid
+            && kk.2 == cx.ctaid
+            && kk.3.len() == cx.iters.len()
+            && kk
+                .3
+                .iter()
+                .zip(&cx.iters)
+                .enumerate()
+                .all(|(n, (a, b))| n == li || a == b)
+            && kk.4 == cx.phis
+    };
     let cached = REC_CACHE.with(|c| {
-        c.borrow()
-            .iter()
-            .find(|(_, kk, j, _)| *kk == key && *j <= k)
-            .map(|(_, _, j, st)| (*j, st.clone()))
+        let c = c.borrow();
+        let (_, _, j, st) = c.iter().find(|(_, kk, j, _)| same(kk) && *j <= k)?;
+        if *j == k {
+            return Some(Err(st.get(i).copied()));
+        }
+        Some(Ok((*j, st.clone())))
     });
     let (mut j, mut state) = match cached {
-        Some(x) => x,
+        Some(Err(v)) => return v.ok_or(EvalError::Unbound(Var::Phi(i as u32))),
+        Some(Ok(x)) => x,
         None => (
             0,
             r.init
@@ -630,20 +959,58 @@ fn eval_rec(
             *t = None;
         }
         let base = c.phis.len();
-        while j < k {
-            if let Some(x) = c.iters.get_mut(li) {
-                *x = Some(j);
+        // The step expressions share most of their nodes: they are compiled once per system
+        // into one tape, and each step fills its slots once.
+        let (tape, mut tst) = STEP_TAPES.with(|t| {
+            let mut t = t.borrow_mut();
+            match t.iter().position(|(s, _, _)| Arc::ptr_eq(s, r)) {
+                Some(p) => {
+                    let (_, tape, st) = &mut t[p];
+                    (tape.clone(), std::mem::take(st))
+                }
+                None => {
+                    if t.len() >= 16 {
+                        t.remove(0);
+                    }
+                    let tape = std::rc::Rc::new(Tape::new(&r.step));
+                    t.push((r.clone(), tape.clone(), TapeState::default()));
+                    (tape, TapeState::default())
+                }
             }
-            c.phis.truncate(base);
-            c.phis
-                .extend(r.regs.iter().copied().zip(state.iter().copied()));
-            state = r
-                .step
-                .iter()
-                .map(|e| eval(e, &c, ts))
-                .collect::<Result<Vec<_>, _>>()?;
-            j += 1;
+        });
+        if tst.vals.len() != tape.len() {
+            tst = TapeState::new(&tape);
         }
+        let roots: Vec<u32> = r.step.iter().filter_map(|e| tape.node(e)).collect();
+        let mut next = Vec::with_capacity(state.len());
+        let res = (|| {
+            while j < k {
+                if let Some(x) = c.iters.get_mut(li) {
+                    *x = Some(j);
+                }
+                c.phis.truncate(base);
+                c.phis
+                    .extend(r.regs.iter().copied().zip(state.iter().copied()));
+                tst.next();
+                next.clear();
+                for &n in &roots {
+                    next.push(eval_tape(&tape, &mut tst, n, &c, ts)?);
+                }
+                std::mem::swap(&mut state, &mut next);
+                j += 1;
+            }
+            Ok(())
+        })();
+        STEP_TAPES.with(|t| {
+            if let Some(e) = t
+                .borrow_mut()
+                .iter_mut()
+                .find(|(s, _, _)| Arc::ptr_eq(s, r))
+            {
+                e.2 = tst;
+            }
+        });
+        res?;
     }
     let v = state
         .get(i)
@@ -651,13 +1018,18 @@ fn eval_rec(
         .ok_or(EvalError::Unbound(Var::Phi(i as u32)))?;
     REC_CACHE.with(|c| {
         let mut c = c.borrow_mut();
-        if let Some(e) = c.iter_mut().find(|(_, kk, _, _)| *kk == key) {
+        if let Some(e) = c.iter_mut().find(|(_, kk, _, _)| same(kk)) {
             e.2 = k;
             e.3 = state;
         } else {
             if c.len() >= 16 {
                 c.remove(0);
             }
+            let mut iters = cx.iters.clone();
+            if let Some(x) = iters.get_mut(li) {
+                *x = None;
+            }
+            let key: RecKey = (ptr, cx.tid, cx.ctaid, iters, cx.phis.clone());
             c.push((r.clone(), key, k, state));
         }
     });

@@ -49,40 +49,34 @@ pub fn fold(
     if raw.len() != n || (mods.ftz && raw.iter().any(|&v| subnormal(t, v))) {
         return None;
     }
+    // The same operation at either width: one body, instantiated for f32 and f64.
+    macro_rules! fold {
+        ($f:ty, $from:expr) => {{
+            let x: Vec<$f> = raw.iter().map(|&v| <$f>::from_bits($from(v))).collect();
+            match op {
+                Opcode::Neg => -x[0],
+                Opcode::Abs => x[0].abs(),
+                Opcode::Sqrt => x[0].sqrt(),
+                Opcode::Rcp => 1.0 / x[0],
+                Opcode::Add => x[0] + x[1],
+                Opcode::Sub => x[0] - x[1],
+                Opcode::Mul => x[0] * x[1],
+                Opcode::Div => x[0] / x[1],
+                Opcode::Min => x[0].min(x[1]),
+                Opcode::Max => x[0].max(x[1]),
+                _ => x[0].mul_add(x[1], x[2]),
+            }
+        }};
+    }
     if t == ScalarType::F32 {
-        let x: Vec<f32> = raw.iter().map(|&v| f32::from_bits(v as u32)).collect();
-        let r = match op {
-            Opcode::Neg => -x[0],
-            Opcode::Abs => x[0].abs(),
-            Opcode::Sqrt => x[0].sqrt(),
-            Opcode::Rcp => 1.0 / x[0],
-            Opcode::Add => x[0] + x[1],
-            Opcode::Sub => x[0] - x[1],
-            Opcode::Mul => x[0] * x[1],
-            Opcode::Div => x[0] / x[1],
-            Opcode::Min => x[0].min(x[1]),
-            Opcode::Max => x[0].max(x[1]),
-            _ => x[0].mul_add(x[1], x[2]),
-        };
+        let r = fold!(f32, |v: i128| v as u32);
         if r.is_nan() || (mods.ftz && r.is_subnormal()) {
             return None;
         }
         Some(i128::from(r.to_bits()))
     } else {
-        let x: Vec<f64> = raw.iter().map(|&v| f64::from_bits(v as u64)).collect();
-        let r = match op {
-            Opcode::Neg => -x[0],
-            Opcode::Abs => x[0].abs(),
-            Opcode::Sqrt => x[0].sqrt(),
-            Opcode::Rcp => 1.0 / x[0],
-            Opcode::Add => x[0] + x[1],
-            Opcode::Sub => x[0] - x[1],
-            Opcode::Mul => x[0] * x[1],
-            Opcode::Div => x[0] / x[1],
-            Opcode::Min => x[0].min(x[1]),
-            Opcode::Max => x[0].max(x[1]),
-            _ => x[0].mul_add(x[1], x[2]),
-        };
+        // `.ftz` applies to f32 only.
+        let r = fold!(f64, |v: i128| v as u64);
         if r.is_nan() {
             return None;
         }

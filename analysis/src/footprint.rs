@@ -283,6 +283,8 @@ struct LoadPlan<'a> {
     /// For a load outside loops: the address and guard as affine functions of `%tid.x`, so
     /// a warp's lanes along `x` become one run.
     lanes: Option<LanePlan>,
+    /// Every expression above compiled into one DAG (shared nodes evaluated once per call).
+    tape: Tape,
 }
 
 /// A loop-free load's address and guard as affine functions of `%tid.x`.
@@ -773,6 +775,23 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
     });
     let all: Vec<E> = outer_conds.iter().chain(&inner_conds).cloned().collect();
     let lanes = lane_plan(s, &all);
+    let mut roots: Vec<&E> = vec![&s.addr];
+    roots.extend(&all);
+    if let Some((c, obl)) = &inner_affine {
+        roots.push(c);
+        roots.extend(obl.iter().map(|o| &o.e));
+    }
+    if let Some(lp) = &lanes {
+        roots.push(&lp.coef);
+        roots.extend(lp.obl.iter().map(|o| &o.e));
+        roots.extend(&lp.free);
+        for (_, d, c, obl) in &lp.affine {
+            roots.push(d);
+            roots.push(c);
+            roots.extend(obl.iter().map(|o| &o.e));
+        }
+    }
+    let tape = Tape::new(roots);
     LoadPlan {
         site: s,
         dims,
@@ -780,6 +799,7 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         outer_conds,
         inner_conds,
         lanes,
+        tape,
     }
 }
 
@@ -1041,6 +1061,7 @@ fn eval_load(
         pending: 0,
         ranges: Vec::new(),
     };
+    let mut ev = Evaluator::new(&p.tape);
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
     let mut t = 0u32;
@@ -1054,7 +1075,7 @@ fn eval_load(
         if let Some(lp) = &p.lanes {
             // The lanes of this warp in this row of the block.
             let n = (block[0] - t % block[0]).min(32 - t % 32);
-            if lanes(model, p, lp, &mut cx, i128::from(n), &mut sink)? {
+            if lanes(model, p, lp, &mut cx, i128::from(n), &mut sink, &mut ev)? {
                 t += n;
                 continue;
             }
@@ -1062,13 +1083,13 @@ fn eval_load(
         t += 1;
         let mut ok = true;
         for c in &p.outer_conds {
-            if eval(c, &cx, model)? == 0 {
+            if ev.eval(c, &cx, model)? == 0 {
                 ok = false;
                 break;
             }
         }
         if ok {
-            walk(model, p, 0, &mut cx, &mut sink, trips)?;
+            walk(model, p, 0, &mut cx, &mut sink, trips, &mut ev)?;
         }
     }
     sink.flush()?;
@@ -1087,12 +1108,17 @@ fn lanes(
     cx: &mut Ctx,
     n: i128,
     sink: &mut Sink,
+    ev: &mut Evaluator,
 ) -> Result<bool, EvalError> {
     let x0 = cx.tid[0];
-    let holds_at = |cx: &mut Ctx, obl: &[Obligation], at: i128| -> Result<bool, EvalError> {
+    let holds_at = |cx: &mut Ctx,
+                    ev: &mut Evaluator,
+                    obl: &[Obligation],
+                    at: i128|
+     -> Result<bool, EvalError> {
         cx.tid[0] = x0 + at;
         for o in obl {
-            if !o.holds(eval(&o.e, cx, model)?) {
+            if !o.holds(ev.eval(&o.e, cx, model)?) {
                 cx.tid[0] = x0;
                 return Ok(false);
             }
@@ -1101,16 +1127,16 @@ fn lanes(
         Ok(true)
     };
     for c in &lp.free {
-        if eval(c, cx, model)? == 0 {
+        if ev.eval(c, cx, model)? == 0 {
             return Ok(true);
         }
     }
     let (mut lo, mut hi) = (0i128, n);
     for (r, d, c, obl) in &lp.affine {
-        if !holds_at(cx, obl, 0)? || !holds_at(cx, obl, n - 1)? {
+        if !holds_at(cx, ev, obl, 0)? || !holds_at(cx, ev, obl, n - 1)? {
             return Ok(false);
         }
-        let (d0, ds) = (eval(d, cx, model)?, eval(c, cx, model)?);
+        let (d0, ds) = (ev.eval(d, cx, model)?, ev.eval(c, cx, model)?);
         let mut cut = |(a, b): (i128, i128)| {
             lo = lo.max(a);
             hi = hi.min(b);
@@ -1130,12 +1156,12 @@ fn lanes(
     if lo >= hi {
         return Ok(true);
     }
-    if !holds_at(cx, &lp.obl, lo)? || !holds_at(cx, &lp.obl, hi - 1)? {
+    if !holds_at(cx, ev, &lp.obl, lo)? || !holds_at(cx, ev, &lp.obl, hi - 1)? {
         return Ok(false);
     }
     cx.tid[0] = x0 + lo;
-    let a0 = eval(&p.site.addr, cx, model)?;
-    let c = eval(&lp.coef, cx, model)?;
+    let a0 = ev.eval(&p.site.addr, cx, model)?;
+    let c = ev.eval(&lp.coef, cx, model)?;
     cx.tid[0] = x0;
     sink.ap(a0, c, hi - lo)?;
     Ok(true)
@@ -1148,15 +1174,16 @@ fn walk(
     cx: &mut Ctx,
     sink: &mut Sink,
     trips: &mut TripCache,
+    ev: &mut Evaluator,
 ) -> Result<(), EvalError> {
     let loops = &p.site.loops;
     if depth == loops.len() {
         for c in &p.inner_conds {
-            if eval(c, cx, model)? == 0 {
+            if ev.eval(c, cx, model)? == 0 {
                 return Ok(());
             }
         }
-        let a = eval(&p.site.addr, cx, model)?;
+        let a = ev.eval(&p.site.addr, cx, model)?;
         return sink.ap(a, 0, 1);
     }
     let l = loops[depth];
@@ -1172,7 +1199,7 @@ fn walk(
             'o: for at in [0, t - 1] {
                 cx.iters[l.index()] = Some(at);
                 for o in obl {
-                    if !o.holds(eval(&o.e, cx, model)?) {
+                    if !o.holds(ev.eval(&o.e, cx, model)?) {
                         fits = false;
                         break 'o;
                     }
@@ -1181,11 +1208,11 @@ fn walk(
             if fits {
                 cx.iters[l.index()] = Some(0);
                 let ok = p.inner_conds.iter().try_fold(true, |acc, c| {
-                    Ok::<bool, EvalError>(acc && eval(c, cx, model)? != 0)
+                    Ok::<bool, EvalError>(acc && ev.eval(c, cx, model)? != 0)
                 })?;
                 if ok {
-                    let a0 = eval(&p.site.addr, cx, model)?;
-                    let c = eval(coef, cx, model)?;
+                    let a0 = ev.eval(&p.site.addr, cx, model)?;
+                    let c = ev.eval(coef, cx, model)?;
                     sink.ap(a0, c, t)?;
                 }
                 cx.iters[l.index()] = None;
@@ -1196,7 +1223,7 @@ fn walk(
     }
     for k in 0..t {
         cx.iters[l.index()] = Some(k);
-        walk(model, p, depth + 1, cx, sink, trips)?;
+        walk(model, p, depth + 1, cx, sink, trips, ev)?;
     }
     cx.iters[l.index()] = None;
     cx.trips[l.index()] = None;

@@ -31,28 +31,8 @@ fn run(
                 ..analysis::Options::default()
             };
             let a = analysis::analyze_with(f, &b, g, &opts).expect("analysis");
-            assert!(
-                a.unresolved.iter().all(Option::is_none),
-                "{dir} {v}: unresolved {:?}",
-                a.unresolved
-            );
-            let got = analysis_sets(&a.footprints);
             let want = reference(&b, unit(g, esize));
-            assert_eq!(got.len(), want.len());
-            for (tb, (x, y)) in got.iter().zip(&want).enumerate() {
-                assert_eq!(x, y, "{dir} {v} {g:?}: TB {tb} differs");
-            }
-            let (graph, _) = analysis::locality::build(&a.footprints);
-            let mut edges = Vec::new();
-            for i in 0..want.len() {
-                for j in i + 1..want.len() {
-                    let w = want[i].intersection(&want[j]).count() as u64;
-                    if w > 0 {
-                        edges.push((i as u32, j as u32, w));
-                    }
-                }
-            }
-            assert_eq!(graph.edges().collect::<Vec<_>>(), edges, "{dir} {v} {g:?}");
+            assert_exact(&a, &want, &format!("{dir} {v} {g:?}"));
         }
     }
 }

@@ -141,33 +141,8 @@ pub fn check(
     for v in VARIANTS {
         for g in GRANS {
             let (a, b) = analyse(dir, v, launch_file, g);
-            assert!(
-                a.unresolved.iter().all(Option::is_none),
-                "{dir} {v}: unresolved {:?}",
-                a.unresolved
-            );
-            let got = analysis_sets(&a.footprints);
             let want = reference(&b, unit(g, esize));
-            assert_eq!(got.len(), want.len());
-            for (tb, (x, y)) in got.iter().zip(&want).enumerate() {
-                assert_eq!(x, y, "{dir} {v} {g:?}: TB {tb} differs");
-            }
-            // Graph weights equal the pairwise intersections of the reference sets.
-            let (graph, stats) = analysis::locality::build(&a.footprints);
-            let mut edges = Vec::new();
-            for i in 0..want.len() {
-                for j in i + 1..want.len() {
-                    let w = want[i].intersection(&want[j]).count() as u64;
-                    if w > 0 {
-                        edges.push((i as u32, j as u32, w));
-                    }
-                }
-            }
-            assert_eq!(
-                graph.edges().collect::<Vec<_>>(),
-                edges,
-                "{dir} {v} {g:?}: graph differs"
-            );
+            let stats = assert_exact(&a, &want, &format!("{dir} {v} {g:?}"));
             assert_eq!(
                 stats.total_data_references,
                 want.iter().map(|s| s.len() as u64).sum::<u64>()
@@ -191,4 +166,40 @@ pub fn mirror(
         });
     }
     s
+}
+
+/// Asserts that `a` resolves every load and that every TB's footprint and every graph weight
+/// equal the reference sets' (`what` names the case); returns the graph's statistics.
+pub fn assert_exact(
+    a: &analysis::Analysis,
+    want: &RefSets,
+    what: &str,
+) -> analysis::locality::Stats {
+    assert!(
+        a.unresolved.iter().all(Option::is_none),
+        "{what}: unresolved {:?}",
+        a.unresolved
+    );
+    let got = analysis_sets(&a.footprints);
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (tb, (x, y)) in got.iter().zip(want).enumerate() {
+        assert_eq!(x, y, "{what}: TB {tb} differs");
+    }
+    // Graph weights equal the pairwise intersections of the reference sets.
+    let (graph, stats) = analysis::locality::build(&a.footprints);
+    let mut edges = Vec::new();
+    for i in 0..want.len() {
+        for j in i + 1..want.len() {
+            let w = want[i].intersection(&want[j]).count() as u64;
+            if w > 0 {
+                edges.push((i as u32, j as u32, w));
+            }
+        }
+    }
+    assert_eq!(
+        graph.edges().collect::<Vec<_>>(),
+        edges,
+        "{what}: graph differs"
+    );
+    stats
 }

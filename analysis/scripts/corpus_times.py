@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Times static and dynamic analysis of every corpus launch (issue 13, "no launch slower to
+analyse statically than to run in the interpreter").
+
+For every `kernels/K/{small,paper}*.json` it runs, one after the other,
+
+    /usr/bin/time -f "%e %M" paver analyze kernels/K/K.compute_70.ptx --launch L --quiet -o S.json
+    /usr/bin/time -f "%e %M" paver analyze kernels/K/K.compute_70.ptx --launch L --quiet --dynamic -o D.json
+
+each under `timeout T` (default 120 s), and prints one row per launch: static seconds, static
+max RSS (MiB), dynamic (interpreter) seconds and RSS, their ratio, and the static JSON's
+`loads_total` / `loads_resolved` / `loads_never_executed`; a run stopped by the time-out shows
+`>T`. The last lines give the resolved fraction over the whole corpus (launches whose static
+run finished).
+
+Usage: analysis/scripts/corpus_times.py [--paver target/release/paver] [--timeout 120]
+       [--only small|paper] [--filter SUBSTRING] [--from kernels/K] [--markdown]
+Run from the repository root. Times on a shared machine are inflated: compare the ratio of
+the two columns (measured back to back), not absolute seconds.
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import tempfile
+
+
+def timed(cmd, timeout):
+    """(seconds, MiB) of `cmd`, or (None, None) when the time-out stopped it or it failed."""
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".time") as tf:
+        # `timeout` under `time`: the kill reaches paver itself, and `time` still reports.
+        full = ["/usr/bin/time", "-o", tf.name, "-f", "%e %M", "timeout", "-s", "KILL",
+                str(timeout)] + cmd
+        p = subprocess.run(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if p.returncode == 137 or p.returncode == 124:
+            return None, None, "timeout"
+        txt = open(tf.name).read().split()
+        if p.returncode != 0:
+            if "137" in txt or "signal" in txt:
+                return None, None, "timeout"
+            return None, None, (p.stderr.strip().splitlines() or ["failed"])[-1][:80]
+        return float(txt[-2]), int(txt[-1]) / 1024.0, None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--paver", default="target/release/paver")
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--only", choices=["small", "paper"])
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--from", dest="start", default="",
+                    help="skip launches whose kernels/ path sorts before this")
+    a = ap.parse_args()
+    launches = sorted(glob.glob("kernels/*/small*.json") + glob.glob("kernels/*/paper*.json"))
+    if a.only:
+        launches = [l for l in launches if os.path.basename(l).startswith(a.only)]
+    launches = [l for l in launches if a.filter in l and l >= a.start]
+    tot = res = never = 0
+    out = tempfile.mkdtemp(prefix="corpus_times.")
+    sep = " | " if a.markdown else "  "
+    hdr = ["launch", "static s", "static MiB", "interp s", "interp MiB", "static/interp",
+           "loads", "resolved", "never run"]
+    print(("| " if a.markdown else "") + sep.join(hdr) + (" |" if a.markdown else ""))
+    if a.markdown:
+        print("|" + "---|" * len(hdr))
+    for l in launches:
+        k = l.split("/")[1]
+        ptx = f"kernels/{k}/{k}.compute_70.ptx"
+        name = f"{k}/{os.path.basename(l)}"
+        s_json, d_json = os.path.join(out, "s.json"), os.path.join(out, "d.json")
+        for f in (s_json, d_json):
+            if os.path.exists(f):
+                os.remove(f)
+        base = [a.paver, "analyze", ptx, "--launch", l, "--quiet"]
+        st, sm, se = timed(base + ["-o", s_json], a.timeout)
+        dt, dm, de = timed(base + ["--dynamic", "-o", d_json], a.timeout)
+        loads = ""
+        if st is not None:
+            j = json.load(open(s_json))
+            t, r, n = j["loads_total"], j["loads_resolved"], j["loads_never_executed"]
+            tot, res, never = tot + t, res + r, never + n
+            loads = [str(t), str(r), str(n)]
+        else:
+            loads = ["-", "-", "-"]
+
+        def fmt(t, m, e):
+            if t is None:
+                return (f">{a.timeout}" if e == "timeout" else f"error: {e}"), "-"
+            return f"{t:.2f}", f"{m:.0f}"
+        s1, s2 = fmt(st, sm, se)
+        d1, d2 = fmt(dt, dm, de)
+        ratio = f"{st / max(dt, 0.01):.2f}" if st is not None and dt is not None else "-"
+        row = [name, s1, s2, d1, d2, ratio] + loads
+        print(("| " if a.markdown else "") + sep.join(row) + (" |" if a.markdown else ""),
+              flush=True)
+    if tot:
+        print(f"\nloads {tot}, resolved {res} ({100.0 * res / tot:.1f} %), "
+              f"of them never executed {never}")
+
+
+if __name__ == "__main__":
+    main()
