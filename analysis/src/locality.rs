@@ -659,7 +659,7 @@ mod tests {
         for tb in 0..96u64 {
             let (bx, by) = (tb % 12, tb / 12);
             let mut a: Vec<u64> = (0..4).map(|k| by * 4 + k).collect();
-            let b: Vec<u64> = (0..3).map(|k| 1 << 40 | (bx / 2) * 3 + k).collect();
+            let b: Vec<u64> = (0..3).map(|k| (1 << 40) | ((bx / 2) * 3 + k)).collect();
             match rnd(8) {
                 0 => sets.push(vec![vec![], vec![]]),
                 1 => sets.push(vec![vec![1000 + tb], vec![]]),
