@@ -235,7 +235,9 @@ fn existence_paths_agree_on_the_corpus() {
         // pairs); module variables (ids 3, 4 of module_array) and struct fields' buffers
         // (id 1024) are not modelled by z3; mirror_boundary's addresses are loop recurrences
         // (`Expr::Rec`, stepped concretely, which z3 is not given); colwalk's column-walked
-        // matrix is not decided by z3 within its limits.
+        // matrix is not decided by z3 within its limits; rr_friendly's window and sync
+        // entries have 11 and 20 loads (past `smt::MAX_PAIRS`) and its table walk is not
+        // decided by z3 within its limits either.
         assert_eq!(
             not_z3,
             [
@@ -246,6 +248,9 @@ fn existence_paths_agree_on_the_corpus() {
                 "module_array 0",
                 "module_array 3",
                 "module_array 4",
+                "rr_friendly 0",
+                "rr_friendly 0",
+                "rr_friendly 0",
                 "sad 0",
                 "sad 1",
                 "struct_param 1024"
