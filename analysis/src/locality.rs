@@ -585,15 +585,7 @@ mod tests {
             .iter()
             .map(|w| w.iter().flatten().copied().collect())
             .collect();
-        let mut want = Vec::new();
-        for i in 0..sets.len() {
-            for j in i + 1..sets.len() {
-                let w = all[i].intersection(&all[j]).count() as u64;
-                if w > 0 {
-                    want.push((i as u32, j as u32, w));
-                }
-            }
-        }
+        let want = pairwise(&sets);
         assert_eq!(g.edges().collect::<Vec<_>>(), want);
         // The symmetric view: row i holds every edge touching i, columns ascending.
         let sym = g.symmetric();
