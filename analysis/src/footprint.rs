@@ -213,13 +213,16 @@ impl Footprints {
         }
     }
 
-    /// The footprint of TB `tb` for parameter index `k` of [`Footprints::params`].
-    pub fn tb_units(&self, k: usize, tb: u32) -> &[Interval] {
-        let p = &self.params[k];
-        p.classes
-            .iter()
-            .find(|c| c.members.binary_search(&tb).is_ok())
-            .map_or(&[], |c| c.units.as_slice())
+    /// The class of every TB for parameter index `k` of [`Footprints::params`]
+    /// (`u32::MAX`: the TB reads nothing of it).
+    pub fn class_table(&self, k: usize) -> Vec<u32> {
+        let mut class_of = vec![u32::MAX; self.num_tbs as usize];
+        for (c, class) in self.params[k].classes.iter().enumerate() {
+            for &m in &class.members {
+                class_of[m as usize] = c as u32;
+            }
+        }
+        class_of
     }
 }
 

@@ -175,14 +175,8 @@ struct SweepSums {
     distinct: u64,
 }
 
-fn sweep(p: &ParamFootprint, num_tbs: u32) -> (ParamGroups, SweepSums) {
+fn sweep(p: &ParamFootprint, class_of: Vec<u32>) -> (ParamGroups, SweepSums) {
     let mut sums = SweepSums::default();
-    let mut class_of = vec![u32::MAX; num_tbs as usize];
-    for (k, c) in p.classes.iter().enumerate() {
-        for &m in &c.members {
-            class_of[m as usize] = k as u32;
-        }
-    }
     // Events packed as position (high 64 bits), then 0 for an end / 1 for a start, the kind
     // (0 units, 1 multi-warp) and the class: ends sort before starts at one position.
     let n_ev: usize = p
@@ -393,7 +387,12 @@ fn merge_two(
 /// Builds the locality graph and the statistics of `fp`.
 pub fn build(fp: &Footprints) -> (Graph, Stats) {
     let n = fp.num_tbs;
-    let swept: Vec<(ParamGroups, SweepSums)> = fp.params.par_iter().map(|p| sweep(p, n)).collect();
+    let swept: Vec<(ParamGroups, SweepSums)> = fp
+        .params
+        .par_iter()
+        .enumerate()
+        .map(|(k, p)| sweep(p, fp.class_table(k)))
+        .collect();
     let mut cats = Categories::default();
     let (mut shared_refs, mut distinct) = (0u64, 0u64);
     let mut pgs = Vec::with_capacity(swept.len());

@@ -366,19 +366,59 @@ fn finish(s: &mut StreamReuse) {
     };
 }
 
-/// Units of `tb` (all parameters) as sorted disjoint intervals.
-fn tb_intervals(a: &Analysis, tb: u32) -> Vec<Interval> {
-    let mut v = Vec::new();
-    for k in 0..a.footprints.params.len() {
-        v.extend_from_slice(a.footprints.tb_units(k, tb));
+/// Accesses of the sorted `(unit, count)` list `counts` whose unit lies in the sorted
+/// disjoint intervals `iv`.
+fn accesses_in(counts: &[(u64, u64)], iv: &[Interval]) -> u64 {
+    let (mut j, mut shared) = (0usize, 0u64);
+    for &(u, c) in counts {
+        while j < iv.len() && iv[j].1 <= u {
+            j += 1;
+        }
+        if j == iv.len() {
+            break;
+        }
+        if iv[j].0 <= u {
+            shared += c;
+        }
     }
-    crate::footprint::normalize(v)
+    shared
+}
+
+/// What one sampled TB contributes to the warp, TB and kernel streams.
+struct SampledTb {
+    warps: Vec<Vec<u64>>,
+    stream: Vec<u64>,
+    /// The TB stream's distinct units, ascending, with their access counts.
+    counts: Vec<(u64, u64)>,
+}
+
+impl SampledTb {
+    fn new(ev: Vec<Event>) -> SampledTb {
+        let (warps, stream) = streams(ev);
+        let mut sorted = stream.clone();
+        sorted.sort_unstable();
+        let mut counts: Vec<(u64, u64)> = Vec::new();
+        for u in sorted {
+            match counts.last_mut() {
+                Some((x, n)) if *x == u => *n += 1,
+                _ => counts.push((u, 1)),
+            }
+        }
+        SampledTb {
+            warps,
+            stream,
+            counts,
+        }
+    }
 }
 
 /// Computes the reuse metrics of `a` (whose graph is `g`) at granularity `gran`.
+///
+/// The sampled TBs are enumerated in parallel and their streams added in TB order, so the
+/// result does not depend on the thread count.
 pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph) -> Reuse {
+    use rayon::prelude::*;
     let total = launch.num_tbs();
-    let mut w = Walker::new(a, launch, gran);
     let mut out = Reuse {
         total_tbs: total,
         ..Reuse::default()
@@ -387,72 +427,96 @@ pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph)
         return out;
     }
     // Cost of TB 0 sets the sample size.
+    let mut w = Walker::new(a, launch, gran);
     let first = w.tb_events(0).unwrap_or_default();
     let per_tb = w.points.max(1);
     let n = (POINT_BUDGET / per_tb).clamp(1, total);
     let sample: Vec<u64> = (0..n).map(|i| i * total / n).collect();
+    let rest: Vec<(SampledTb, bool)> = sample[1..]
+        .par_iter()
+        .map(|&tb| {
+            let mut w = Walker::new(a, launch, gran);
+            let ev = w.tb_events(tb).unwrap_or_default();
+            (SampledTb::new(ev), w.truncated)
+        })
+        .collect();
+    out.truncated = w.truncated || rest.iter().any(|r| r.1);
+    let tbs: Vec<SampledTb> = std::iter::once(SampledTb::new(first))
+        .chain(rest.into_iter().map(|r| r.0))
+        .collect();
     let mut kernel = Vec::new();
-    let mut per_tb_counts: Vec<(u32, Vec<(u64, u64)>)> = Vec::new();
-    for (idx, &tb) in sample.iter().enumerate() {
-        let ev = if idx == 0 {
-            first.clone()
-        } else {
-            w.tb_events(tb).unwrap_or_default()
-        };
-        let (warps, stream) = streams(ev);
-        for ws in &warps {
+    for t in &tbs {
+        for ws in &t.warps {
             add_stream(&mut out.warp, ws);
         }
-        add_stream(&mut out.tb, &stream);
-        let mut counts = stream.clone();
-        counts.sort_unstable();
-        let mut c: Vec<(u64, u64)> = Vec::new();
-        for u in counts {
-            match c.last_mut() {
-                Some((x, n)) if *x == u => *n += 1,
-                _ => c.push((u, 1)),
-            }
-        }
-        per_tb_counts.push((tb as u32, c));
-        kernel.extend(stream);
+        add_stream(&mut out.tb, &t.stream);
+        kernel.extend_from_slice(&t.stream);
     }
     out.sampled_tbs = sample.len() as u64;
-    out.truncated = w.truncated;
     finish(&mut out.warp);
     finish(&mut out.tb);
     out.kernel_cold_accesses = stack_distances(&kernel, &mut out.kernel_stack_distance_histogram);
+    drop(kernel);
     // Directed pair ratios, from the sampled TBs to their graph neighbours (the graph's
-    // full rows hold the neighbours on both sides).
+    // full rows hold the neighbours on both sides), for the TBs in sample order whose
+    // comparisons fit in the budget (at least the first).
     let mut work = 0u64;
-    for (x, counts) in &per_tb_counts {
-        let total_x: u64 = counts.iter().map(|c| c.1).sum();
-        if total_x == 0 {
+    let mut counted: Vec<usize> = Vec::new();
+    for (idx, t) in tbs.iter().enumerate() {
+        if t.counts.is_empty() {
             out.pair_sampled_tbs += 1;
             continue;
         }
-        let [below, above] = g.full_row(*x);
-        let nbrs = below.0.iter().chain(above.0);
-        let cost: u64 = (below.0.len() + above.0.len()) as u64 * counts.len() as u64;
+        let row_len: usize = g
+            .full_row(sample[idx] as u32)
+            .iter()
+            .map(|p| p.0.len())
+            .sum();
+        let cost = row_len as u64 * t.counts.len() as u64;
         if work > 0 && work + cost > PAIR_BUDGET {
             break;
         }
         work += cost;
         out.pair_sampled_tbs += 1;
-        for &y in nbrs {
-            let iv = tb_intervals(a, y);
-            let (mut j, mut shared) = (0usize, 0u64);
-            for &(u, c) in counts {
-                while j < iv.len() && iv[j].1 <= u {
-                    j += 1;
+        counted.push(idx);
+    }
+    // A neighbour's units are its classes' units, one class per parameter, in disjoint
+    // ranges of unit ids: the accesses `x` shares with `y` are summed per parameter over
+    // `y`'s classes, each class's count computed once per `x`.
+    let params = &a.footprints.params;
+    let class_of: Vec<Vec<u32>> = (0..params.len())
+        .map(|k| a.footprints.class_table(k))
+        .collect();
+    let hists: Vec<RatioHistogram> = counted
+        .par_iter()
+        .map(|&idx| {
+            let (x, counts) = (sample[idx] as u32, &tbs[idx].counts);
+            let total_x: u64 = counts.iter().map(|c| c.1).sum();
+            let mut memo: Vec<Vec<Option<u64>>> =
+                params.iter().map(|p| vec![None; p.classes.len()]).collect();
+            let mut hist = RatioHistogram::default();
+            let [below, above] = g.full_row(x);
+            for &y in below.0.iter().chain(above.0) {
+                let mut shared = 0u64;
+                for (k, p) in params.iter().enumerate() {
+                    let c = class_of[k][y as usize];
+                    if c == u32::MAX {
+                        continue;
+                    }
+                    shared += *memo[k][c as usize]
+                        .get_or_insert_with(|| accesses_in(counts, &p.classes[c as usize].units));
                 }
-                if j < iv.len() && iv[j].0 <= u {
-                    shared += c;
-                }
+                hist[ratio_bin(shared as f64 / total_x as f64)] += 1;
             }
-            out.pair_ratio_histogram[ratio_bin(shared as f64 / total_x as f64)] += 1;
-            out.pairs += 1;
+            hist
+        })
+        .collect();
+    for h in hists {
+        for (o, v) in out.pair_ratio_histogram.iter_mut().zip(h) {
+            *o += v;
         }
     }
+    out.pairs = out.pair_ratio_histogram.iter().sum();
     out
 }
 
