@@ -332,7 +332,8 @@ impl<'a> Walker<'a> {
 
 /// Warp and TB streams of one TB's events: (per-warp streams, TB stream).
 fn streams(mut ev: Vec<Event>) -> (Vec<Vec<u64>>, Vec<u64>) {
-    ev.sort_unstable();
+    // Equal events are identical, so the unstable sort's result is unique.
+    rayon::slice::ParallelSliceMut::par_sort_unstable(&mut ev[..]);
     ev.dedup();
     let nw = ev.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
     let mut warps = vec![Vec::new(); nw];

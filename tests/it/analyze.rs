@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::common::{launch_files, paver_err, paver_ok, root};
+use crate::common::{launch_files, paver_err, paver_ok, root, GEMM_256_BUFFERS};
 
 fn analyze(ptx: &str, launch: &str, extra: &[&str]) -> Value {
     // Tests run in parallel: every call gets its own file.
@@ -322,14 +322,7 @@ fn reads_outside_every_buffer_are_reported() {
         "{err}"
     );
     assert!(outside > 0);
-    let (err, outside) = run(&[
-        "--param",
-        "0=buffer:f32:65536:rand(1)",
-        "--param",
-        "1=buffer:f32:65536:rand(2)",
-        "--param",
-        "2=buffer:f32:65536:zeros",
-    ]);
+    let (err, outside) = run(&GEMM_256_BUFFERS);
     assert!(!err.contains("outside every buffer"), "{err}");
     assert_eq!(outside, 0);
     let _ = std::fs::remove_file(&json);

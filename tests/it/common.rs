@@ -97,3 +97,15 @@ pub fn paver_err(args: &[&str]) -> String {
     );
     stderr
 }
+
+/// `--param` flags giving the naive GEMM's three `N x N` float matrices for `N = 256`
+/// (`A`, `B` random, `C` zero): `--param 3=256` alone leaves the buffers at the launch
+/// file's size, and reads outside every buffer count in no footprint.
+pub const GEMM_256_BUFFERS: [&str; 6] = [
+    "--param",
+    "0=buffer:f32:65536:rand(1)",
+    "--param",
+    "1=buffer:f32:65536:rand(2)",
+    "--param",
+    "2=buffer:f32:65536:zeros",
+];

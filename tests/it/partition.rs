@@ -15,7 +15,7 @@
 
 use serde_json::Value;
 
-use crate::common::{paver_ok, root};
+use crate::common::{paver_ok, root, GEMM_256_BUFFERS};
 
 /// One launch: kernel folder, launch file in it, flags overriding the file.
 struct Case {
@@ -291,7 +291,7 @@ fn policy_ld_clusters_by_the_analysiss_descriptors() {
     let ptx = dir.join("mm_naive.compute_70.ptx");
     let launch = dir.join("small.json");
     let (doc, sched) = (temp("ld-analysis"), temp("ld-schedule"));
-    let common = [
+    let mut common = vec![
         ptx.to_str().unwrap(),
         "--launch",
         launch.to_str().unwrap(),
@@ -299,14 +299,9 @@ fn policy_ld_clusters_by_the_analysiss_descriptors() {
         "16x16",
         "--param",
         "3=256",
-        "--param",
-        "0=buffer:f32:65536:rand(1)",
-        "--param",
-        "1=buffer:f32:65536:rand(2)",
-        "--param",
-        "2=buffer:f32:65536:zeros",
         "--quiet",
     ];
+    common.extend_from_slice(&GEMM_256_BUFFERS);
     let mut args = vec!["analyze"];
     args.extend_from_slice(&common);
     args.extend_from_slice(&["-o", doc.to_str().unwrap()]);
