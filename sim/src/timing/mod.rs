@@ -153,8 +153,15 @@ pub fn occupancy(
 ) -> Result<gpu::Occupancy, SimError> {
     let threads =
         u32::try_from(bound.block.count()).map_err(|_| SimError::Setup("TB too large".into()))?;
+    // With a `--registers` override the count is replaced in `gpu::tbs_per_sm` whatever it
+    // was, so the liveness estimate (a pass over the kernel, a few percent of a tiny launch)
+    // is not computed for it.
     let registers = registers.cloned().unwrap_or_else(|| gpu::Registers {
-        count: gpu::estimate::estimate_registers(module, f).registers,
+        count: if cfg.regs_per_thread.is_some() {
+            0
+        } else {
+            gpu::estimate::estimate_registers(module, f).registers
+        },
         source: gpu::RegisterSource::Estimate,
     });
     let k = gpu::KernelResources {
