@@ -202,19 +202,27 @@ const NIL: u32 = u32::MAX;
 /// would take it beyond frees them as before.
 const POOL_BYTES: usize = 64 << 20;
 
-/// The arrays of dropped caches, emptied, with their capacity: the next [`Cache::new`] on the
-/// same thread takes them instead of growing new ones. A small launch on a large GPU builds
-/// (and drops) 132 L1s and 80 L2 slices per run, and growing their way arrays set by set
-/// (`Cache::ways_of`) and freeing them again was a tenth of such a run. Only capacity is
-/// reused: a taken array is empty, so a cache built from the pool is the cache built
-/// without it, and no result depends on the pool.
+/// The arrays of dropped caches, emptied, with their capacity: the next [`Cache::new`] of the
+/// same geometry on the same thread takes them instead of growing new ones. A small launch
+/// on a large GPU builds (and drops) 132 L1s and 80 L2 slices per run, and growing their
+/// way arrays set by set (`Cache::ways_of`) and freeing them again was a tenth of such a
+/// run. Only capacity is reused: a taken array is empty, so a cache built from the pool is
+/// the cache built without it, and no result depends on the pool.
 #[derive(Default)]
 struct Pool {
+    /// Per geometry (sets, ways): the arrays of its dropped caches (kept apart so that an
+    /// L1 does not take an L2 slice's arrays and leave the slice to grow its own).
+    by_geometry: Vec<((u32, u32), Arrays)>,
+    bytes: usize,
+}
+
+/// Emptied arrays of one geometry.
+#[derive(Default)]
+struct Arrays {
     u8s: Vec<Vec<u8>>,
     u32s: Vec<Vec<u32>>,
     u64s: Vec<Vec<u64>>,
     maps: Vec<BlockMap<u32>>,
-    bytes: usize,
 }
 
 thread_local! {
@@ -227,6 +235,18 @@ fn cap_bytes<T>(cap: usize) -> usize {
 }
 
 impl Pool {
+    /// The arrays of geometry `key` (a handful of geometries per run: a linear search).
+    fn arrays(&mut self, key: (u32, u32)) -> (&mut Arrays, &mut usize) {
+        let i = match self.by_geometry.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.by_geometry.push((key, Arrays::default()));
+                self.by_geometry.len() - 1
+            }
+        };
+        (&mut self.by_geometry[i].1, &mut self.bytes)
+    }
+
     fn take<T>(list: &mut Vec<Vec<T>>, bytes: &mut usize) -> Vec<T> {
         match list.pop() {
             Some(v) => {
@@ -247,24 +267,24 @@ impl Pool {
         list.push(v);
     }
 
-    fn take_map(&mut self) -> BlockMap<u32> {
-        match self.maps.pop() {
+    fn take_map(list: &mut Vec<BlockMap<u32>>, bytes: &mut usize) -> BlockMap<u32> {
+        match list.pop() {
             Some(m) => {
-                self.bytes -= map_bytes(&m);
+                *bytes -= map_bytes(&m);
                 m
             }
             None => BlockMap::default(),
         }
     }
 
-    fn give_map(&mut self, mut m: BlockMap<u32>) {
+    fn give_map(list: &mut Vec<BlockMap<u32>>, bytes: &mut usize, mut m: BlockMap<u32>) {
         let b = map_bytes(&m);
-        if b == 0 || self.bytes + b > POOL_BYTES {
+        if b == 0 || *bytes + b > POOL_BYTES {
             return;
         }
         m.clear();
-        self.bytes += b;
-        self.maps.push(m);
+        *bytes += b;
+        list.push(m);
     }
 }
 
@@ -366,26 +386,26 @@ impl<T> Cache<T> {
         let many = g.ways > MAP_LOOKUP_WAYS;
         let sets = g.sets as usize;
         POOL.with(|p| {
-            let p = &mut *p.borrow_mut();
-            let b = &mut p.bytes;
+            let mut p = p.borrow_mut();
+            let (a, b) = p.arrays((g.sets, g.ways));
             let filled = |mut v: Vec<u32>, x: u32| {
                 v.resize(sets, x);
                 v
             };
-            let set_base = filled(Pool::take(&mut p.u32s, b), NO_SET);
-            let counts = filled(Pool::take(&mut p.u32s, b), 0);
+            let set_base = filled(Pool::take(&mut a.u32s, b), NO_SET);
+            let counts = filled(Pool::take(&mut a.u32s, b), 0);
             let lru = many.then(|| Lru {
-                prev: Pool::take(&mut p.u32s, b),
-                next: Pool::take(&mut p.u32s, b),
-                head: filled(Pool::take(&mut p.u32s, b), NIL),
-                tail: filled(Pool::take(&mut p.u32s, b), NIL),
+                prev: Pool::take(&mut a.u32s, b),
+                next: Pool::take(&mut a.u32s, b),
+                head: filled(Pool::take(&mut a.u32s, b), NIL),
+                tail: filled(Pool::take(&mut a.u32s, b), NIL),
             });
-            let valid = Pool::take(&mut p.u8s, b);
-            let dirty = Pool::take(&mut p.u8s, b);
-            let tags = Pool::take(&mut p.u64s, b);
-            let stamps = Pool::take(&mut p.u64s, b);
-            let where_is = many.then(|| p.take_map());
-            let mshr = p.take_map();
+            let valid = Pool::take(&mut a.u8s, b);
+            let dirty = Pool::take(&mut a.u8s, b);
+            let tags = Pool::take(&mut a.u64s, b);
+            let stamps = Pool::take(&mut a.u64s, b);
+            let where_is = many.then(|| Pool::take_map(&mut a.maps, b));
+            let mshr = Pool::take_map(&mut a.maps, b);
             Cache {
                 g,
                 block,
@@ -684,24 +704,23 @@ impl<T> Drop for Cache<T> {
             let Ok(mut p) = p.try_borrow_mut() else {
                 return;
             };
-            let p = &mut *p;
-            let b = &mut p.bytes;
-            Pool::give(&mut p.u32s, b, std::mem::take(&mut self.set_base));
-            Pool::give(&mut p.u32s, b, std::mem::take(&mut self.filled));
+            let (a, b) = p.arrays((self.g.sets, self.g.ways));
+            Pool::give(&mut a.u32s, b, std::mem::take(&mut self.set_base));
+            Pool::give(&mut a.u32s, b, std::mem::take(&mut self.filled));
             if let Some(l) = self.lru.take() {
-                Pool::give(&mut p.u32s, b, l.prev);
-                Pool::give(&mut p.u32s, b, l.next);
-                Pool::give(&mut p.u32s, b, l.head);
-                Pool::give(&mut p.u32s, b, l.tail);
+                Pool::give(&mut a.u32s, b, l.prev);
+                Pool::give(&mut a.u32s, b, l.next);
+                Pool::give(&mut a.u32s, b, l.head);
+                Pool::give(&mut a.u32s, b, l.tail);
             }
-            Pool::give(&mut p.u8s, b, std::mem::take(&mut self.valid));
-            Pool::give(&mut p.u8s, b, std::mem::take(&mut self.dirty));
-            Pool::give(&mut p.u64s, b, std::mem::take(&mut self.tags));
-            Pool::give(&mut p.u64s, b, std::mem::take(&mut self.stamps));
+            Pool::give(&mut a.u8s, b, std::mem::take(&mut self.valid));
+            Pool::give(&mut a.u8s, b, std::mem::take(&mut self.dirty));
+            Pool::give(&mut a.u64s, b, std::mem::take(&mut self.tags));
+            Pool::give(&mut a.u64s, b, std::mem::take(&mut self.stamps));
             if let Some(m) = self.where_is.take() {
-                p.give_map(m);
+                Pool::give_map(&mut a.maps, b, m);
             }
-            p.give_map(std::mem::take(&mut self.mshr));
+            Pool::give_map(&mut a.maps, b, std::mem::take(&mut self.mshr));
         });
     }
 }

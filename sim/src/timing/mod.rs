@@ -48,7 +48,6 @@ pub use config::{TimingConfig, WritePolicy};
 pub use stats::{SmStats, Stats};
 pub use warp_sched::WarpPolicy;
 
-use crate::interp::Program;
 use crate::SimError;
 use graph_partition::Schedule;
 use launch::BoundLaunch;
@@ -340,7 +339,7 @@ pub fn simulate_with_info(
     opts: &SimOptions,
     progress: &mut dyn FnMut(u64, u64, u64),
 ) -> Result<(Stats, RunInfo), SimError> {
-    let prog = Program::from_function(module, f);
+    let prog = trace::decoded(module, f);
     let kernel = trace::Kernel::new(f);
     let l1_block = TimingConfig::block_bytes(cfg.gpu.l1.sectored, cfg.gpu.l1.line_bytes);
     let params = trace::Tracer::params(&prog, bound);
