@@ -790,6 +790,39 @@ mod tests {
         );
     }
 
+    /// A cache built after a used one of the same geometry was dropped (its arrays come
+    /// from the pool) starts empty: no stale line hits, no stale dirty line is written back,
+    /// no MSHR is taken. Checked for the few-ways (scan) and many-ways (map, LRU list) paths.
+    #[test]
+    fn a_cache_from_the_pool_starts_empty() {
+        for ways in [4, 2 * MAP_LOOKUP_WAYS] {
+            let lines = u64::from(ways) * 2;
+            let mut old: Cache<u32> = Cache::new(geom(2, ways, 4));
+            for l in 0..lines {
+                old.write(l * 128);
+            }
+            assert_eq!(old.read(128 * (lines - 1), 1), Outcome::Hit); // held, dirty
+            drop(old);
+            let mut c: Cache<u32> = Cache::new(geom(2, ways, 4));
+            // The same line in a cache whose arrays were `old`'s (capacity only).
+            assert_eq!(c.read(128 * (lines - 1), 1), Outcome::Miss);
+            assert_eq!(c.mshrs_used(), 1);
+            assert_eq!(c.fill(128 * (lines - 1)), (vec![1], None));
+            // Fill both sets to capacity with clean lines: no victim is dirty.
+            for l in 0..lines {
+                let a = (lines + l) * 128;
+                assert_eq!(c.read(a, 2), Outcome::Miss);
+                let (_, victim) = c.fill(a);
+                assert_eq!(victim, None);
+            }
+            let s = c.stats();
+            assert_eq!(
+                (s.accesses, s.hits, s.misses, s.writebacks),
+                (lines + 1, 0, lines + 1, 0)
+            );
+        }
+    }
+
     #[test]
     fn a_refused_request_counts_once() {
         let mut c: Cache<u32> = Cache::new(geom(1, 4, 1));
