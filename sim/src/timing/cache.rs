@@ -34,6 +34,7 @@ use super::config::WritePolicy;
 use gpu::config::{SetIndex, SliceIndex};
 use gpu::GpuConfig;
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::AddAssign;
@@ -197,6 +198,101 @@ const NO_SET: u32 = u32::MAX;
 
 const NIL: u32 = u32::MAX;
 
+/// Bytes of array capacity the per-thread pool ([`Pool`]) keeps at most; a cache whose arrays
+/// would take it beyond frees them as before.
+const POOL_BYTES: usize = 64 << 20;
+
+/// The arrays of dropped caches, emptied, with their capacity: the next [`Cache::new`] of the
+/// same geometry on the same thread takes them instead of growing new ones. A small launch
+/// on a large GPU builds (and drops) 132 L1s and 80 L2 slices per run, and growing their
+/// way arrays set by set (`Cache::ways_of`) and freeing them again was a tenth of such a
+/// run. Only capacity is reused: a taken array is empty, so a cache built from the pool is
+/// the cache built without it, and no result depends on the pool.
+#[derive(Default)]
+struct Pool {
+    /// Per geometry (sets, ways): the arrays of its dropped caches (kept apart so that an
+    /// L1 does not take an L2 slice's arrays and leave the slice to grow its own).
+    by_geometry: Vec<((u32, u32), Arrays)>,
+    bytes: usize,
+}
+
+/// Emptied arrays of one geometry.
+#[derive(Default)]
+struct Arrays {
+    u8s: Vec<Vec<u8>>,
+    u32s: Vec<Vec<u32>>,
+    u64s: Vec<Vec<u64>>,
+    maps: Vec<BlockMap<u32>>,
+}
+
+thread_local! {
+    static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+}
+
+/// Bytes held by an array of capacity `cap` of `T`.
+fn cap_bytes<T>(cap: usize) -> usize {
+    cap * std::mem::size_of::<T>()
+}
+
+impl Pool {
+    /// The arrays of geometry `key` (a handful of geometries per run: a linear search).
+    fn arrays(&mut self, key: (u32, u32)) -> (&mut Arrays, &mut usize) {
+        let i = match self.by_geometry.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                self.by_geometry.push((key, Arrays::default()));
+                self.by_geometry.len() - 1
+            }
+        };
+        (&mut self.by_geometry[i].1, &mut self.bytes)
+    }
+
+    fn take<T>(list: &mut Vec<Vec<T>>, bytes: &mut usize) -> Vec<T> {
+        match list.pop() {
+            Some(v) => {
+                *bytes -= cap_bytes::<T>(v.capacity());
+                v
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn give<T>(list: &mut Vec<Vec<T>>, bytes: &mut usize, mut v: Vec<T>) {
+        let b = cap_bytes::<T>(v.capacity());
+        if b == 0 || *bytes + b > POOL_BYTES {
+            return;
+        }
+        v.clear();
+        *bytes += b;
+        list.push(v);
+    }
+
+    fn take_map(list: &mut Vec<BlockMap<u32>>, bytes: &mut usize) -> BlockMap<u32> {
+        match list.pop() {
+            Some(m) => {
+                *bytes -= map_bytes(&m);
+                m
+            }
+            None => BlockMap::default(),
+        }
+    }
+
+    fn give_map(list: &mut Vec<BlockMap<u32>>, bytes: &mut usize, mut m: BlockMap<u32>) {
+        let b = map_bytes(&m);
+        if b == 0 || *bytes + b > POOL_BYTES {
+            return;
+        }
+        m.clear();
+        *bytes += b;
+        list.push(m);
+    }
+}
+
+/// Bytes a map's table holds (an estimate: 12 bytes and a control byte per bucket).
+fn map_bytes(m: &BlockMap<u32>) -> usize {
+    m.capacity() * 13
+}
+
 /// Per set, a doubly linked list of its allocated ways from least to most recently used.
 #[derive(Clone, Debug)]
 struct Lru {
@@ -287,30 +383,49 @@ impl<T> Cache<T> {
     /// An empty cache.
     pub fn new(g: Geometry) -> Cache<T> {
         let block = if g.sectored { 32 } else { u64::from(g.line) };
-        Cache {
-            g,
-            block,
-            shifts: g.line.is_power_of_two() && block.is_power_of_two(),
-            sets: SetMap::new(g.set_index, g.sets, g.interleave, g.slice_index),
-            set_base: vec![NO_SET; g.sets as usize],
-            filled: vec![0; g.sets as usize],
-            valid: Vec::new(),
-            dirty: Vec::new(),
-            tags: Vec::new(),
-            stamps: Vec::new(),
-            where_is: (g.ways > MAP_LOOKUP_WAYS).then(BlockMap::default),
-            lru: (g.ways > MAP_LOOKUP_WAYS).then(|| Lru {
-                prev: Vec::new(),
-                next: Vec::new(),
-                head: vec![NIL; g.sets as usize],
-                tail: vec![NIL; g.sets as usize],
-            }),
-            mshr: BlockMap::default(),
-            entries: Vec::new(),
-            free: Vec::new(),
-            clock: 0,
-            stats: CacheStats::default(),
-        }
+        let many = g.ways > MAP_LOOKUP_WAYS;
+        let sets = g.sets as usize;
+        POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            let (a, b) = p.arrays((g.sets, g.ways));
+            let filled = |mut v: Vec<u32>, x: u32| {
+                v.resize(sets, x);
+                v
+            };
+            let set_base = filled(Pool::take(&mut a.u32s, b), NO_SET);
+            let counts = filled(Pool::take(&mut a.u32s, b), 0);
+            let lru = many.then(|| Lru {
+                prev: Pool::take(&mut a.u32s, b),
+                next: Pool::take(&mut a.u32s, b),
+                head: filled(Pool::take(&mut a.u32s, b), NIL),
+                tail: filled(Pool::take(&mut a.u32s, b), NIL),
+            });
+            let valid = Pool::take(&mut a.u8s, b);
+            let dirty = Pool::take(&mut a.u8s, b);
+            let tags = Pool::take(&mut a.u64s, b);
+            let stamps = Pool::take(&mut a.u64s, b);
+            let where_is = many.then(|| Pool::take_map(&mut a.maps, b));
+            let mshr = Pool::take_map(&mut a.maps, b);
+            Cache {
+                g,
+                block,
+                shifts: g.line.is_power_of_two() && block.is_power_of_two(),
+                sets: SetMap::new(g.set_index, g.sets, g.interleave, g.slice_index),
+                set_base,
+                filled: counts,
+                valid,
+                dirty,
+                tags,
+                stamps,
+                where_is,
+                lru,
+                mshr,
+                entries: Vec::new(),
+                free: Vec::new(),
+                clock: 0,
+                stats: CacheStats::default(),
+            }
+        })
     }
 
     /// Bytes of one block (the request unit).
@@ -581,6 +696,35 @@ impl<T> Cache<T> {
     }
 }
 
+impl<T> Drop for Cache<T> {
+    /// Hands the arrays to the thread's pool (see [`Pool`]).
+    fn drop(&mut self) {
+        // `try_with`: during thread exit the pool may be gone; the arrays are then freed.
+        let _ = POOL.try_with(|p| {
+            let Ok(mut p) = p.try_borrow_mut() else {
+                return;
+            };
+            let (a, b) = p.arrays((self.g.sets, self.g.ways));
+            Pool::give(&mut a.u32s, b, std::mem::take(&mut self.set_base));
+            Pool::give(&mut a.u32s, b, std::mem::take(&mut self.filled));
+            if let Some(l) = self.lru.take() {
+                Pool::give(&mut a.u32s, b, l.prev);
+                Pool::give(&mut a.u32s, b, l.next);
+                Pool::give(&mut a.u32s, b, l.head);
+                Pool::give(&mut a.u32s, b, l.tail);
+            }
+            Pool::give(&mut a.u8s, b, std::mem::take(&mut self.valid));
+            Pool::give(&mut a.u8s, b, std::mem::take(&mut self.dirty));
+            Pool::give(&mut a.u64s, b, std::mem::take(&mut self.tags));
+            Pool::give(&mut a.u64s, b, std::mem::take(&mut self.stamps));
+            if let Some(m) = self.where_is.take() {
+                Pool::give_map(&mut a.maps, b, m);
+            }
+            Pool::give_map(&mut a.maps, b, std::mem::take(&mut self.mshr));
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -644,6 +788,39 @@ mod tests {
             ),
             (3, 1, 1, 1, 2)
         );
+    }
+
+    /// A cache built after a used one of the same geometry was dropped (its arrays come
+    /// from the pool) starts empty: no stale line hits, no stale dirty line is written back,
+    /// no MSHR is taken. Checked for the few-ways (scan) and many-ways (map, LRU list) paths.
+    #[test]
+    fn a_cache_from_the_pool_starts_empty() {
+        for ways in [4, 2 * MAP_LOOKUP_WAYS] {
+            let lines = u64::from(ways) * 2;
+            let mut old: Cache<u32> = Cache::new(geom(2, ways, 4));
+            for l in 0..lines {
+                old.write(l * 128);
+            }
+            assert_eq!(old.read(128 * (lines - 1), 1), Outcome::Hit); // held, dirty
+            drop(old);
+            let mut c: Cache<u32> = Cache::new(geom(2, ways, 4));
+            // The same line in a cache whose arrays were `old`'s (capacity only).
+            assert_eq!(c.read(128 * (lines - 1), 1), Outcome::Miss);
+            assert_eq!(c.mshrs_used(), 1);
+            assert_eq!(c.fill(128 * (lines - 1)), (vec![1], None));
+            // Fill both sets to capacity with clean lines: no victim is dirty.
+            for l in 0..lines {
+                let a = (lines + l) * 128;
+                assert_eq!(c.read(a, 2), Outcome::Miss);
+                let (_, victim) = c.fill(a);
+                assert_eq!(victim, None);
+            }
+            let s = c.stats();
+            assert_eq!(
+                (s.accesses, s.hits, s.misses, s.writebacks),
+                (lines + 1, 0, lines + 1, 0)
+            );
+        }
     }
 
     #[test]

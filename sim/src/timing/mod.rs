@@ -48,7 +48,6 @@ pub use config::{TimingConfig, WritePolicy};
 pub use stats::{SmStats, Stats};
 pub use warp_sched::WarpPolicy;
 
-use crate::interp::Program;
 use crate::SimError;
 use graph_partition::Schedule;
 use launch::BoundLaunch;
@@ -153,8 +152,15 @@ pub fn occupancy(
 ) -> Result<gpu::Occupancy, SimError> {
     let threads =
         u32::try_from(bound.block.count()).map_err(|_| SimError::Setup("TB too large".into()))?;
+    // With a `--registers` override the count is replaced in `gpu::tbs_per_sm` whatever it
+    // was, so the liveness estimate (a pass over the kernel, a few percent of a tiny launch)
+    // is not computed for it.
     let registers = registers.cloned().unwrap_or_else(|| gpu::Registers {
-        count: gpu::estimate::estimate_registers(module, f).registers,
+        count: if cfg.regs_per_thread.is_some() {
+            0
+        } else {
+            gpu::estimate::estimate_registers(module, f).registers
+        },
         source: gpu::RegisterSource::Estimate,
     });
     let k = gpu::KernelResources {
@@ -333,7 +339,7 @@ pub fn simulate_with_info(
     opts: &SimOptions,
     progress: &mut dyn FnMut(u64, u64, u64),
 ) -> Result<(Stats, RunInfo), SimError> {
-    let prog = Program::from_function(module, f);
+    let prog = trace::decoded(module, f);
     let kernel = trace::Kernel::new(f);
     let l1_block = TimingConfig::block_bytes(cfg.gpu.l1.sectored, cfg.gpu.l1.line_bytes);
     let params = trace::Tracer::params(&prog, bound);

@@ -209,20 +209,11 @@ impl<'p> Sm<'p> {
             ),
             warps: Vec::new(),
             num_slots: nw,
-            age: vec![0; nw],
-            blocked: vec![u64::MAX; nw],
-            live: vec![0; nw.div_ceil(64)],
-            sched_mask: {
-                let n = g.core.warp_schedulers_per_sm.max(1) as usize;
-                let words = nw.div_ceil(64);
-                let mut m = vec![0u64; n * words];
-                for k in 0..n {
-                    for s in (k..nw).step_by(n) {
-                        m[k * words + s / 64] |= 1 << (s % 64);
-                    }
-                }
-                m
-            },
+            // Created with the warp slots at the first launch (`init_slots`).
+            age: Vec::new(),
+            blocked: Vec::new(),
+            live: Vec::new(),
+            sched_mask: Vec::new(),
             room_wanted: false,
             ctxs: (0..contexts.max(1)).map(|_| None).collect(),
             lsu: VecDeque::new(),
@@ -242,6 +233,26 @@ impl<'p> Sm<'p> {
             free_slots: nw as u32,
             peak_trace_bytes: 0,
         }
+    }
+
+    /// Creates the warp slots and the per-slot arrays the scan reads, at the SM's first
+    /// launch (nothing reads them before): a small launch on a large GPU leaves most SMs
+    /// without a TB, and their allocations were a part of every run's set-up.
+    fn init_slots(&mut self) {
+        let nw = self.num_slots;
+        self.warps.resize_with(nw, WarpSlot::default);
+        self.age = vec![0; nw];
+        self.blocked = vec![u64::MAX; nw];
+        self.live = vec![0; nw.div_ceil(64)];
+        let n = self.scheds.len().max(1);
+        let words = nw.div_ceil(64);
+        let mut m = vec![0u64; n * words];
+        for k in 0..n {
+            for s in (k..nw).step_by(n) {
+                m[k * words + s / 64] |= 1 << (s % 64);
+            }
+        }
+        self.sched_mask = m;
     }
 
     /// Free TB contexts, given that a TB needs `warps_per_tb` warp slots.
@@ -293,7 +304,7 @@ impl<'p> Sm<'p> {
             tracer.refill(&mut stream, w, &mut windows)?;
         }
         if self.warps.is_empty() {
-            self.warps.resize_with(self.num_slots, WarpSlot::default);
+            self.init_slots();
         }
         let mut slots = Vec::with_capacity(nw);
         for (w, wt) in windows.iter().enumerate() {

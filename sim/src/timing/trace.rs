@@ -24,7 +24,8 @@ use crate::interp::{
 };
 use crate::SimError;
 use launch::BoundLaunch;
-use ptx_parser::{Function, Opcode, Operand};
+use ptx_parser::{Function, Module, Opcode, Operand};
+use std::sync::Arc;
 
 /// Instruction classes with their own latency.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,6 +279,49 @@ pub struct Tracer<'p> {
     geom: Geometry,
     budget: u64,
     rec: Recorder,
+}
+
+/// The last kernel [`decoded`] decoded on this thread: its module, its index there, and the
+/// program.
+struct ProgramCache {
+    module: Module,
+    index: usize,
+    prog: Arc<Program>,
+}
+
+thread_local! {
+    static PROGRAM_CACHE: std::cell::RefCell<Option<ProgramCache>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`Program::from_function`], decoded once per kernel and thread: a `simulate` call for
+/// the same kernel of an equal module as the previous call on this thread shares the program
+/// decoded then. Decoding (operands, the reconvergence points, the instruction texts kept
+/// for error messages) was about 5 % of a tiny launch's run on a large GPU, and a program is
+/// a function of its module and kernel only. `f` must be one of `module`'s functions (by
+/// address) to be kept; any other is decoded every time.
+pub(crate) fn decoded(module: &Module, f: &Function) -> Arc<Program> {
+    let Some(index) = module.functions.iter().position(|g| std::ptr::eq(g, f)) else {
+        return Arc::new(Program::from_function(module, f));
+    };
+    let hit = PROGRAM_CACHE.with(|c| {
+        c.borrow()
+            .as_ref()
+            .filter(|e| e.index == index && e.module == *module)
+            .map(|e| Arc::clone(&e.prog))
+    });
+    if let Some(p) = hit {
+        return p;
+    }
+    let prog = Arc::new(Program::from_function(module, f));
+    PROGRAM_CACHE.with(|c| {
+        *c.borrow_mut() = Some(ProgramCache {
+            module: module.clone(),
+            index,
+            prog: Arc::clone(&prog),
+        });
+    });
+    prog
 }
 
 /// The last launch whose global memory [`launch_globals`] generated, with that memory as
