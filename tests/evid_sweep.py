@@ -7,7 +7,9 @@ configurations of issue 12, with the `paver` binary as a user runs it:
     paver analyze PTX --launch L --policy P --gpu G --schedule S.json -o /dev/null
     paver simulate PTX --launch L --gpu G --tb-policy P [--schedule S.json] -o stats.json
 
-(stealing as each policy's default: on for kway-ts and rb-ts, off for mst-ts). Prints the
+(stealing as each policy's default: on for kway-ts and rb-ts, off for mst-ts; RB-TS with
+`--strict-less`, the leaf rule of PAVER Algorithm 1 and §4.3, "until the partition size is
+less than" x, unless `--rb-leaf le`, the CLI's default `<= x`). Prints the
 Markdown table of docs/VALIDATION.md and, at the end, the checks of issue 12: RB-TS makes
 fewer L2 accesses than LRR on every high-locality kernel (PAVER §6: at least 50 % of the
 data references inter-TB, Fig. 2's "inter-TB" + "intra-TB and inter-TB"), and is not slower
@@ -59,10 +61,11 @@ def run(cmd):
     return r
 
 
-def one(paver, cache, d, launch, gpu, policy):
+def one(paver, cache, d, launch, gpu, policy, rb_leaf="lt"):
     """Runs one simulation (and its partition); returns the row's numbers."""
     tag = os.path.basename(launch)[:-5]
-    base = os.path.join(cache, f"{d}.{tag}.{gpu}.{policy}")
+    suffix = ".lt" if policy == "rb-ts" and rb_leaf == "lt" else ""
+    base = os.path.join(cache, f"{d}.{tag}.{gpu}.{policy}{suffix}")
     stats_path = base + ".stats.json"
     sched_path = base + ".schedule.json"
     ptx = ptx_for(d, gpu)
@@ -70,8 +73,11 @@ def one(paver, cache, d, launch, gpu, policy):
         cmd = [paver, "simulate", ptx, "--launch", launch, "--gpu", gpu,
                "--tb-policy", policy, "--quiet", "-o", stats_path + ".tmp"]
         if policy in PAVER:
-            run([paver, "analyze", ptx, "--launch", launch, "--policy", policy,
-                 "--gpu", gpu, "--schedule", sched_path, "-o", os.devnull])
+            analyze = [paver, "analyze", ptx, "--launch", launch, "--policy", policy,
+                       "--gpu", gpu, "--schedule", sched_path, "-o", os.devnull]
+            if suffix:
+                analyze.append("--strict-less")
+            run(analyze)
             cmd[cmd.index("--quiet"):cmd.index("--quiet")] = ["--schedule", sched_path]
         run(cmd)
         os.replace(stats_path + ".tmp", stats_path)
@@ -109,6 +115,9 @@ def main():
     ap.add_argument("--gpus", default=",".join(GPUS))
     ap.add_argument("--paver", default=os.path.join(ROOT, "target", "release", "paver"))
     ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--rb-leaf", choices=["lt", "le"], default="lt",
+                    help="RB-TS leaf rule: lt = size < x (PAVER Algorithm 1, --strict-less), "
+                         "le = size <= x (the CLI default)")
     ap.add_argument("filters", nargs="*")
     a = ap.parse_args()
     gpus = a.gpus.split(",")
@@ -124,7 +133,7 @@ def main():
             for gpu in gpus:
                 for p in POLICIES:
                     if p in chosen:
-                        jobs[(d, launch, gpu, p)] = ex.submit(one, a.paver, cache, d, launch, gpu, p)
+                        jobs[(d, launch, gpu, p)] = ex.submit(one, a.paver, cache, d, launch, gpu, p, a.rb_leaf)
     failures = []
     print("| kernel (launch) | inter-TB refs | GPU | TBs | TBs/SM | waves | groups (MST/Kway/RB) | "
           + " | ".join(f"{p} L2 acc." for p in POLICIES) + " | "

@@ -3,6 +3,12 @@
 //! (`nextTB` = the TB at `next`); when a context frees the SM issues `nextTB`, and when its
 //! group is exhausted it takes the next group from the queue.
 //!
+//! **Round robin.** §5.3: "TB scheduler assigns the TB groups from the global queue to the
+//! SMs in a round-robin manner". When several SMs want a group in the same cycle they are
+//! visited from the one after the SM that took a group last (a stolen share counts as
+//! one), as LRR visits SMs from the one after the SM it served last
+//! ([`super::RoundRobin`], GPGPU-Sim's rotating CTA issue), not from SM 0 every cycle.
+//!
 //! **Issue unit.** A schedule's `issue_unit` is how many TBs leave a group at once: 1 for
 //! the PAVER policies (one TB per SM per cycle, as GPGPU-Sim's `issue_block2core`), 2 for
 //! the pair policies (BCS, distributed-block), which issue a pair only when the SM has two
@@ -55,6 +61,9 @@ pub struct Paver {
     issue_unit: u32,
     stolen: u64,
     pending: u64,
+    /// The SM visited first by the next [`TbScheduler::assign`]: the one after the SM that
+    /// last took a group (or stole).
+    ptr: usize,
 }
 
 impl Paver {
@@ -70,6 +79,7 @@ impl Paver {
             issue_unit: 1,
             stolen: 0,
             pending,
+            ptr: 0,
         }
     }
 
@@ -119,7 +129,9 @@ impl TbScheduler for Paver {
     fn assign(&mut self, free: &[u32], out: &mut Vec<(u32, u32)>) {
         let n = self.local.len().min(free.len());
         let mut now: Vec<u32> = free[..n].to_vec();
-        for sm in 0..n {
+        let start = self.ptr;
+        for k in 0..n {
+            let sm = (start + k) % n;
             if now[sm] == 0 || now[sm] < self.issue_unit {
                 continue;
             }
@@ -127,8 +139,12 @@ impl TbScheduler for Paver {
                 if let Some(g) = self.queue.pop_front() {
                     self.local[sm] = g.into();
                     self.stolen_group[sm] = false;
+                    self.ptr = (sm + 1) % n;
                 } else if self.steal {
                     self.steal_for(sm, &now);
+                    if !self.local[sm].is_empty() {
+                        self.ptr = (sm + 1) % n;
+                    }
                 }
             }
             for _ in 0..self.issue_unit {
@@ -275,6 +291,26 @@ mod tests {
         assert_eq!(p.stolen(), 4);
         assert_eq!(p.local[1], VecDeque::from(vec![6]));
         assert_eq!(p.local[0], VecDeque::from(vec![1, 2]));
+    }
+
+    #[test]
+    fn groups_go_round_robin_from_the_sm_after_the_last_taker() {
+        // 3 SMs, one-TB groups 0..6. Launch: SMs 0, 1, 2 take groups 0, 1, 2; the next visit
+        // starts at SM 0. SM 1 alone frees a context and takes group 3: the next visit
+        // starts at SM 2. SMs 0 and 2 free one each in the same cycle: SM 2 is visited
+        // first and takes group 4, SM 0 then takes group 5 (§5.3's round robin; from SM 0
+        // every cycle SM 0 would take 4).
+        let mut p = Paver::new((0..6).map(|t| vec![t]).collect(), 3, false);
+        let mut out = Vec::new();
+        p.assign(&[1, 1, 1], &mut out);
+        assert_eq!(out, vec![(0, 0), (1, 1), (2, 2)]);
+        out.clear();
+        p.assign(&[0, 1, 0], &mut out);
+        assert_eq!(out, vec![(1, 3)]);
+        out.clear();
+        p.assign(&[1, 0, 1], &mut out);
+        assert_eq!(out, vec![(2, 4), (0, 5)]);
+        assert_eq!(p.pending(), 0);
     }
 
     #[test]
