@@ -588,6 +588,9 @@ pub fn inter_tb(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: &[us
             }
         }
     }
+    if inter_tb_witness(a, launch, p, eb, loads) {
+        return Some(true);
+    }
     let Some(fp) = a.footprints.params.iter().find(|x| x.param == p) else {
         // No counted load reads the buffer.
         return Some(false);
@@ -625,6 +628,77 @@ pub fn inter_tb(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: &[us
         (true, true) => Some(true),
         (true, false) => None,
     }
+}
+
+/// Points [`inter_tb_witness`] may evaluate.
+pub const WITNESS_POINTS: u64 = 1 << 16;
+
+/// A concrete witness of inter-TB reuse: the TB at the grid's origin and its neighbour
+/// along each dimension the grid spans, walked thread by thread (thread `t` of both, every
+/// load of `loads` at every iteration, guards and trip counts evaluated exactly) until
+/// they read a common element of `p` (`true`) or [`WITNESS_POINTS`] points per dimension
+/// are spent or the TBs end (`false`: no answer either way). Guards that only cut the grid's edge
+/// (GEMM's `row < n && col < n`) hide the `%ctaid` independence from [`ctaid_dims`]; the
+/// first threads of two neighbouring TBs show the shared row at once.
+fn inter_tb_witness(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: &[usize]) -> bool {
+    use crate::expr::Ctx;
+    let (g, b) = (launch.grid, launch.block);
+    let grid = [g.x, g.y, g.z];
+    let mut w = PairWalk {
+        a,
+        base: (i128::from(p) + 1) << 36,
+        eb: i128::from(eb),
+        points: 0,
+        budget: WITNESS_POINTS,
+    };
+    // Dimensions no load's address uses first (where the shared data is), each with its
+    // own budget.
+    let mut uses = [false; 3];
+    for &i in loads {
+        if let Some(s) = a.model.loads.get(i) {
+            s.addr.visit_leaves(&mut |x| {
+                if let Expr::Var(Var::Ctaid(d)) = x {
+                    uses[usize::from(*d).min(2)] = true;
+                }
+            });
+        }
+    }
+    let mut dims = [0usize, 1, 2];
+    dims.sort_by_key(|&d| uses[d]);
+    for d in dims {
+        if grid[d] < 2 {
+            continue;
+        }
+        w.points = 0;
+        let mut other = [0i128; 3];
+        other[d] = 1;
+        let mut seen = [
+            std::collections::HashSet::new(),
+            std::collections::HashSet::new(),
+        ];
+        let mut cx = Ctx::new(a.model.loops.len());
+        'dim: for t in 0..b.count() {
+            cx.tid = [t % b.x, (t / b.x) % b.y, t / (b.x * b.y)].map(i128::from);
+            for (side, ctaid) in [[0i128; 3], other].into_iter().enumerate() {
+                cx.ctaid = ctaid;
+                let mut ev = Vec::new();
+                for &i in loads {
+                    if w.walk(i, 0, &mut cx, &mut ev).is_none() {
+                        break 'dim;
+                    }
+                }
+                for (f, l) in ev {
+                    for e in f..=l {
+                        if seen[1 - side].contains(&e) {
+                            return true;
+                        }
+                        seen[side].insert(e);
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 /// The points [`crate::descriptor::existence_by_enumeration`] would visit (every thread
