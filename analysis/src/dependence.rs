@@ -69,7 +69,10 @@ impl<'a> Ranges<'a> {
         if let Some(t) = self.fixed.get(&l.0) {
             return Some(*t);
         }
-        *self.trips.get(l.index())?.get_or_init(|| self.compute_max_trip(l))
+        *self
+            .trips
+            .get(l.index())?
+            .get_or_init(|| self.compute_max_trip(l))
     }
 
     fn compute_max_trip(&self, l: LoopId) -> Option<i128> {
@@ -448,7 +451,14 @@ fn intra(r: &Ranges, base: i128, eb: u64, si: &Access, sj: &Access, same: bool) 
             // A per-thread value with different coefficients: no range to test with.
             _ => return None,
         };
-        vars.push((DVar { coef, lo: 0, hi: Some(hi) }, None));
+        vars.push((
+            DVar {
+                coef,
+                lo: 0,
+                hi: Some(hi),
+            },
+            None,
+        ));
     }
     // Loop counters: only the loads' own loops may appear.
     for (l, side) in [(&li, &si.loops), (&lj, &sj.loops)] {
@@ -469,21 +479,49 @@ fn intra(r: &Ranges, base: i128, eb: u64, si: &Access, sj: &Access, same: bool) 
         if shared && (ci == cj || i == j) {
             dist.push((l.0, ci, bound(*l)));
         } else {
-            vars.push((DVar { coef: -ci, lo: 0, hi: bound(*l) }, None));
+            vars.push((
+                DVar {
+                    coef: -ci,
+                    lo: 0,
+                    hi: bound(*l),
+                },
+                None,
+            ));
             if shared {
-                vars.push((DVar { coef: cj, lo: 0, hi: bound(*l) }, None));
+                vars.push((
+                    DVar {
+                        coef: cj,
+                        lo: 0,
+                        hi: bound(*l),
+                    },
+                    None,
+                ));
             }
         }
     }
     for l in &sj.loops {
         if !si.loops.contains(l) {
             let cj = lj.coef(&Atom::Iter(l.0));
-            vars.push((DVar { coef: cj, lo: 0, hi: bound(*l) }, None));
+            vars.push((
+                DVar {
+                    coef: cj,
+                    lo: 0,
+                    hi: bound(*l),
+                },
+                None,
+            ));
         }
     }
     for &(q, coef, hi) in &dist {
         let m = hi.map(|h| h.max(0));
-        vars.push((DVar { coef, lo: -m.unwrap_or(i128::MAX / 4), hi: m }, Some(q)));
+        vars.push((
+            DVar {
+                coef,
+                lo: -m.unwrap_or(i128::MAX / 4),
+                hi: m,
+            },
+            Some(q),
+        ));
     }
     // Element window: exact when every coefficient is a multiple of the element size (each
     // address's offset within its element is then the constant's), else a byte superset.
@@ -496,7 +534,15 @@ fn intra(r: &Ranges, base: i128, eb: u64, si: &Access, sj: &Access, same: bool) 
         let d = (delta - (rj - ri)) / eb;
         let v = vars
             .into_iter()
-            .map(|(v, q)| (DVar { coef: v.coef / eb, ..v }, q))
+            .map(|(v, q)| {
+                (
+                    DVar {
+                        coef: v.coef / eb,
+                        ..v
+                    },
+                    q,
+                )
+            })
             .collect();
         (d, (-mj, mi), v)
     } else {
@@ -570,7 +616,13 @@ fn ctaid_dims(a: &Analysis, i: usize) -> Option<[bool; 3]> {
 
 /// The fast answer to "can two different TBs read a common element of parameter `p`?"
 /// over `loads` (the resolved loads of `p` that count in the footprints), or `None`.
-pub fn inter_tb(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: &[usize]) -> Option<bool> {
+pub fn inter_tb(
+    a: &Analysis,
+    launch: &BoundLaunch,
+    p: u32,
+    eb: u64,
+    loads: &[usize],
+) -> Option<bool> {
     let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
     for &i in loads {
         let reads = a
@@ -869,7 +921,10 @@ mod tests {
         let row = mul(var(Var::Tid(0)), konst(4 * 1024));
         let at = |c: i128| {
             acc(
-                add(add(konst(BASE), row.clone()), add(mul(k.clone(), konst(16)), konst(4 * c))),
+                add(
+                    add(konst(BASE), row.clone()),
+                    add(mul(k.clone(), konst(16)), konst(4 * c)),
+                ),
                 &[0],
             )
         };
@@ -884,7 +939,10 @@ mod tests {
         // A load that reads one element twice (offset 16 = next iteration of offset 0) is
         // not excluded: the test never claims a collision, it defers.
         let shifted = acc(
-            add(add(konst(BASE + 16), row.clone()), mul(k.clone(), konst(16))),
+            add(
+                add(konst(BASE + 16), row.clone()),
+                mul(k.clone(), konst(16)),
+            ),
             &[0],
         );
         assert_eq!(intra(&r, BASE, 4, &at(0), &shifted, false), None);
@@ -927,7 +985,10 @@ mod tests {
         let k = var(Var::Iter(LoopId(0)));
         let tl = |c: i128| {
             acc(
-                add(add(konst(BASE + 4 * c), mul(t.clone(), konst(4))), mul(k.clone(), konst(8))),
+                add(
+                    add(konst(BASE + 4 * c), mul(t.clone(), konst(4))),
+                    mul(k.clone(), konst(8)),
+                ),
                 &[0],
             )
         };

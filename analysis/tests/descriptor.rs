@@ -232,27 +232,30 @@ fn fast_paths_agree_with_enumeration_and_z3() {
                     open.push(format!("{dir} {p} inter"));
                 }
             }
-            let mut any = false;
+            let mut pairs_here = 0;
             for (x, &i) in loads.iter().enumerate() {
                 for &j in &loads[x..] {
-                    let truth = dependence::intra_pair_by_enumeration(&a, &b, p, eb, (i, j), 1 << 24)
-                        .expect("pair enumeration within budget");
-                    any |= truth;
                     let Some(fast) = dependence::intra_pair(&a, &r, p, eb, i, j) else {
                         pairs_open += 1;
                         continue;
                     };
+                    let truth =
+                        dependence::intra_pair_by_enumeration(&a, &b, p, eb, (i, j), 1 << 24)
+                            .expect("pair enumeration within budget");
                     pairs_fast += 1;
                     assert_eq!(fast, truth, "{dir}/{file} param {p} loads {i}, {j}");
+                    // z3 on the first four decided pairs of each parameter (each query
+                    // costs tens of milliseconds; the enumeration above checks them all).
                     #[cfg(feature = "z3")]
-                    if let Some(z) = analysis::smt::pair(&a, &b, (p, eb), (i, j), true) {
-                        assert_eq!(fast, z, "{dir}/{file} param {p} loads {i}, {j}: z3");
-                        z3_checked += 1;
+                    if pairs_here < 4 {
+                        if let Some(z) = analysis::smt::pair(&a, &b, (p, eb), (i, j), true) {
+                            assert_eq!(fast, z, "{dir}/{file} param {p} loads {i}, {j}: z3");
+                            z3_checked += 1;
+                        }
                     }
+                    pairs_here += 1;
                 }
             }
-            // The pair enumeration agrees with the whole-launch enumeration.
-            assert_eq!(any, e[p as usize].intra_thread, "{dir}/{file} param {p} intra");
         }
     }
     eprintln!(
@@ -260,7 +263,10 @@ fn fast_paths_agree_with_enumeration_and_z3() {
          inter-TB decided fast {inter_fast}, open {inter_open}: {open:?}"
     );
     // Most pairs of the corpus are plain strided loads the test decides.
-    assert!(pairs_fast >= 100 && pairs_fast > pairs_open, "{pairs_fast} vs {pairs_open}");
+    assert!(
+        pairs_fast >= 100 && pairs_fast > pairs_open,
+        "{pairs_fast} vs {pairs_open}"
+    );
     assert!(inter_fast > 3 * inter_open, "{inter_fast} vs {inter_open}");
     let _ = z3_checked;
 }
@@ -318,6 +324,36 @@ fn existence_paths_agree_on_the_corpus() {
     }
     eprint!("{report}");
     eprintln!("left open by the fast tests: {not_fast:?}");
+    // The parameters the fast tests (`decided_by: analytic`) leave to enumeration or z3,
+    // pinned so that a change either way shows. Most are threads that do reread an element
+    // (enumeration says intra-thread reuse; the dependence test only ever answers "no
+    // reuse"): fdtd3d 1 and 2, gto_friendly 0, mirror_boundary 0 and 1 (also recurrences,
+    // `Expr::Rec`), sad 1, srad 0 (diffusion_coeff) and 1 (update), syr2k 0 and 1, syrk 0.
+    // rr_friendly_table's address is `16 * s32((r << 5) | (tid & 31))`, a bitwise or the
+    // affine form does not take (the window and sync entries were not examined); gemv_unroll's
+    // two parameters (no reuse in one thread by enumeration) were not examined either.
+    assert_eq!(
+        not_fast,
+        [
+            "fdtd3d 1",
+            "fdtd3d 2",
+            "gemv_unroll 0",
+            "gemv_unroll 1",
+            "gto_friendly 0",
+            "mirror_boundary 0",
+            "mirror_boundary 1",
+            "rr_friendly 0",
+            "rr_friendly 0",
+            "rr_friendly 0",
+            "sad 1",
+            "srad 0",
+            "srad 1",
+            "syr2k 0",
+            "syr2k 1",
+            "syrk 0"
+        ],
+        "the fast tests left other parameters open:\n{report}"
+    );
     eprint!("{report}");
     assert!(checked >= 60, "only {checked} parameters checked");
     if cfg!(feature = "z3") {
