@@ -326,6 +326,9 @@ fn lin(e: &E, r: &Ranges) -> Option<Lin> {
     })
 }
 
+/// A variable with the loop whose distance it is (`None`: not a distance).
+type Tagged = (DVar, Option<u32>);
+
 /// A bounded integer variable of a dependence equation: coefficient and range `[lo, hi]`
 /// (`None`: unbounded above).
 #[derive(Clone, Copy, Debug)]
@@ -433,7 +436,7 @@ fn intra(r: &Ranges, base: i128, eb: u64, si: &Access, sj: &Access, same: bool) 
     let (li, lj) = (lin(&si.addr, r)?, lin(&sj.addr, r)?);
     let eb = i128::from(eb);
     // Shared thread terms: equal on both sides, so only a coefficient difference remains.
-    let mut vars: Vec<(DVar, Option<u32>)> = Vec::new();
+    let mut vars: Vec<Tagged> = Vec::new();
     let mut thread_atoms: Vec<&Atom> = Vec::new();
     for (at, _) in li.terms.iter().chain(&lj.terms) {
         if !matches!(at, Atom::Iter(_)) && !thread_atoms.contains(&at) {
@@ -527,7 +530,7 @@ fn intra(r: &Ranges, base: i128, eb: u64, si: &Access, sj: &Access, same: bool) 
     // address's offset within its element is then the constant's), else a byte superset.
     let delta = lj.c.checked_sub(li.c)?;
     let all = li.terms.iter().chain(&lj.terms).all(|t| t.1 % eb == 0);
-    let (delta, window, vars): (i128, (i128, i128), Vec<(DVar, Option<u32>)>) = if all {
+    let (delta, window, vars): (i128, (i128, i128), Vec<Tagged>) = if all {
         let (ri, rj) = ((li.c - base).rem_euclid(eb), (lj.c - base).rem_euclid(eb));
         let (wi, wj) = (i128::from(si.width), i128::from(sj.width));
         let (mi, mj) = ((ri + wi - 1) / eb, (rj + wj - 1) / eb);

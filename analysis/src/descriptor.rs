@@ -435,9 +435,11 @@ fn rank_form(map: &[u8; 3], n_ct: &[u64; 3], tiles: &[Vec<Interval>]) -> [u8; 3]
 
 /// Launches whose enumeration visits at most this many points
 /// ([`crate::dependence::enumeration_points`]) have their open questions decided by
-/// enumeration instead of z3: on the corpus, z3's fixed costs (a context, the encoding, one
-/// `check` per load pair, 30-90 ms each) exceed the walk's.
-pub const SMALL_LAUNCH_POINTS: u64 = 1 << 20;
+/// enumeration instead of z3: below it, z3's fixed costs (a context, the encoding, one
+/// `check` per load pair, 30-90 ms each) exceed the walk's. The walk costs 1-5 us per point
+/// on the corpus (gto_friendly's 2^20 points: 5 s under load, where z3 takes 1 s), so the
+/// bound is 2^18.
+pub const SMALL_LAUNCH_POINTS: u64 = 1 << 18;
 
 /// The descriptors with the existence questions decided by the default path: first the
 /// fast tests ([`crate::dependence`]: the footprints for the inter-TB question, the
