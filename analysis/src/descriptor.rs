@@ -50,6 +50,9 @@ pub const MAX_RANGES: usize = 1024;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DecidedBy {
+    /// Without z3 or enumeration: the footprints and the dependence test
+    /// ([`crate::dependence`]) answered both questions.
+    Analytic,
     /// The z3 SMT solver over the symbolic model.
     Z3,
     /// Enumeration of every thread and iteration.
@@ -430,10 +433,128 @@ fn rank_form(map: &[u8; 3], n_ct: &[u64; 3], tiles: &[Vec<Interval>]) -> [u8; 3]
     rank
 }
 
-/// The descriptors with the existence questions decided by the default path: z3 when the
-/// `z3` feature is on, enumeration for the parameters the solver gives no answer for (or
-/// without the feature). Parameters neither path decides are `Undecided`, reuse flags false.
+/// Launches whose enumeration visits at most this many points
+/// ([`crate::dependence::enumeration_points`]) have their open questions decided by
+/// enumeration instead of z3: below it, z3's fixed costs (a context, the encoding, one
+/// `check` per load pair, 30-90 ms each) exceed the walk's. The walk costs 1-5 us per point
+/// on the corpus (gto_friendly's 2^20 points: 5 s under load, where z3 takes 1 s), so the
+/// bound is 2^18.
+pub const SMALL_LAUNCH_POINTS: u64 = 1 << 18;
+
+/// The descriptors with the existence questions decided by the default path: first the
+/// fast tests ([`crate::dependence`]: the footprints for the inter-TB question, the
+/// dependence test per load pair for the intra-thread one); what they leave open goes to
+/// enumeration on small launches (up to [`SMALL_LAUNCH_POINTS`] points), else to z3 (with
+/// the `z3` feature, one context per parameter, only the open pairs), and what z3 leaves
+/// open to enumeration (up to [`ENUM_BUDGET`] points). Parameters no path decides are
+/// `Undecided`.
 pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descriptor> {
+    let n = launch.region_ids().last().map_or(0, |m| m + 1);
+    let params = load_params(a);
+    let ranges = crate::dependence::Ranges::new(a, launch);
+    // Per data structure: the fast answers and the pairs the dependence test left open.
+    struct Open {
+        eb: u64,
+        inter: Option<bool>,
+        all: Vec<(usize, usize)>,
+        open: Vec<(usize, usize)>,
+    }
+    let mut exist: Vec<Option<(Existence, DecidedBy)>> = vec![None; n];
+    let mut open: Vec<Option<Open>> = (0..n).map(|_| None).collect();
+    for p in launch.region_ids() {
+        let Some(eb) = elem_bytes(launch, p as u32) else {
+            continue;
+        };
+        let loads = crate::dependence::param_loads(a, &params, p as u32);
+        let inter = crate::dependence::inter_tb(a, launch, p as u32, eb, &loads);
+        let all = all_pairs(&loads);
+        let undecided: Vec<(usize, usize)> = all
+            .iter()
+            .copied()
+            .filter(|&(i, j)| {
+                crate::dependence::intra_pair(a, &ranges, p as u32, eb, i, j) != Some(false)
+            })
+            .collect();
+        match inter {
+            Some(x) if undecided.is_empty() => {
+                let e = Existence {
+                    inter_tb: x,
+                    intra_thread: false,
+                };
+                exist[p] = Some((e, DecidedBy::Analytic));
+            }
+            _ => {
+                open[p] = Some(Open {
+                    eb,
+                    inter,
+                    all,
+                    open: undecided,
+                })
+            }
+        }
+    }
+    let small = || {
+        crate::dependence::enumeration_points(a, launch, &ranges)
+            .is_some_and(|x| x <= SMALL_LAUNCH_POINTS)
+    };
+    if open.iter().any(Option::is_some) && !small() {
+        #[cfg(feature = "z3")]
+        {
+            use rayon::prelude::*;
+            let solved: Vec<Option<Existence>> = open
+                .par_iter()
+                .enumerate()
+                .map(|(p, o)| {
+                    let o = o.as_ref()?;
+                    crate::smt::decide(
+                        a,
+                        launch,
+                        &ranges,
+                        (p as u32, o.eb),
+                        o.inter,
+                        &o.all,
+                        &o.open,
+                    )
+                })
+                .collect();
+            for (p, e) in solved.into_iter().enumerate() {
+                if let Some(e) = e {
+                    exist[p] = Some((e, DecidedBy::Z3));
+                    open[p] = None;
+                }
+            }
+        }
+    }
+    let mut enumerated: Option<Option<Vec<Existence>>> = None;
+    let exist: Vec<(Existence, DecidedBy)> = (0..n)
+        .map(|p| match exist[p] {
+            Some(x) => x,
+            None if open[p].is_none() => (Existence::default(), DecidedBy::Undecided),
+            None => match enumerated
+                .get_or_insert_with(|| existence_by_enumeration(a, launch))
+                .as_ref()
+            {
+                Some(v) => (v[p], DecidedBy::Enumeration),
+                None => (Existence::default(), DecidedBy::Undecided),
+            },
+        })
+        .collect();
+    describe(f, a, launch, &exist)
+}
+
+/// Every pair `(i, j)`, `i <= j`, of `loads`.
+pub(crate) fn all_pairs(loads: &[usize]) -> Vec<(usize, usize)> {
+    loads
+        .iter()
+        .enumerate()
+        .flat_map(|(x, &i)| loads[x..].iter().map(move |&j| (i, j)))
+        .collect()
+}
+
+/// The descriptors with the existence questions decided by z3 alone (the `z3` feature),
+/// enumeration for the parameters the solver gives no answer for: the path before the fast
+/// tests, kept to compare with.
+pub fn compute_z3(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descriptor> {
     #[cfg(feature = "z3")]
     let symbolic = crate::smt::existence(a, launch);
     #[cfg(not(feature = "z3"))]

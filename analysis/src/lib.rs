@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod addr;
+pub mod dependence;
 pub mod descriptor;
 pub mod dom;
 pub mod expr;

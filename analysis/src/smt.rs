@@ -21,6 +21,7 @@ use launch::BoundLaunch;
 use z3::ast::{Ast, Bool, Int, BV};
 use z3::{Config, Context, SatResult, Solver};
 
+use crate::dependence::Ranges;
 use crate::descriptor::Existence;
 use crate::expr::{Expr, IntOp, Rel, Var};
 use crate::loops::LoopId;
@@ -51,7 +52,7 @@ struct Enc<'c, 'a> {
     /// Loop bounds relaxed to avoid quantifiers (see [`Enc::runs_at`]).
     relaxed: bool,
     /// Value ranges of the launch's variables, to drop the wraps that cannot happen.
-    ranges: &'a Ranges,
+    ranges: &'a Ranges<'a>,
     fresh: u32,
 }
 
@@ -188,10 +189,10 @@ impl<'c> Enc<'c, '_> {
         if let Some(t) = self.constant_trip(l) {
             return Some(k.lt(&self.k(t)));
         }
-        if let Some(t) = self.ranges.max_trip.get(&l.0) {
+        if let Some(t) = self.ranges.max_trip(l) {
             // Every thread's trip count is at most `t` (measured): a sound extra bound
             // that lets the wrap checks below see the counter's range.
-            let below = k.lt(&self.k(*t));
+            let below = k.lt(&self.k(t));
             let rest = self.runs_at_unbounded(l, side, k)?;
             return Some(Bool::and(self.ctx, &[&below, &rest]));
         }
@@ -230,8 +231,8 @@ impl<'c> Enc<'c, '_> {
         let body = Bool::and(self.ctx, &[&j.ge(&self.k(0)), &j.lt(&last)]).implies(&before.not());
         let all = z3::ast::forall_const(self.ctx, &[&j], &[], &body);
         self.defs.push(t.ge(&self.k(1)));
-        if let Some(m) = self.ranges.max_trip.get(&l.0) {
-            self.defs.push(t.le(&self.k(*m)));
+        if let Some(m) = self.ranges.max_trip(l) {
+            self.defs.push(t.le(&self.k(m)));
         }
         self.defs.push(at_last);
         self.defs.push(all);
@@ -266,15 +267,7 @@ impl<'c> Enc<'c, '_> {
             Expr::Ext { bits, signed, e } => {
                 let b = u32::from(*bits).clamp(1, W);
                 let x = self.int(e, side)?;
-                let fits = self.ranges.of(e).is_some_and(|(lo, hi)| {
-                    let (min, max) = if *signed {
-                        (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
-                    } else {
-                        (0, (1i128 << b) - 1)
-                    };
-                    min <= lo && hi <= max
-                });
-                if b >= 127 || fits {
+                if self.ranges.ext_is_identity(*bits, *signed, e) {
                     // No value in range wraps: the extension is the identity, and the term
                     // stays linear.
                     x
@@ -392,141 +385,6 @@ impl<'c> Enc<'c, '_> {
     }
 }
 
-/// Largest number of threads whose trip counts are evaluated to bound a loop's counter.
-pub const MAX_TRIP_THREADS: u64 = 1 << 20;
-
-/// Ranges of the variables of a launch: `%tid`, `%ctaid` from the launch, loop counters
-/// from the largest trip count over all threads (constant trip counts, or ones that depend
-/// on the thread only, evaluated for every thread of launches up to [`MAX_TRIP_THREADS`]).
-struct Ranges {
-    block: [i128; 3],
-    grid: [i128; 3],
-    max_trip: HashMap<u32, i128>,
-}
-
-impl Ranges {
-    fn new(a: &Analysis, launch: &BoundLaunch) -> Ranges {
-        use crate::expr::{Ctx, TripSource};
-        let block = [launch.block.x, launch.block.y, launch.block.z].map(i128::from);
-        let grid = [launch.grid.x, launch.grid.y, launch.grid.z].map(i128::from);
-        let threads = launch.num_tbs().saturating_mul(launch.block.count());
-        let mut max_trip = HashMap::new();
-        for (li, info) in a.model.loops.iter().enumerate() {
-            let l = LoopId(li as u32);
-            let mut own = true;
-            for e in &info.exits {
-                e.visit_leaves(&mut |x| match x {
-                    Expr::Var(Var::Iter(q)) if *q == l => {}
-                    Expr::Const(_) | Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_)) => {}
-                    _ => own = false,
-                });
-            }
-            if !own || info.exits.is_empty() {
-                continue;
-            }
-            let thread_free = info.exits.iter().all(|e| {
-                let mut free = true;
-                e.visit_leaves(&mut |x| {
-                    free &= !matches!(x, Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_)))
-                });
-                free
-            });
-            let mut cx = Ctx::new(a.model.loops.len());
-            let mut max: Option<i128> = None;
-            if thread_free {
-                max = a.model.trip(l, &cx).ok();
-            } else if threads <= MAX_TRIP_THREADS {
-                'all: for tb in 0..launch.num_tbs() {
-                    let at = [
-                        tb % launch.grid.x,
-                        (tb / launch.grid.x) % launch.grid.y,
-                        tb / (launch.grid.x * launch.grid.y),
-                    ];
-                    cx.ctaid = at.map(i128::from);
-                    for t in 0..launch.block.count() {
-                        cx.tid = [
-                            t % launch.block.x,
-                            (t / launch.block.x) % launch.block.y,
-                            t / (launch.block.x * launch.block.y),
-                        ]
-                        .map(i128::from);
-                        match a.model.trip(l, &cx) {
-                            Ok(n) => max = Some(max.map_or(n, |m: i128| m.max(n))),
-                            Err(_) => {
-                                max = None;
-                                break 'all;
-                            }
-                        }
-                    }
-                }
-            }
-            if let Some(m) = max {
-                max_trip.insert(l.0, m);
-            }
-        }
-        Ranges {
-            block,
-            grid,
-            max_trip,
-        }
-    }
-
-    /// The range `[lo, hi]` of `e` over the launch, when the interval arithmetic knows it.
-    fn of(&self, e: &Expr) -> Option<(i128, i128)> {
-        let two = |a: &Expr, b: &Expr| Some((self.of(a)?, self.of(b)?));
-        Some(match e {
-            Expr::Const(c) => (*c, *c),
-            Expr::Var(Var::Tid(d)) => (0, self.block[usize::from(*d).min(2)] - 1),
-            Expr::Var(Var::Ctaid(d)) => (0, self.grid[usize::from(*d).min(2)] - 1),
-            Expr::Var(Var::Iter(l)) => (0, self.max_trip.get(&l.0)? - 1),
-            Expr::Add(a, b) => {
-                let ((p, q), (r, s)) = two(a, b)?;
-                (p.checked_add(r)?, q.checked_add(s)?)
-            }
-            Expr::Sub(a, b) => {
-                let ((p, q), (r, s)) = two(a, b)?;
-                (p.checked_sub(s)?, q.checked_sub(r)?)
-            }
-            Expr::Mul(a, b) => {
-                let ((p, q), (r, s)) = two(a, b)?;
-                let c = [
-                    p.checked_mul(r)?,
-                    p.checked_mul(s)?,
-                    q.checked_mul(r)?,
-                    q.checked_mul(s)?,
-                ];
-                (*c.iter().min()?, *c.iter().max()?)
-            }
-            Expr::Ext { bits, signed, e } => {
-                let b = u32::from(*bits).clamp(1, 126);
-                let (min, max) = if *signed {
-                    (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
-                } else {
-                    (0, (1i128 << b) - 1)
-                };
-                match self.of(e) {
-                    Some((lo, hi)) if min <= lo && hi <= max => (lo, hi),
-                    _ => (min, max),
-                }
-            }
-            Expr::Op(IntOp::Min, a, b) => {
-                let ((p, q), (r, s)) = two(a, b)?;
-                (p.min(r), q.min(s))
-            }
-            Expr::Op(IntOp::Max, a, b) => {
-                let ((p, q), (r, s)) = two(a, b)?;
-                (p.max(r), q.max(s))
-            }
-            Expr::Cmp(..) | Expr::Not(_) | Expr::And(..) | Expr::Or(..) => (0, 1),
-            Expr::Select(_, a, b) => {
-                let ((p, q), (r, s)) = two(a, b)?;
-                (p.min(r), q.max(s))
-            }
-            _ => return None,
-        })
-    }
-}
-
 /// What the solver said about one encoding of a question.
 enum Answer {
     Unsat,
@@ -543,7 +401,10 @@ enum Answer {
 /// The parameter a question is about, with what encoding it needs.
 struct Subject<'a> {
     a: &'a Analysis,
-    ranges: &'a Ranges,
+    ranges: &'a Ranges<'a>,
+    /// The z3 context every query about this parameter shares (created once: a context
+    /// costs milliseconds, more than many of the queries).
+    ctx: &'a Context,
     launch: &'a BoundLaunch,
     /// Parameter index.
     p: u32,
@@ -566,14 +427,13 @@ fn ask(q: &Subject, (i, j): (usize, usize), same_thread: bool, relaxed: bool) ->
     let Subject {
         a,
         ranges,
+        ctx,
         launch,
         p,
         eb,
     } = *q;
-    let cfg = Config::new();
-    let ctx = Context::new(&cfg);
     let mut enc = Enc {
-        ctx: &ctx,
+        ctx,
         a,
         defs: Vec::new(),
         trips: HashMap::new(),
@@ -608,16 +468,16 @@ fn ask(q: &Subject, (i, j): (usize, usize), same_thread: bool, relaxed: bool) ->
                 .map(|l| s1.iters[&l.0]._eq(&s2.iters[&l.0]).not())
                 .collect();
             let refs: Vec<&Bool> = diff.iter().collect();
-            cs.push(Bool::or(&ctx, &refs));
+            cs.push(Bool::or(ctx, &refs));
         }
     } else {
         let same: Vec<Bool> = (0..3).map(|d| s1.ctaid[d]._eq(&s2.ctaid[d])).collect();
         let refs: Vec<&Bool> = same.iter().collect();
-        cs.push(Bool::and(&ctx, &refs).not());
+        cs.push(Bool::and(ctx, &refs).not());
     }
     cs.append(&mut enc.defs);
-    let solver = Solver::new(&ctx);
-    let mut params = z3::Params::new(&ctx);
+    let solver = Solver::new(ctx);
+    let mut params = z3::Params::new(ctx);
     params.set_u32("rlimit", RLIMIT);
     solver.set_params(&params);
     for c in &cs {
@@ -712,9 +572,11 @@ fn collide(
     overlap && distinct
 }
 
-/// Per parameter (in parallel), the existence answers decided by z3 (`None` where a query
-/// had no answer within [`RLIMIT`], or the parameter has more than [`MAX_PAIRS`] load pairs).
-/// Deterministic: budgets are z3 resource units, not time.
+/// Per parameter (in parallel), the existence answers decided by z3 alone (`None` where a
+/// query had no answer within [`RLIMIT`], or the parameter has more than [`MAX_PAIRS`] load
+/// pairs). Deterministic: budgets are z3 resource units, not time. The descriptors' default
+/// path ([`crate::descriptor::compute`]) asks z3 only what the fast tests leave open
+/// ([`decide`]); this asks it everything, to test the solver's reach.
 pub fn existence(a: &Analysis, launch: &BoundLaunch) -> Vec<Option<Existence>> {
     let params = crate::descriptor::load_params(a);
     let ranges = Ranges::new(a, launch);
@@ -723,34 +585,84 @@ pub fn existence(a: &Analysis, launch: &BoundLaunch) -> Vec<Option<Existence>> {
         .into_par_iter()
         .map(|p| {
             let eb = crate::descriptor::elem_bytes(launch, p)?;
-            let loads: Vec<usize> = (0..a.model.loads.len())
-                .filter(|&i| a.unresolved[i].is_none() && params[i] == Some(p))
-                .collect();
-            let pairs: Vec<(usize, usize)> = loads
-                .iter()
-                .enumerate()
-                .flat_map(|(x, &i)| loads[x..].iter().map(move |&j| (i, j)))
-                .collect();
-            if pairs.len() > MAX_PAIRS {
-                return None;
-            }
-            let subject = Subject {
-                a,
-                ranges: &ranges,
-                launch,
-                p,
-                eb,
-            };
-            let mut e = Existence::default();
-            for &ij in &pairs {
-                if !e.inter_tb {
-                    e.inter_tb = question(&subject, ij, false)?;
-                }
-                if !e.intra_thread {
-                    e.intra_thread = question(&subject, ij, true)?;
-                }
-            }
-            Some(e)
+            let loads = crate::dependence::param_loads(a, &params, p);
+            let pairs = crate::descriptor::all_pairs(&loads);
+            decide(a, launch, &ranges, (p, eb), None, &pairs, &pairs)
         })
         .collect()
+}
+
+/// The existence answers for parameter `p` (elements of `eb` bytes) with one z3 context:
+/// the inter-TB question over `all` (every load pair of `p`) unless `inter` already
+/// answers it, the intra-thread question over `open` (the pairs a fast test left open; the
+/// others are known not to collide). `None` when a needed query has no answer within
+/// [`RLIMIT`] or a question has more than [`MAX_PAIRS`] pairs to ask.
+pub fn decide(
+    a: &Analysis,
+    launch: &BoundLaunch,
+    ranges: &Ranges,
+    (p, eb): (u32, u64),
+    inter: Option<bool>,
+    all: &[(usize, usize)],
+    open: &[(usize, usize)],
+) -> Option<Existence> {
+    if open.len() > MAX_PAIRS || (inter.is_none() && all.len() > MAX_PAIRS) {
+        return None;
+    }
+    let mut e = Existence {
+        inter_tb: inter.unwrap_or(false),
+        intra_thread: false,
+    };
+    if open.is_empty() && inter.is_some() {
+        return Some(e);
+    }
+    let cfg = Config::new();
+    let ctx = Context::new(&cfg);
+    let subject = Subject {
+        a,
+        ranges,
+        ctx: &ctx,
+        launch,
+        p,
+        eb,
+    };
+    if inter.is_none() {
+        for &ij in all {
+            if e.inter_tb {
+                break;
+            }
+            e.inter_tb = question(&subject, ij, false)?;
+        }
+    }
+    for &ij in open {
+        if e.intra_thread {
+            break;
+        }
+        e.intra_thread = question(&subject, ij, true)?;
+    }
+    Some(e)
+}
+
+/// One question about loads `i` and `j` of parameter `p` asked of z3 alone (a fresh
+/// context): `same_thread` for the intra-thread question, else the inter-TB one. For tests
+/// comparing the fast paths with the solver.
+pub fn pair(
+    a: &Analysis,
+    launch: &BoundLaunch,
+    (p, eb): (u32, u64),
+    ij: (usize, usize),
+    same_thread: bool,
+) -> Option<bool> {
+    let ranges = Ranges::new(a, launch);
+    let cfg = Config::new();
+    let ctx = Context::new(&cfg);
+    let subject = Subject {
+        a,
+        ranges: &ranges,
+        ctx: &ctx,
+        launch,
+        p,
+        eb,
+    };
+    question(&subject, ij, same_thread)
 }

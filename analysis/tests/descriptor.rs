@@ -123,13 +123,14 @@ fn corpus_shapes() {
     assert!(d.iter().any(|x| x.pattern == "IRREGULAR"));
 }
 
-/// Naive GEMM at N = 1024 (4,096 TBs): far past the enumeration budget, so only z3 can
-/// tell that every row of A is read by a whole block row and every column band of B by a
-/// whole block column (both INTER-THREAD, COACCESSED), and that no thread reads an element
-/// of either twice.
+/// Naive GEMM at N = 1024 (4,096 TBs): far past the enumeration budget. Every row of A is
+/// read by a whole block row and every column band of B by a whole block column (both
+/// INTER-THREAD, COACCESSED), and no thread reads an element of either twice. The default
+/// path decides it without z3 (`analytic`: A's loads do not use `%ctaid.x`, B's not
+/// `%ctaid.y`; the unrolled loop's loads are 4 bytes apart with a 16-byte stride for A and
+/// a 4 n-byte stride for B, which the dependence test excludes); z3 alone agrees.
 #[test]
-#[cfg(feature = "z3")]
-fn gemm_1024_decided_by_z3() {
+fn gemm_1024_decided_without_enumeration() {
     let (m, mut b) = load("mm_naive", "compute_70", "small.json");
     let n = 1024u64;
     b.grid = launch::Dim3 {
@@ -148,26 +149,28 @@ fn gemm_1024_decided_by_z3() {
     // Enumeration would visit 4,096 TBs x 256 threads x 1,024 iterations x 2 loads = 2^31
     // points, 128 times `ENUM_BUDGET`.
     assert!(b.num_tbs() * 256 * n * 2 > descriptor::ENUM_BUDGET);
-    let d = descriptor::compute(f, &a, &b);
-    for (x, map, c_tile) in [
-        (&d[0], [0, 1, 0], [64, 1, 1]),
-        (&d[1], [1, 0, 0], [1, 64, 1]),
-    ] {
-        assert_eq!(x.decided_by, DecidedBy::Z3, "param {}", x.param);
-        assert_eq!(
-            (x.locality_type, x.sharing, x.intra_thread_reuse),
-            ("INTER-THREAD", Some("COACCESSED"), Some(false))
-        );
-        assert_eq!((x.compute_data_map, x.c_tile), (map, c_tile));
+    let mut paths = vec![(descriptor::compute(f, &a, &b), DecidedBy::Analytic)];
+    if cfg!(feature = "z3") {
+        paths.push((descriptor::compute_z3(f, &a, &b), DecidedBy::Z3));
     }
-    assert_eq!((d[1].d_tile, d[1].stride_elements), ([16, n, 1], Some(n)));
+    for (d, by) in paths {
+        for (x, map, c_tile) in [
+            (&d[0], [0, 1, 0], [64, 1, 1]),
+            (&d[1], [1, 0, 0], [1, 64, 1]),
+        ] {
+            assert_eq!(x.decided_by, by, "param {}", x.param);
+            assert_eq!(
+                (x.locality_type, x.sharing, x.intra_thread_reuse),
+                ("INTER-THREAD", Some("COACCESSED"), Some(false))
+            );
+            assert_eq!((x.compute_data_map, x.c_tile), (map, c_tile));
+        }
+        assert_eq!((d[1].d_tile, d[1].stride_elements), ([16, n, 1], Some(n)));
+    }
 }
 
-#[test]
-fn existence_paths_agree_on_the_corpus() {
-    // Both paths on every small launch of the corpus: for every pointer parameter whose
-    // loads are all resolved, the default path's answers (z3 when the feature is on) equal
-    // the enumeration's, and with the feature on z3 decides every one of them.
+/// Every small launch of the corpus, as (kernel directory, launch file).
+fn small_launches() -> Vec<(String, String)> {
     let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
     let mut launches: Vec<(String, String)> = Vec::new();
     for d in std::fs::read_dir(&kernels).expect("kernels") {
@@ -193,7 +196,89 @@ fn existence_paths_agree_on_the_corpus() {
         }
     }
     launches.sort();
-    let (mut checked, mut not_z3) = (0, Vec::new());
+    launches
+}
+
+/// The fast paths against concrete enumeration (and z3, with the feature), on every load
+/// pair of every data structure of every small corpus launch: wherever the dependence test
+/// answers an intra-thread pair, a per-pair enumeration of every thread and iteration (and
+/// z3 where it answers) gives the same answer; wherever the footprint test answers the
+/// inter-TB question, the whole-launch enumeration gives the same.
+#[test]
+fn fast_paths_agree_with_enumeration_and_z3() {
+    use analysis::dependence;
+    let (mut pairs_fast, mut pairs_open, mut inter_fast, mut inter_open) = (0, 0, 0, 0);
+    let mut z3_checked = 0;
+    let mut open: Vec<String> = Vec::new();
+    for (dir, file) in &small_launches() {
+        let (m, b) = load(dir, "compute_70", file);
+        let f = m.kernel(&b.kernel).expect("kernel");
+        let a = analysis::analyze(f, &b, Granularity::Element).expect("analysis");
+        let e = descriptor::existence_by_enumeration(&a, &b).expect("within budget");
+        let lp = descriptor::load_params(&a);
+        let r = dependence::Ranges::new(&a, &b);
+        for p in descriptor_params_fully_resolved(&a) {
+            let Some(eb) = b.region_elem_bytes(p as usize) else {
+                continue;
+            };
+            let loads = dependence::param_loads(&a, &lp, p);
+            match dependence::inter_tb(&a, &b, p, eb, &loads) {
+                Some(x) => {
+                    assert_eq!(x, e[p as usize].inter_tb, "{dir}/{file} param {p} inter-TB");
+                    inter_fast += 1;
+                }
+                None => {
+                    inter_open += 1;
+                    open.push(format!("{dir} {p} inter"));
+                }
+            }
+            let mut pairs_here = 0;
+            for (x, &i) in loads.iter().enumerate() {
+                for &j in &loads[x..] {
+                    let Some(fast) = dependence::intra_pair(&a, &r, p, eb, i, j) else {
+                        pairs_open += 1;
+                        continue;
+                    };
+                    let truth =
+                        dependence::intra_pair_by_enumeration(&a, &b, p, eb, (i, j), 1 << 24)
+                            .expect("pair enumeration within budget");
+                    pairs_fast += 1;
+                    assert_eq!(fast, truth, "{dir}/{file} param {p} loads {i}, {j}");
+                    // z3 on the first four decided pairs of each parameter (each query
+                    // costs tens of milliseconds; the enumeration above checks them all).
+                    #[cfg(feature = "z3")]
+                    if pairs_here < 4 {
+                        if let Some(z) = analysis::smt::pair(&a, &b, (p, eb), (i, j), true) {
+                            assert_eq!(fast, z, "{dir}/{file} param {p} loads {i}, {j}: z3");
+                            z3_checked += 1;
+                        }
+                    }
+                    pairs_here += 1;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "pairs decided fast {pairs_fast}, open {pairs_open} (z3 agreed on {z3_checked}); \
+         inter-TB decided fast {inter_fast}, open {inter_open}: {open:?}"
+    );
+    // Most pairs of the corpus are plain strided loads the test decides.
+    assert!(
+        pairs_fast >= 100 && pairs_fast > pairs_open,
+        "{pairs_fast} vs {pairs_open}"
+    );
+    assert!(inter_fast > 3 * inter_open, "{inter_fast} vs {inter_open}");
+    let _ = z3_checked;
+}
+
+#[test]
+fn existence_paths_agree_on_the_corpus() {
+    // Both paths on every small launch of the corpus: for every pointer parameter whose
+    // loads are all resolved, the default path's answers (fast tests, then enumeration on
+    // these small launches) and z3's alone (with the feature) equal the enumeration's, and
+    // z3 alone decides every one of them but the pinned list.
+    let launches = small_launches();
+    let (mut checked, mut not_z3, mut not_fast) = (0, Vec::new(), Vec::new());
     let mut report = String::new();
     for (dir, file) in &launches {
         let (m, b) = load(dir, "compute_70", file);
@@ -203,29 +288,72 @@ fn existence_paths_agree_on_the_corpus() {
         let params = descriptor_params_fully_resolved(&a);
         let t = std::time::Instant::now();
         let d = descriptor::compute(f, &a, &b);
+        let t_fast = t.elapsed();
+        let t = std::time::Instant::now();
+        let dz = descriptor::compute_z3(f, &a, &b);
         report.push_str(&format!(
-            "{dir}/{file}: {:.2?}, {:?}\n",
-            t.elapsed(),
+            "{dir}/{file}: default {t_fast:.2?} {:?}; z3 {:.2?} {:?}\n",
             d.iter()
+                .map(|x| (x.param, x.decided_by))
+                .collect::<Vec<_>>(),
+            t.elapsed(),
+            dz.iter()
                 .map(|x| (x.param, x.decided_by))
                 .collect::<Vec<_>>()
         ));
-        for x in d.iter().filter(|x| params.contains(&x.param)) {
+        for (x, y) in d.iter().zip(&dz).filter(|x| params.contains(&x.0.param)) {
             let want = e[x.param as usize];
-            assert_eq!(
-                (x.inter_tb_reuse, x.intra_thread_reuse),
-                (Some(want.inter_tb), Some(want.intra_thread)),
-                "{dir}/{file} param {}: {:?}",
-                x.param,
-                x.decided_by
-            );
-            assert_ne!(x.decided_by, DecidedBy::Undecided);
+            for z in [x, y] {
+                assert_eq!(
+                    (z.inter_tb_reuse, z.intra_thread_reuse),
+                    (Some(want.inter_tb), Some(want.intra_thread)),
+                    "{dir}/{file} param {}: {:?}",
+                    z.param,
+                    z.decided_by
+                );
+                assert_ne!(z.decided_by, DecidedBy::Undecided);
+            }
             checked += 1;
-            if x.decided_by != DecidedBy::Z3 {
-                not_z3.push(format!("{dir} {}", x.param));
+            if y.decided_by != DecidedBy::Z3 {
+                not_z3.push(format!("{dir} {}", y.param));
+            }
+            if x.decided_by != DecidedBy::Analytic {
+                not_fast.push(format!("{dir} {}", x.param));
             }
         }
     }
+    eprint!("{report}");
+    eprintln!("left open by the fast tests: {not_fast:?}");
+    // The parameters the fast tests (`decided_by: analytic`) leave to enumeration or z3,
+    // pinned so that a change either way shows. Most are threads that do reread an element
+    // (enumeration says intra-thread reuse; the dependence test only ever answers "no
+    // reuse"): fdtd3d 1 and 2, gto_friendly 0, mirror_boundary 0 and 1 (also recurrences,
+    // `Expr::Rec`), sad 1, srad 0 (diffusion_coeff) and 1 (update), syr2k 0 and 1, syrk 0.
+    // rr_friendly_table's address is `16 * s32((r << 5) | (tid & 31))`, a bitwise or the
+    // affine form does not take (the window and sync entries were not examined); gemv_unroll's
+    // two parameters (no reuse in one thread by enumeration) were not examined either.
+    assert_eq!(
+        not_fast,
+        [
+            "fdtd3d 1",
+            "fdtd3d 2",
+            "gemv_unroll 0",
+            "gemv_unroll 1",
+            "gto_friendly 0",
+            "mirror_boundary 0",
+            "mirror_boundary 1",
+            "rr_friendly 0",
+            "rr_friendly 0",
+            "rr_friendly 0",
+            "sad 1",
+            "srad 0",
+            "srad 1",
+            "syr2k 0",
+            "syr2k 1",
+            "syrk 0"
+        ],
+        "the fast tests left other parameters open:\n{report}"
+    );
     eprint!("{report}");
     assert!(checked >= 60, "only {checked} parameters checked");
     if cfg!(feature = "z3") {
