@@ -23,6 +23,7 @@ use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::TimingConfig;
 use super::dram::{Channel, DramStats};
 use super::events::EventQueue;
+use super::icc::{Icc, IccStats, Lookup};
 use super::noc::{Noc, NocStats};
 use std::collections::VecDeque;
 
@@ -61,6 +62,13 @@ enum Event {
         block: u64,
     },
     Deliver(Reply),
+    /// A read miss at its cluster's ICC unit (merge table on).
+    IccLookup {
+        sm: u32,
+        block: u64,
+    },
+    /// A read reply at its cluster, to go through the merge table (merge table on).
+    IccDeliver(Reply),
 }
 
 /// The memory side.
@@ -85,6 +93,10 @@ pub struct MemSystem {
     retry: Vec<u32>,
     /// Scratch of a fill: the reads its MSHR held.
     fill_waiters: Vec<(u32, ReqKind)>,
+    /// Intra-cluster coalescing, when an `icc` key is on ([`super::icc`]).
+    icc: Option<Icc>,
+    /// Scratch of an ICC reply: the SMs it goes to.
+    icc_sms: Vec<u32>,
 }
 
 /// The refused reads of one slice (see the module doc).
@@ -156,6 +168,14 @@ impl MemSystem {
             waiting: (0..slices).map(|_| Waiting::default()).collect(),
             retry: Vec::new(),
             fill_waiters: Vec::new(),
+            icc: cfg.icc.active().then(|| {
+                Icc::new(
+                    &cfg.icc,
+                    g.interconnect.clusters,
+                    g.interconnect.sms_per_cluster,
+                )
+            }),
+            icc_sms: Vec::new(),
         }
     }
 
@@ -178,6 +198,22 @@ impl MemSystem {
     /// SM `sm` sends a request for the block at `block` (of `bytes` bytes, the L1's block
     /// size) at `now`.
     pub fn send(&mut self, sm: u32, block: u64, bytes: u32, kind: ReqKind, now: u64) {
+        if kind == ReqKind::Read {
+            if let Some(icc) = self.icc.as_mut() {
+                icc.record(sm, block, now);
+                if icc.intercepts() {
+                    let t = now + icc.lookup_delay();
+                    self.events.push(t, Event::IccLookup { sm, block });
+                    return;
+                }
+                icc.count_injected();
+            }
+        }
+        self.inject(sm, block, bytes, kind, now);
+    }
+
+    /// Puts the request on the NoC at `now`.
+    fn inject(&mut self, sm: u32, block: u64, bytes: u32, kind: ReqKind, now: u64) {
         let slice = self.slice_of(block);
         let size = match kind {
             ReqKind::Read => self.header,
@@ -315,8 +351,10 @@ impl MemSystem {
     fn reply(&mut self, slice: u32, sm: u32, block: u64, kind: ReqKind, at: u64) {
         let bytes = self.header + if kind == ReqKind::Read { self.block } else { 4 };
         let t = self.noc.reply(slice, sm, bytes, at);
+        let r = Reply { sm, block, kind };
+        let icc = kind == ReqKind::Read && self.icc.as_ref().is_some_and(Icc::intercepts);
         self.events
-            .push(t, Event::Deliver(Reply { sm, block, kind }));
+            .push(t, if icc { Event::IccDeliver(r) } else { Event::Deliver(r) });
     }
 
     fn writeback(&mut self, slice: u32, victim: Option<u64>, now: u64) {
@@ -331,6 +369,16 @@ impl MemSystem {
         while let Some((_, ev)) = self.events.pop_due(now) {
             match ev {
                 Event::Deliver(r) => out.push(r),
+                Event::IccLookup { sm, block } => self.icc_lookup(sm, block, now, out),
+                Event::IccDeliver(r) => {
+                    let mut sms = std::mem::take(&mut self.icc_sms);
+                    sms.clear();
+                    if let Some(icc) = self.icc.as_mut() {
+                        icc.reply(r.sm, r.block, &mut sms);
+                    }
+                    out.extend(sms.iter().map(|&sm| Reply { sm, ..r }));
+                    self.icc_sms = sms;
+                }
                 Event::Arrive {
                     sm,
                     slice,
@@ -366,6 +414,31 @@ impl MemSystem {
                 }
             }
         }
+    }
+
+    /// A read miss of `sm` for `block` at its cluster's ICC unit at `now`: answered by the
+    /// coalesced cache, merged, or injected after the merge table's latency.
+    fn icc_lookup(&mut self, sm: u32, block: u64, now: u64, out: &mut Vec<Reply>) {
+        let Some(icc) = self.icc.as_mut() else {
+            return;
+        };
+        match icc.lookup(sm, block) {
+            Lookup::CcHit => out.push(Reply {
+                sm,
+                block,
+                kind: ReqKind::Read,
+            }),
+            Lookup::Merged => {}
+            Lookup::Send { .. } => {
+                let at = now + icc.inject_delay();
+                self.inject(sm, block, self.block, ReqKind::Read, at);
+            }
+        }
+    }
+
+    /// ICC counters (`None` without an ICC key on).
+    pub fn icc_stats(&self) -> Option<IccStats> {
+        self.icc.as_ref().map(Icc::stats)
     }
 
     /// L2 counters summed over slices.
