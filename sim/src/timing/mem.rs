@@ -509,4 +509,73 @@ mod tests {
             (4, 1, 3, 3)
         );
     }
+
+    /// Runs the memory side until idle; the replies with their arrival times.
+    fn drain(m: &mut MemSystem) -> Vec<(u32, u64, u64)> {
+        let mut got = Vec::new();
+        let mut out = Vec::new();
+        while let Some(t) = m.next_time() {
+            out.clear();
+            m.cycle(t, &mut out);
+            got.extend(out.iter().map(|r| (r.sm, r.block, t)));
+        }
+        got
+    }
+
+    /// The ICC GPU (12 clusters of 5 SMs) with the merge table: SMs 0, 1 and 4 (cluster 0)
+    /// and SM 5 (cluster 1) read one block at the same time. Cluster 0 sends one request,
+    /// cluster 1 another: two NoC requests; the reply to SM 0 reaches SMs 0, 1 and 4 at the
+    /// same cycle. Without ICC the four reads are four requests.
+    #[test]
+    fn merge_table_sends_once_per_cluster_and_broadcasts() {
+        let blk = 0x4000;
+        let run = |icc: bool| {
+            let mut cfg = TimingConfig::new(GpuConfig::builtin("icc").expect("icc"));
+            cfg.icc.merge_table = icc;
+            let mut m = MemSystem::new(&cfg);
+            for sm in [0, 1, 4, 5] {
+                m.send(sm, blk, 128, ReqKind::Read, 10);
+            }
+            let got = drain(&mut m);
+            assert!(m.is_idle());
+            (got, m.noc_stats(), m.icc_stats())
+        };
+        let (got, noc, icc) = run(true);
+        assert_eq!(noc.requests, 2);
+        let icc = icc.expect("icc stats");
+        assert_eq!((icc.merges, icc.broadcast_replies, icc.noc_read_requests), (2, 2, 2));
+        // SMs 1 and 4 ask for the line cluster 0 asked for in the same cycle: redundant;
+        // SM 5 is the first of cluster 1: 2 redundant of 4.
+        assert_eq!((icc.read_requests, icc.redundant_requests), (4, 2));
+        let mut sms: Vec<u32> = got.iter().map(|g| g.0).collect();
+        sms.sort_unstable();
+        assert_eq!(sms, vec![0, 1, 4, 5]);
+        let at = |sm: u32| got.iter().find(|g| g.0 == sm).map(|g| g.2);
+        assert_eq!(at(0), at(1));
+        assert_eq!(at(0), at(4));
+        let (plain, noc, none) = run(false);
+        assert_eq!(noc.requests, 4);
+        assert!(none.is_none());
+        assert_eq!(plain.len(), 4);
+    }
+
+    /// With the coalesced cache, a line two SMs shared is answered again from the cluster
+    /// one cycle after the L1 miss, without a NoC request.
+    #[test]
+    fn coalesced_cache_answers_in_one_cycle() {
+        let mut cfg = TimingConfig::new(GpuConfig::builtin("icc").expect("icc"));
+        cfg.icc.merge_table = true;
+        cfg.icc.coalesced_cache = true;
+        let mut m = MemSystem::new(&cfg);
+        m.send(0, 0x4000, 128, ReqKind::Read, 10);
+        m.send(1, 0x4000, 128, ReqKind::Read, 10);
+        drain(&mut m);
+        assert_eq!(m.noc_stats().requests, 1);
+        m.send(3, 0x4000, 128, ReqKind::Read, 5000);
+        let got = drain(&mut m);
+        assert_eq!(got, vec![(3, 0x4000, 5001)]);
+        assert_eq!(m.noc_stats().requests, 1);
+        let s = m.icc_stats().expect("icc stats");
+        assert_eq!((s.coalesced_cache_fills, s.coalesced_cache_hits), (1, 1));
+    }
 }
