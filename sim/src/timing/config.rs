@@ -146,7 +146,14 @@ impl TimingConfig {
         };
         let mut root = serde_json::to_value(&*self).map_err(|e| err(e.to_string()))?;
         let parts: Vec<&str> = key.split('.').collect();
-        let top = ["gpu", "pipeline", "mem", "tbs_per_sm", "regs_per_thread", "icc"];
+        let top = [
+            "gpu",
+            "pipeline",
+            "mem",
+            "tbs_per_sm",
+            "regs_per_thread",
+            "icc",
+        ];
         if parts[0] == "icc" {
             // Left out of the JSON at its defaults: put it back to set one of its fields.
             if let Some(o) = root.as_object_mut() {
@@ -247,7 +254,10 @@ mod tests {
     fn icc_keys_and_their_absence_from_the_json() {
         let mut c = TimingConfig::new(GpuConfig::builtin("volta").expect("volta"));
         let plain = serde_json::to_string(&c).expect("json");
-        assert!(!plain.contains("icc"), "default ICC settings are not echoed");
+        assert!(
+            !plain.contains("icc"),
+            "default ICC settings are not echoed"
+        );
         c.set("icc.merge_table", "true").expect("set");
         c.set("icc.coalesced_cache", "true").expect("set");
         c.set("icc.redundancy_window_cycles", "500").expect("set");

@@ -90,7 +90,10 @@ impl IccConfig {
     /// Checks the values against the GPU's `sms_per_cluster`: a problem as text.
     pub fn check(&self, sms_per_cluster: u32) -> Result<(), String> {
         if self.coalesced_cache && !self.merge_table {
-            return Err("icc.coalesced_cache needs icc.merge_table (`--icc`): the merge table fills it".into());
+            return Err(
+                "icc.coalesced_cache needs icc.merge_table (`--icc`): the merge table fills it"
+                    .into(),
+            );
         }
         for (k, v) in [
             ("icc.merge_table_entries", self.merge_table_entries),
@@ -378,7 +381,10 @@ mod tests {
         // Block 0x1000 is no longer in flight: the next miss is sent again.
         assert_eq!(icc.lookup(4, 0x1000), Lookup::Send { tracked: true });
         let s = icc.stats();
-        assert_eq!((s.merges, s.broadcast_replies, s.noc_read_requests), (2, 2, 4));
+        assert_eq!(
+            (s.merges, s.broadcast_replies, s.noc_read_requests),
+            (2, 2, 4)
+        );
         assert_eq!(s.merge_table_full, 0);
     }
 

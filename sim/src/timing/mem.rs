@@ -353,8 +353,14 @@ impl MemSystem {
         let t = self.noc.reply(slice, sm, bytes, at);
         let r = Reply { sm, block, kind };
         let icc = kind == ReqKind::Read && self.icc.as_ref().is_some_and(Icc::intercepts);
-        self.events
-            .push(t, if icc { Event::IccDeliver(r) } else { Event::Deliver(r) });
+        self.events.push(
+            t,
+            if icc {
+                Event::IccDeliver(r)
+            } else {
+                Event::Deliver(r)
+            },
+        );
     }
 
     fn writeback(&mut self, slice: u32, victim: Option<u64>, now: u64) {
@@ -543,7 +549,10 @@ mod tests {
         let (got, noc, icc) = run(true);
         assert_eq!(noc.requests, 2);
         let icc = icc.expect("icc stats");
-        assert_eq!((icc.merges, icc.broadcast_replies, icc.noc_read_requests), (2, 2, 2));
+        assert_eq!(
+            (icc.merges, icc.broadcast_replies, icc.noc_read_requests),
+            (2, 2, 2)
+        );
         // SMs 1 and 4 ask for the line cluster 0 asked for in the same cycle: redundant;
         // SM 5 is the first of cluster 1: 2 redundant of 4.
         assert_eq!((icc.read_requests, icc.redundant_requests), (4, 2));
