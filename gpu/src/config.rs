@@ -237,7 +237,7 @@ pub const LIMITS: Limits = Limits {
     ports: 4096,
 };
 
-const BUILTIN: [(&str, &str); 4] = [
+const BUILTIN: [(&str, &str); 5] = [
     ("gtx480", include_str!("../../configs/gpus/gtx480.toml")),
     (
         "titanx_pascal",
@@ -245,6 +245,8 @@ const BUILTIN: [(&str, &str); 4] = [
     ),
     ("titanv", include_str!("../../configs/gpus/titanv.toml")),
     ("h100", include_str!("../../configs/gpus/h100.toml")),
+    // The clustered GPU of the ICC seed paper (002), `--gpu icc`.
+    ("icc", include_str!("../../configs/gpus/icc.toml")),
 ];
 
 const ALIASES: [(&str, &str); 4] = [

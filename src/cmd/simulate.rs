@@ -36,7 +36,8 @@ pub const EXAMPLES: &str = "Examples:
 pub struct Args {
     #[command(flatten)]
     target: KernelLaunchArgs,
-    /// GPU: gtx480|titanx_pascal|titanv|h100 (aliases fermi, pascal, volta, hopper) or a .toml.
+    /// GPU: gtx480|titanx_pascal|titanv|h100|icc (aliases fermi, pascal, volta, hopper; icc:
+    /// the clustered GPU of the ICC paper) or a .toml.
     #[arg(long, default_value = "volta")]
     gpu: String,
     /// TB scheduling: lrr, bcs, two-level-rr, global-rr, greedy, distributed,
@@ -74,6 +75,15 @@ pub struct Args {
     /// PATH; without one, the launch file's numbers or the estimate).
     #[arg(long, value_name = "PATH")]
     ptxas: Option<PathBuf>,
+    /// Intra-cluster coalescing: the merge table (48 entries per cluster) keeps a read miss
+    /// already in flight from the cluster from being sent again (same as `--set
+    /// icc.merge_table=true`; stats key `icc`).
+    #[arg(long)]
+    icc: bool,
+    /// The coalesced cache beside the merge table (24 lines per cluster; same as `--set
+    /// icc.coalesced_cache=true`).
+    #[arg(long, requires = "icc")]
+    coalesced_cache: bool,
     /// Override a configuration field: KEY=VALUE (`l1.latency_cycles=30`,
     /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -171,7 +181,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
         args.registers,
         args.ptxas.as_ref(),
     );
-    let cfg = timing_config(gpu, args.registers, args.tbs_per_sm, &args.set)?;
+    // `--icc` / `--coalesced-cache` are their keys set first (a later `--set` wins).
+    let flags = [
+        (args.icc, "icc.merge_table=true"),
+        (args.coalesced_cache, "icc.coalesced_cache=true"),
+    ];
+    let sets: Vec<String> = flags
+        .iter()
+        .filter(|f| f.0)
+        .map(|f| f.1.to_string())
+        .chain(args.set.iter().cloned())
+        .collect();
+    let cfg = timing_config(gpu, args.registers, args.tbs_per_sm, &sets)?;
     crate::limits::check_simulation_memory(&loaded, &cfg.gpu)?;
     let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
         CliError::Usage(format!(

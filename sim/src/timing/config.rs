@@ -3,6 +3,7 @@
 //! their defaults taken from GPGPU-Sim's Volta configuration. Any field can be overridden by
 //! a dotted key (`gpu.l1.latency_cycles=30`, `pipeline.sfu=16`, `l1.ways=8` for short).
 
+use super::icc::IccConfig;
 use gpu::GpuConfig;
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +107,10 @@ pub struct TimingConfig {
     /// ptxas count, or the liveness estimate from the PTX).
     #[serde(default)]
     pub regs_per_thread: Option<u32>,
+    /// Intra-cluster coalescing (`icc.*` keys, [`super::icc`]); omitted from the JSON while
+    /// at its defaults, so runs without it echo the configuration they always did.
+    #[serde(default, skip_serializing_if = "IccConfig::is_default")]
+    pub icc: IccConfig,
 }
 
 /// A bad override.
@@ -127,6 +132,7 @@ impl TimingConfig {
             mem: MemPathConfig::default(),
             tbs_per_sm: None,
             regs_per_thread: None,
+            icc: IccConfig::default(),
         }
     }
 
@@ -140,7 +146,21 @@ impl TimingConfig {
         };
         let mut root = serde_json::to_value(&*self).map_err(|e| err(e.to_string()))?;
         let parts: Vec<&str> = key.split('.').collect();
-        let top = ["gpu", "pipeline", "mem", "tbs_per_sm", "regs_per_thread"];
+        let top = [
+            "gpu",
+            "pipeline",
+            "mem",
+            "tbs_per_sm",
+            "regs_per_thread",
+            "icc",
+        ];
+        if parts[0] == "icc" {
+            // Left out of the JSON at its defaults: put it back to set one of its fields.
+            if let Some(o) = root.as_object_mut() {
+                let icc = serde_json::to_value(&self.icc).map_err(|e| err(e.to_string()))?;
+                o.entry("icc").or_insert(icc);
+            }
+        }
         let path: Vec<&str> = if top.contains(&parts[0]) {
             parts
         } else {
@@ -164,6 +184,12 @@ impl TimingConfig {
     /// configuration in errors.
     pub fn validate(&self, origin: &str) -> Result<(), gpu::Error> {
         self.gpu.validate(origin)?;
+        self.icc
+            .check(self.gpu.interconnect.sms_per_cluster)
+            .map_err(|message| gpu::Error::GpuConfig {
+                name: origin.to_string(),
+                message,
+            })?;
         let p = &self.pipeline;
         for (field, v) in [
             ("pipeline.lsu_blocks_per_cycle", p.lsu_blocks_per_cycle),
@@ -222,5 +248,29 @@ mod tests {
             assert!(e.contains(want), "{e}");
         }
         assert!(c.set("core.num_sms", "\"x\"").is_err());
+    }
+
+    #[test]
+    fn icc_keys_and_their_absence_from_the_json() {
+        let mut c = TimingConfig::new(GpuConfig::builtin("volta").expect("volta"));
+        let plain = serde_json::to_string(&c).expect("json");
+        assert!(
+            !plain.contains("icc"),
+            "default ICC settings are not echoed"
+        );
+        c.set("icc.merge_table", "true").expect("set");
+        c.set("icc.coalesced_cache", "true").expect("set");
+        c.set("icc.redundancy_window_cycles", "500").expect("set");
+        assert!(c.icc.merge_table && c.icc.coalesced_cache);
+        assert_eq!(c.icc.redundancy_window_cycles, 500);
+        assert_eq!(c.icc.merge_table_entries, 48);
+        c.validate("volta").expect("valid");
+        let back: TimingConfig =
+            serde_json::from_str(&serde_json::to_string(&c).expect("json")).expect("parse");
+        assert_eq!(back, c);
+        assert!(c.set("icc.nope", "1").is_err());
+        let mut cc_alone = TimingConfig::new(GpuConfig::builtin("volta").expect("volta"));
+        cc_alone.set("icc.coalesced_cache", "true").expect("set");
+        assert!(cc_alone.validate("volta").is_err());
     }
 }

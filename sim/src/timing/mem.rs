@@ -23,6 +23,7 @@ use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::TimingConfig;
 use super::dram::{Channel, DramStats};
 use super::events::EventQueue;
+use super::icc::{Icc, IccStats, Lookup};
 use super::noc::{Noc, NocStats};
 use std::collections::VecDeque;
 
@@ -61,6 +62,13 @@ enum Event {
         block: u64,
     },
     Deliver(Reply),
+    /// A read miss at its cluster's ICC unit (merge table on).
+    IccLookup {
+        sm: u32,
+        block: u64,
+    },
+    /// A read reply at its cluster, to go through the merge table (merge table on).
+    IccDeliver(Reply),
 }
 
 /// The memory side.
@@ -85,6 +93,10 @@ pub struct MemSystem {
     retry: Vec<u32>,
     /// Scratch of a fill: the reads its MSHR held.
     fill_waiters: Vec<(u32, ReqKind)>,
+    /// Intra-cluster coalescing, when an `icc` key is on ([`super::icc`]).
+    icc: Option<Icc>,
+    /// Scratch of an ICC reply: the SMs it goes to.
+    icc_sms: Vec<u32>,
 }
 
 /// The refused reads of one slice (see the module doc).
@@ -156,6 +168,14 @@ impl MemSystem {
             waiting: (0..slices).map(|_| Waiting::default()).collect(),
             retry: Vec::new(),
             fill_waiters: Vec::new(),
+            icc: cfg.icc.active().then(|| {
+                Icc::new(
+                    &cfg.icc,
+                    g.interconnect.clusters,
+                    g.interconnect.sms_per_cluster,
+                )
+            }),
+            icc_sms: Vec::new(),
         }
     }
 
@@ -178,6 +198,22 @@ impl MemSystem {
     /// SM `sm` sends a request for the block at `block` (of `bytes` bytes, the L1's block
     /// size) at `now`.
     pub fn send(&mut self, sm: u32, block: u64, bytes: u32, kind: ReqKind, now: u64) {
+        if kind == ReqKind::Read {
+            if let Some(icc) = self.icc.as_mut() {
+                icc.record(sm, block, now);
+                if icc.intercepts() {
+                    let t = now + icc.lookup_delay();
+                    self.events.push(t, Event::IccLookup { sm, block });
+                    return;
+                }
+                icc.count_injected();
+            }
+        }
+        self.inject(sm, block, bytes, kind, now);
+    }
+
+    /// Puts the request on the NoC at `now`.
+    fn inject(&mut self, sm: u32, block: u64, bytes: u32, kind: ReqKind, now: u64) {
         let slice = self.slice_of(block);
         let size = match kind {
             ReqKind::Read => self.header,
@@ -315,8 +351,16 @@ impl MemSystem {
     fn reply(&mut self, slice: u32, sm: u32, block: u64, kind: ReqKind, at: u64) {
         let bytes = self.header + if kind == ReqKind::Read { self.block } else { 4 };
         let t = self.noc.reply(slice, sm, bytes, at);
-        self.events
-            .push(t, Event::Deliver(Reply { sm, block, kind }));
+        let r = Reply { sm, block, kind };
+        let icc = kind == ReqKind::Read && self.icc.as_ref().is_some_and(Icc::intercepts);
+        self.events.push(
+            t,
+            if icc {
+                Event::IccDeliver(r)
+            } else {
+                Event::Deliver(r)
+            },
+        );
     }
 
     fn writeback(&mut self, slice: u32, victim: Option<u64>, now: u64) {
@@ -331,6 +375,16 @@ impl MemSystem {
         while let Some((_, ev)) = self.events.pop_due(now) {
             match ev {
                 Event::Deliver(r) => out.push(r),
+                Event::IccLookup { sm, block } => self.icc_lookup(sm, block, now, out),
+                Event::IccDeliver(r) => {
+                    let mut sms = std::mem::take(&mut self.icc_sms);
+                    sms.clear();
+                    if let Some(icc) = self.icc.as_mut() {
+                        icc.reply(r.sm, r.block, &mut sms);
+                    }
+                    out.extend(sms.iter().map(|&sm| Reply { sm, ..r }));
+                    self.icc_sms = sms;
+                }
                 Event::Arrive {
                     sm,
                     slice,
@@ -366,6 +420,31 @@ impl MemSystem {
                 }
             }
         }
+    }
+
+    /// A read miss of `sm` for `block` at its cluster's ICC unit at `now`: answered by the
+    /// coalesced cache, merged, or injected after the merge table's latency.
+    fn icc_lookup(&mut self, sm: u32, block: u64, now: u64, out: &mut Vec<Reply>) {
+        let Some(icc) = self.icc.as_mut() else {
+            return;
+        };
+        match icc.lookup(sm, block) {
+            Lookup::CcHit => out.push(Reply {
+                sm,
+                block,
+                kind: ReqKind::Read,
+            }),
+            Lookup::Merged => {}
+            Lookup::Send { .. } => {
+                let at = now + icc.inject_delay();
+                self.inject(sm, block, self.block, ReqKind::Read, at);
+            }
+        }
+    }
+
+    /// ICC counters (`None` without an ICC key on).
+    pub fn icc_stats(&self) -> Option<IccStats> {
+        self.icc.as_ref().map(Icc::stats)
     }
 
     /// L2 counters summed over slices.
@@ -435,5 +514,77 @@ mod tests {
             (s.accesses, s.hits, s.misses, s.reservation_fails),
             (4, 1, 3, 3)
         );
+    }
+
+    /// Runs the memory side until idle; the replies with their arrival times.
+    fn drain(m: &mut MemSystem) -> Vec<(u32, u64, u64)> {
+        let mut got = Vec::new();
+        let mut out = Vec::new();
+        while let Some(t) = m.next_time() {
+            out.clear();
+            m.cycle(t, &mut out);
+            got.extend(out.iter().map(|r| (r.sm, r.block, t)));
+        }
+        got
+    }
+
+    /// The ICC GPU (12 clusters of 5 SMs) with the merge table: SMs 0, 1 and 4 (cluster 0)
+    /// and SM 5 (cluster 1) read one block at the same time. Cluster 0 sends one request,
+    /// cluster 1 another: two NoC requests; the reply to SM 0 reaches SMs 0, 1 and 4 at the
+    /// same cycle. Without ICC the four reads are four requests.
+    #[test]
+    fn merge_table_sends_once_per_cluster_and_broadcasts() {
+        let blk = 0x4000;
+        let run = |icc: bool| {
+            let mut cfg = TimingConfig::new(GpuConfig::builtin("icc").expect("icc"));
+            cfg.icc.merge_table = icc;
+            let mut m = MemSystem::new(&cfg);
+            for sm in [0, 1, 4, 5] {
+                m.send(sm, blk, 128, ReqKind::Read, 10);
+            }
+            let got = drain(&mut m);
+            assert!(m.is_idle());
+            (got, m.noc_stats(), m.icc_stats())
+        };
+        let (got, noc, icc) = run(true);
+        assert_eq!(noc.requests, 2);
+        let icc = icc.expect("icc stats");
+        assert_eq!(
+            (icc.merges, icc.broadcast_replies, icc.noc_read_requests),
+            (2, 2, 2)
+        );
+        // SMs 1 and 4 ask for the line cluster 0 asked for in the same cycle: redundant;
+        // SM 5 is the first of cluster 1: 2 redundant of 4.
+        assert_eq!((icc.read_requests, icc.redundant_requests), (4, 2));
+        let mut sms: Vec<u32> = got.iter().map(|g| g.0).collect();
+        sms.sort_unstable();
+        assert_eq!(sms, vec![0, 1, 4, 5]);
+        let at = |sm: u32| got.iter().find(|g| g.0 == sm).map(|g| g.2);
+        assert_eq!(at(0), at(1));
+        assert_eq!(at(0), at(4));
+        let (plain, noc, none) = run(false);
+        assert_eq!(noc.requests, 4);
+        assert!(none.is_none());
+        assert_eq!(plain.len(), 4);
+    }
+
+    /// With the coalesced cache, a line two SMs shared is answered again from the cluster
+    /// one cycle after the L1 miss, without a NoC request.
+    #[test]
+    fn coalesced_cache_answers_in_one_cycle() {
+        let mut cfg = TimingConfig::new(GpuConfig::builtin("icc").expect("icc"));
+        cfg.icc.merge_table = true;
+        cfg.icc.coalesced_cache = true;
+        let mut m = MemSystem::new(&cfg);
+        m.send(0, 0x4000, 128, ReqKind::Read, 10);
+        m.send(1, 0x4000, 128, ReqKind::Read, 10);
+        drain(&mut m);
+        assert_eq!(m.noc_stats().requests, 1);
+        m.send(3, 0x4000, 128, ReqKind::Read, 5000);
+        let got = drain(&mut m);
+        assert_eq!(got, vec![(3, 0x4000, 5001)]);
+        assert_eq!(m.noc_stats().requests, 1);
+        let s = m.icc_stats().expect("icc stats");
+        assert_eq!((s.coalesced_cache_fills, s.coalesced_cache_hits), (1, 1));
     }
 }

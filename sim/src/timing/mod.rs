@@ -36,6 +36,7 @@ pub mod coalesce;
 pub mod config;
 pub mod dram;
 pub mod events;
+pub mod icc;
 pub mod mem;
 pub mod noc;
 pub mod sm;
@@ -283,7 +284,9 @@ fn make_scheduler(
         TbPolicy::Bcs => Box::new(tb_sched::Bcs::new(num_tbs)),
         TbPolicy::Greedy => Box::new(tb_sched::Greedy::new(num_tbs, spc)),
         TbPolicy::Distributed => Box::new(tb_sched::Distributed::new(num_tbs, n, spc, 1)),
-        TbPolicy::DistributedBlock => Box::new(tb_sched::distributed_block(num_tbs, n, spc)),
+        TbPolicy::DistributedBlock => {
+            Box::new(tb_sched::distributed_block(num_tbs, n, spc, tbs_per_sm))
+        }
         TbPolicy::Paver => {
             let s = opts.schedule.as_ref().ok_or_else(|| {
                 SimError::Setup("the PAVER runtime needs a schedule (groups of TBs)".into())
@@ -556,6 +559,7 @@ pub fn simulate_with_info(
         sms: sms.iter().map(|s| s.stats().clone()).collect(),
         ipaws: (opts.warp_policy == WarpPolicy::Ipaws)
             .then(|| decision.stats(sms.iter().filter_map(sm::Sm::warp_phases).collect())),
+        icc: memsys.icc_stats(),
         config: cfg.clone(),
     };
     Ok((stats, info))

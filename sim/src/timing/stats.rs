@@ -80,6 +80,10 @@ pub struct Stats {
     /// The iPAWS decision and phase times (`--warp-policy ipaws` only; absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipaws: Option<super::warp_sched::IpawsStats>,
+    /// Intra-cluster coalescing and the redundancy metric (present when an `icc` key is on,
+    /// `--icc`; absent otherwise, so other runs' JSON is unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icc: Option<super::icc::IccStats>,
     /// The configuration the run used.
     pub config: TimingConfig,
 }

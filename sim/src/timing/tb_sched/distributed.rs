@@ -1,7 +1,8 @@
 //! Distributed CTA scheduling (MCM-GPU; ICC paper §4.1): the TBs are split into contiguous,
 //! equal ranges, one pool per cluster; an SM takes the next TB of its cluster's pool
 //! (round robin among the cluster's SMs). With `unit = 2` the SM takes a consecutive pair,
-//! and only when two contexts are free (distributed-block, ICC §5).
+//! and only when two contexts are free (distributed-block, ICC §5), a pool's odd last TB
+//! too (Fig. 6: CTA 5, alone in its pool, waits until CTAs 1 and 2 have both finished).
 
 use super::{split_even, TbScheduler};
 
@@ -33,8 +34,9 @@ impl TbScheduler for Distributed {
                 continue;
             };
             let left = pool.end - pool.start;
-            let take = if left >= self.unit { self.unit } else { left };
-            if take > 0 && f >= take {
+            let take = left.min(self.unit);
+            // `unit` free contexts even for a shorter last take (ICC §5, Fig. 6).
+            if take > 0 && f >= self.unit {
                 for _ in 0..take {
                     out.push((sm as u32, pool.start));
                     pool.start += 1;
