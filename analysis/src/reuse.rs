@@ -414,10 +414,21 @@ impl SampledTb {
 }
 
 /// Computes the reuse metrics of `a` (whose graph is `g`) at granularity `gran`.
-///
-/// The sampled TBs are enumerated in parallel and their streams added in TB order, so the
-/// result does not depend on the thread count.
 pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph) -> Reuse {
+    walk(a, launch, gran).finish(a, g)
+}
+
+/// The streams of the sampled TBs and the metrics that need no graph: the first half of
+/// [`compute`], which callers can run beside the graph's construction.
+pub struct Walked {
+    out: Reuse,
+    sample: Vec<u64>,
+    tbs: Vec<SampledTb>,
+}
+
+/// Enumerates the sampled TBs' streams (in parallel; their streams are added in TB order,
+/// so the result does not depend on the thread count) and computes the stream metrics.
+pub fn walk(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
     use rayon::prelude::*;
     let total = launch.num_tbs();
     let mut out = Reuse {
@@ -425,7 +436,11 @@ pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph)
         ..Reuse::default()
     };
     if total == 0 {
-        return out;
+        return Walked {
+            out,
+            sample: Vec::new(),
+            tbs: Vec::new(),
+        };
     }
     // Cost of TB 0 sets the sample size.
     let mut w = Walker::new(a, launch, gran);
@@ -457,68 +472,81 @@ pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph)
     finish(&mut out.warp);
     finish(&mut out.tb);
     out.kernel_cold_accesses = stack_distances(&kernel, &mut out.kernel_stack_distance_histogram);
-    drop(kernel);
-    // Directed pair ratios, from the sampled TBs to their graph neighbours (the graph's
-    // full rows hold the neighbours on both sides), for the TBs in sample order whose
-    // comparisons fit in the budget (at least the first).
-    let mut work = 0u64;
-    let mut counted: Vec<usize> = Vec::new();
-    for (idx, t) in tbs.iter().enumerate() {
-        if t.counts.is_empty() {
-            out.pair_sampled_tbs += 1;
-            continue;
-        }
-        let row_len: usize = g
-            .full_row(sample[idx] as u32)
-            .iter()
-            .map(|p| p.0.len())
-            .sum();
-        let cost = row_len as u64 * t.counts.len() as u64;
-        if work > 0 && work + cost > PAIR_BUDGET {
-            break;
-        }
-        work += cost;
-        out.pair_sampled_tbs += 1;
-        counted.push(idx);
-    }
-    // A neighbour's units are its classes' units, one class per parameter, in disjoint
-    // ranges of unit ids: the accesses `x` shares with `y` are summed per parameter over
-    // `y`'s classes, each class's count computed once per `x`.
-    let params = &a.footprints.params;
-    let class_of: Vec<Vec<u32>> = (0..params.len())
-        .map(|k| a.footprints.class_table(k))
-        .collect();
-    let hists: Vec<RatioHistogram> = counted
-        .par_iter()
-        .map(|&idx| {
-            let (x, counts) = (sample[idx] as u32, &tbs[idx].counts);
-            let total_x: u64 = counts.iter().map(|c| c.1).sum();
-            let mut memo: Vec<Vec<Option<u64>>> =
-                params.iter().map(|p| vec![None; p.classes.len()]).collect();
-            let mut hist = RatioHistogram::default();
-            let [below, above] = g.full_row(x);
-            for &y in below.0.iter().chain(above.0) {
-                let mut shared = 0u64;
-                for (k, p) in params.iter().enumerate() {
-                    let c = class_of[k][y as usize];
-                    if c == u32::MAX {
-                        continue;
-                    }
-                    shared += *memo[k][c as usize]
-                        .get_or_insert_with(|| accesses_in(counts, &p.classes[c as usize].units));
-                }
-                hist[ratio_bin(shared as f64 / total_x as f64)] += 1;
+    Walked { out, sample, tbs }
+}
+
+impl Walked {
+    /// Adds the directed pair ratios, which need the graph `g` of `a`.
+    pub fn finish(self, a: &Analysis, g: &Graph) -> Reuse {
+        use rayon::prelude::*;
+        let Walked {
+            mut out,
+            sample,
+            tbs,
+        } = self;
+        // Directed pair ratios, from the sampled TBs to their graph neighbours (the graph's
+        // full rows hold the neighbours on both sides), for the TBs in sample order whose
+        // comparisons fit in the budget (at least the first).
+        let mut work = 0u64;
+        let mut counted: Vec<usize> = Vec::new();
+        for (idx, t) in tbs.iter().enumerate() {
+            if t.counts.is_empty() {
+                out.pair_sampled_tbs += 1;
+                continue;
             }
-            hist
-        })
-        .collect();
-    for h in hists {
-        for (o, v) in out.pair_ratio_histogram.iter_mut().zip(h) {
-            *o += v;
+            let row_len: usize = g
+                .full_row(sample[idx] as u32)
+                .iter()
+                .map(|p| p.0.len())
+                .sum();
+            let cost = row_len as u64 * t.counts.len() as u64;
+            if work > 0 && work + cost > PAIR_BUDGET {
+                break;
+            }
+            work += cost;
+            out.pair_sampled_tbs += 1;
+            counted.push(idx);
         }
+        // A neighbour's units are its classes' units, one class per parameter, in disjoint
+        // ranges of unit ids: the accesses `x` shares with `y` are summed per parameter over
+        // `y`'s classes, each class's count computed once per `x`.
+        let params = &a.footprints.params;
+        let class_of: Vec<Vec<u32>> = (0..params.len())
+            .map(|k| a.footprints.class_table(k))
+            .collect();
+        let hists: Vec<RatioHistogram> = counted
+            .par_iter()
+            .map(|&idx| {
+                let (x, counts) = (sample[idx] as u32, &tbs[idx].counts);
+                let total_x: u64 = counts.iter().map(|c| c.1).sum();
+                let mut memo: Vec<Vec<Option<u64>>> =
+                    params.iter().map(|p| vec![None; p.classes.len()]).collect();
+                let mut hist = RatioHistogram::default();
+                let [below, above] = g.full_row(x);
+                for &y in below.0.iter().chain(above.0) {
+                    let mut shared = 0u64;
+                    for (k, p) in params.iter().enumerate() {
+                        let c = class_of[k][y as usize];
+                        if c == u32::MAX {
+                            continue;
+                        }
+                        shared += *memo[k][c as usize].get_or_insert_with(|| {
+                            accesses_in(counts, &p.classes[c as usize].units)
+                        });
+                    }
+                    hist[ratio_bin(shared as f64 / total_x as f64)] += 1;
+                }
+                hist
+            })
+            .collect();
+        for h in hists {
+            for (o, v) in out.pair_ratio_histogram.iter_mut().zip(h) {
+                *o += v;
+            }
+        }
+        out.pairs = out.pair_ratio_histogram.iter().sum();
+        out
     }
-    out.pairs = out.pair_ratio_histogram.iter().sum();
-    out
 }
 
 #[cfg(test)]
