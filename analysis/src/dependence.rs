@@ -169,12 +169,45 @@ impl<'a> Ranges<'a> {
                 let ((p, q), (r, s)) = two(a, b)?;
                 (p.max(r), q.max(s))
             }
+            Expr::Op(IntOp::Shl(bits), a, b) => {
+                // A constant shift below the width, without overflowing `i128`: a product.
+                let s = b
+                    .as_const()
+                    .filter(|s| (0..i128::from(*bits).min(64)).contains(s))?;
+                let (lo, hi) = self.of(a)?;
+                (lo.checked_mul(1 << s)?, hi.checked_mul(1 << s)?)
+            }
+            Expr::Op(IntOp::BitAnd, a, b) => {
+                // A non-negative mask bounds the result whatever the other operand's sign.
+                match (a.as_const(), b.as_const()) {
+                    (Some(m), _) | (_, Some(m)) if m >= 0 => (0, m),
+                    _ => return None,
+                }
+            }
+            Expr::Op(IntOp::BitOr, a, b) => {
+                let (x, y) = self.disjoint_or(a, b)?;
+                let ((p, q), (r, s)) = two(x, y)?;
+                (p.checked_add(r)?, q.checked_add(s)?)
+            }
             Expr::Cmp(..) | Expr::Not(_) | Expr::And(..) | Expr::Or(..) => (0, 1),
             Expr::Select(_, a, b) => {
                 let ((p, q), (r, s)) = two(a, b)?;
                 (p.min(r), q.max(s))
             }
             _ => return None,
+        })
+    }
+
+    /// The operands of `a | b` as `(x, y)` when the or is a sum: `x`'s low `k` bits are
+    /// always zero and `0 <= y < 2^k` (`r << 5 | lane`, a row and a lane), so `x | y` is
+    /// `x + y` in two's complement whatever the sign of `x`.
+    pub fn disjoint_or<'e>(&self, a: &'e E, b: &'e E) -> Option<(&'e E, &'e E)> {
+        [(a, b), (b, a)].into_iter().find(|(x, y)| {
+            let k = low_zero_bits(x).min(126);
+            k > 0
+                && self
+                    .of(y)
+                    .is_some_and(|(lo, hi)| lo >= 0 && hi < (1i128 << k))
         })
     }
 
@@ -186,6 +219,28 @@ impl<'a> Ranges<'a> {
         }
         let (min, max) = ext_bounds(b, signed);
         self.of(e).is_some_and(|(lo, hi)| min <= lo && hi <= max)
+    }
+}
+
+/// Low bits of `e` that are zero on every evaluation (a lower bound; 127 for zero).
+fn low_zero_bits(e: &Expr) -> u32 {
+    match e {
+        Expr::Const(0) => 127,
+        Expr::Const(c) => c.trailing_zeros(),
+        Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Op(IntOp::BitOr | IntOp::BitXor, a, b) => {
+            low_zero_bits(a).min(low_zero_bits(b))
+        }
+        Expr::Mul(a, b) => (low_zero_bits(a) + low_zero_bits(b)).min(127),
+        Expr::Op(IntOp::BitAnd, a, b) => low_zero_bits(a).max(low_zero_bits(b)),
+        Expr::Op(IntOp::Shl(bits), a, b) => match b.as_const() {
+            Some(s) if (0..i128::from(*bits)).contains(&s) => {
+                (low_zero_bits(a) + s as u32).min(127)
+            }
+            _ => 0,
+        },
+        // Truncation and sign extension keep the low bits.
+        Expr::Ext { bits, e, .. } => low_zero_bits(e).min(u32::from(*bits)),
+        _ => 0,
     }
 }
 
@@ -320,6 +375,11 @@ fn lin(e: &E, r: &Ranges) -> Option<Lin> {
             }
             _ if thread_only(e) => Lin::atom(Atom::Thread(e.clone())),
             _ => return None,
+        },
+        Expr::Op(IntOp::BitOr, a, b) => match r.disjoint_or(a, b) {
+            Some((x, y)) => lin(x, r)?.add_scaled(&lin(y, r)?, 1)?,
+            None if thread_only(e) => Lin::atom(Atom::Thread(e.clone())),
+            None => return None,
         },
         _ if thread_only(e) => Lin::atom(Atom::Thread(e.clone())),
         _ => return None,
@@ -893,7 +953,7 @@ impl PairWalk<'_> {
 mod tests {
     use super::*;
 
-    use crate::expr::{add, ext, konst, mul, var};
+    use crate::expr::{add, ext, konst, mul, op, var};
 
     fn ranges(block: i128, trip: i128) -> Ranges<'static> {
         Ranges {
@@ -996,6 +1056,46 @@ mod tests {
             )
         };
         assert_eq!(intra(&r, BASE, 4, &tl(0), &tl(1), false), Some(false));
+    }
+
+    #[test]
+    fn an_or_of_disjoint_bits_is_a_sum() {
+        // base + 4 * s32((k << 5) | tid.x), 32 threads, 8 iterations (rr_friendly_table's
+        // row and lane): the or is k * 32 + lane, so a thread never reads an element twice.
+        let r = ranges(32, 8);
+        let k = var(Var::Iter(LoopId(0)));
+        let idx = |s: i128| {
+            ext(
+                op(
+                    IntOp::BitOr,
+                    op(IntOp::Shl(32), k.clone(), konst(s)),
+                    var(Var::Tid(0)),
+                ),
+                32,
+                true,
+            )
+        };
+        let load = |s: i128| acc(add(konst(BASE), mul(idx(s), konst(4))), &[0]);
+        assert_eq!(r.of(&idx(5)), Some((0, 7 * 32 + 31)));
+        // The lane as the kernel computes it, `tid.x & 31`, with 64 threads.
+        let r64 = ranges(64, 8);
+        let lane = op(IntOp::BitAnd, var(Var::Tid(0)), konst(31));
+        assert_eq!(r64.of(&lane), Some((0, 31)));
+        let by_lane = ext(
+            op(IntOp::BitOr, op(IntOp::Shl(32), k.clone(), konst(5)), lane),
+            32,
+            true,
+        );
+        let l = acc(add(konst(BASE), mul(by_lane, konst(4))), &[0]);
+        assert_eq!(intra(&r64, BASE, 4, &l, &l, true), Some(false));
+        assert_eq!(intra(&r, BASE, 4, &load(5), &load(5), true), Some(false));
+        // Shifted by 4 the bits overlap (lanes reach 31): thread 16 reads element 16 at
+        // k = 0 and k = 1. Not a sum, so the fast path must not answer "never".
+        assert_eq!(
+            r.of(&idx(4)),
+            Some((i128::from(i32::MIN), i128::from(i32::MAX)))
+        );
+        assert_ne!(intra(&r, BASE, 4, &load(4), &load(4), true), Some(false));
     }
 
     #[test]
