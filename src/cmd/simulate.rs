@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use graph_partition::Schedule;
+use sim::timing::hints::{LocalityHints, LocalityType, Sharing, StructureHint};
 use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, WarpPolicy};
 
 use analysis::footprint::Granularity;
@@ -268,4 +269,43 @@ pub fn run(args: Args) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// The launch's Locality Descriptors, computed by the static analysis at line granularity,
+/// in the simulator's terms ([`sim::timing::hints`]), for the run-time mechanisms of the
+/// Locality Descriptor paper (§4.4-4.6). UNDECIDED descriptors are kept as such: each
+/// mechanism leaves those structures alone.
+#[allow(dead_code)] // called by the mechanisms' flags as they land (issue 17)
+pub(crate) fn locality_hints(loaded: &Loaded) -> Result<LocalityHints, CliError> {
+    let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))?;
+    let mut hints = LocalityHints::default();
+    for d in analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound) {
+        let region = d.param as usize;
+        let locality = match d.locality_type {
+            "INTER-THREAD" => LocalityType::InterThread,
+            "INTRA-THREAD" => LocalityType::IntraThread,
+            "NO-REUSE" => LocalityType::NoReuse,
+            _ => LocalityType::Undecided,
+        };
+        let sharing = match d.sharing {
+            Some("COACCESSED") => Some(Sharing::Coaccessed),
+            Some("NEARBY") => Some(Sharing::Nearby),
+            _ => None,
+        };
+        hints.insert(StructureHint {
+            region,
+            base: launch::bind::buffer_base(region),
+            bytes: loaded.bound.region_bytes(region).flatten(),
+            element_bytes: d.element_bytes,
+            locality,
+            sharing,
+            regular: d.pattern == "REGULAR",
+            stride_elements: d.stride_elements,
+            d_tile: d.d_tile,
+            c_tile: d.c_tile,
+            compute_data_map: d.compute_data_map,
+            priority: d.priority,
+        });
+    }
+    Ok(hints)
 }

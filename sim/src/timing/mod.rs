@@ -36,6 +36,7 @@ pub mod coalesce;
 pub mod config;
 pub mod dram;
 pub mod events;
+pub mod hints;
 pub mod icc;
 pub mod mem;
 pub mod noc;
@@ -120,6 +121,9 @@ pub struct SimOptions {
     /// The kernel's registers per thread and their source (ptxas, the launch file), for
     /// the occupancy; `None`: the liveness estimate from the PTX.
     pub registers: Option<gpu::Registers>,
+    /// The launch's Locality Descriptors ([`hints`]), for the mechanisms that use them at
+    /// run time; empty: none of them is active.
+    pub hints: hints::LocalityHints,
 }
 
 impl SimOptions {
@@ -135,6 +139,7 @@ impl SimOptions {
             max_cycles: u64::MAX,
             threads: 1,
             registers: None,
+            hints: hints::LocalityHints::default(),
         }
     }
 }

@@ -1,0 +1,141 @@
+//! What the static analysis says about each data structure of a launch (its Locality
+//! Descriptor, seed paper 004 §3), in the simulator's own terms, for the run-time uses of
+//! the descriptor (§4.4 cache management, §4.5 prefetching, §4.6 NUMA placement).
+//!
+//! The simulator does not depend on the analysis crate: the CLI computes the descriptors
+//! and converts them ([`LocalityHints::insert`]); a run without hints behaves exactly as
+//! before. Data structures are keyed by their region id, the index the launch binding gives
+//! every buffer (`launch::BoundLaunch::buffer_at`): parameters, then module variables, then
+//! struct fields' buffers, each at its own `(id + 1) << 36` base, so the structure an
+//! address belongs to is a shift away.
+
+use std::collections::BTreeMap;
+
+/// The descriptor's locality type (§3.2.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalityType {
+    /// Different threads (of one or several TBs) read the same data.
+    InterThread,
+    /// A thread rereads its own data.
+    IntraThread,
+    /// No data is read twice.
+    NoReuse,
+    /// The analysis could not decide: run-time mechanisms leave the structure alone.
+    Undecided,
+}
+
+/// How threads share an INTER-THREAD structure (§3.2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// Threads read the same elements together.
+    Coaccessed,
+    /// Threads read neighbouring elements.
+    Nearby,
+}
+
+/// One data structure's descriptor, with where it lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructureHint {
+    /// Region id (`launch::BoundLaunch::buffer_at`).
+    pub region: usize,
+    /// Global address of byte 0.
+    pub base: u64,
+    /// Size in bytes (`None`: a pointer the launch gave no buffer for).
+    pub bytes: Option<u64>,
+    /// Bytes of one element.
+    pub element_bytes: u64,
+    /// Locality type.
+    pub locality: LocalityType,
+    /// Sharing type (INTER-THREAD only).
+    pub sharing: Option<Sharing>,
+    /// `REGULAR` access pattern (`false`: `IRREGULAR`).
+    pub regular: bool,
+    /// Distance in elements between a D-Tile's rows (REGULAR only).
+    pub stride_elements: Option<u64>,
+    /// D-Tile dimensions in elements.
+    pub d_tile: [u64; 3],
+    /// C-Tile dimensions in TBs.
+    pub c_tile: [u64; 3],
+    /// 1 where the structure's addresses use `%ctaid` along that grid dimension.
+    pub compute_data_map: [u8; 3],
+    /// The paper's priority: 1 is the highest, unique per descriptor.
+    pub priority: u32,
+}
+
+/// The descriptors of one launch, by region.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LocalityHints {
+    by_region: BTreeMap<usize, StructureHint>,
+}
+
+/// log2 of the distance between two regions' bases (`launch::bind::BUFFER_SPACING_LOG2`).
+const SPACING_LOG2: u32 = launch::bind::BUFFER_SPACING_LOG2;
+
+impl LocalityHints {
+    /// No hints: every mechanism that reads them falls back to the plain policy.
+    pub fn is_empty(&self) -> bool {
+        self.by_region.is_empty()
+    }
+
+    /// Adds (or replaces) the hint of `h.region`.
+    pub fn insert(&mut self, h: StructureHint) {
+        self.by_region.insert(h.region, h);
+    }
+
+    /// Every hint, by region id.
+    pub fn iter(&self) -> impl Iterator<Item = &StructureHint> {
+        self.by_region.values()
+    }
+
+    /// The hint of the structure holding byte `addr`, if it has one (an address past a
+    /// sized structure's end belongs to none).
+    pub fn of_addr(&self, addr: u64) -> Option<&StructureHint> {
+        let region = (addr >> SPACING_LOG2).checked_sub(1)? as usize;
+        let h = self.by_region.get(&region)?;
+        match h.bytes {
+            Some(n) if addr - h.base >= n => None,
+            _ => Some(h),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hint(region: usize, bytes: Option<u64>) -> StructureHint {
+        StructureHint {
+            region,
+            base: launch::bind::buffer_base(region),
+            bytes,
+            element_bytes: 4,
+            locality: LocalityType::NoReuse,
+            sharing: None,
+            regular: true,
+            stride_elements: None,
+            d_tile: [1, 1, 1],
+            c_tile: [1, 1, 1],
+            compute_data_map: [1, 0, 0],
+            priority: 1,
+        }
+    }
+
+    #[test]
+    fn an_address_finds_the_structure_that_holds_it() {
+        let mut h = LocalityHints::default();
+        h.insert(hint(0, Some(4096)));
+        h.insert(hint(2, None));
+        let b0 = launch::bind::buffer_base(0);
+        assert_eq!(h.of_addr(b0).map(|s| s.region), Some(0));
+        assert_eq!(h.of_addr(b0 + 4095).map(|s| s.region), Some(0));
+        assert_eq!(h.of_addr(b0 + 4096), None, "one past the end");
+        assert_eq!(
+            h.of_addr(launch::bind::buffer_base(1)),
+            None,
+            "no hint for region 1"
+        );
+        let b2 = launch::bind::buffer_base(2);
+        assert_eq!(h.of_addr(b2 + (1 << 20)).map(|s| s.region), Some(2));
+        assert_eq!(h.of_addr(0), None, "below every region");
+    }
+}
