@@ -25,7 +25,7 @@ use serde_json::json;
 
 use crate::cmd::partition::{self, PartitionOpts};
 
-use crate::error::{write_atomic, write_atomic_with, CliError};
+use crate::error::{write_atomic, write_atomic_with, write_pending, CliError, PendingFile};
 use crate::launch_args::{KernelLaunchArgs, Loaded};
 use crate::progress::Progress;
 
@@ -164,7 +164,7 @@ impl Timings {
             .map(|(p, d)| format!("{p} {:.3} s", d.as_secs_f64()))
             .collect();
         format!(
-            "timings: {}; wall {:.3} s (descriptors run beside the rest; the reuse walk beside graph and graph file)",
+            "timings: {}; wall {:.3} s (descriptors beside the rest; the reuse walk beside the graph; the graph file beside the pair ratios and the JSON)",
             parts.join(", "),
             total.as_secs_f64()
         )
@@ -190,23 +190,88 @@ impl Rows for SymRows<'_> {
 }
 
 /// Writes `graph` to `path` in `format`.
+/// Writes the graph file, not yet in place. Its writers hand over batches of rows of
+/// hundreds of kilobytes: a small buffer lets them go to the file without a copy.
 fn write_graph_file(
     path: &Path,
     format: FileFormat,
     graph: &analysis::locality::Graph,
-) -> Result<(), CliError> {
+) -> Result<PendingFile, CliError> {
     let rows = SymRows(graph.symmetric());
-    write_atomic_with(path, |w| match format {
+    write_pending(path, 1 << 16, |w| match format {
         FileFormat::Npz => graph_file::write_npz(w, &rows),
         FileFormat::Metis => graph_file::write_metis(w, &rows),
     })
+}
+
+/// The analysis JSON document: what [`analysis::report::document_with`] says, and what the
+/// command adds (the demangled name, the graph file, the mode, the kernel's resources,
+/// `--footprints`).
+#[allow(clippy::too_many_arguments)]
+fn analysis_json(
+    args: &Args,
+    loaded: &Loaded,
+    gran: Granularity,
+    a: &analysis::Analysis,
+    (graph, stats): (&analysis::locality::Graph, &analysis::locality::Stats),
+    reuse: &analysis::reuse::Reuse,
+    descriptors: Option<&[analysis::descriptor::Descriptor]>,
+    graph_file: Option<&(PathBuf, FileFormat)>,
+    out: &Path,
+) -> serde_json::Value {
+    let (module, f, bound) = (&loaded.module, loaded.kernel(), &loaded.bound);
+    let mut doc = analysis::report::document_with(
+        f,
+        bound,
+        gran,
+        a,
+        graph,
+        stats,
+        reuse,
+        descriptors.unwrap_or(&[]),
+    );
+    if descriptors.is_none() {
+        if let Some(obj) = doc.as_object_mut() {
+            obj.remove("locality_descriptors");
+        }
+    }
+    if let Some(d) = crate::names::demangle(&f.name) {
+        doc["demangled"] = json!(d);
+    }
+    if let Some((path, format)) = graph_file {
+        doc["graph"]["file"] = json!(graph_file_name(path, out));
+        doc["graph"]["file_format"] = json!(format.name());
+    }
+    let estimate = gpu::estimate::estimate_registers(module, f);
+    let static_shared = gpu::resources::declared_shared_bytes(module, f);
+    doc["mode"] = json!(if args.dynamic { "dynamic" } else { "static" });
+    doc["resources"] = json!(loaded.launch.resources);
+    doc["ptx_resources"] = json!({
+        "registers": estimate.registers,
+        "register_source": "estimate",
+        "pressure": estimate.pressure,
+        "scheduled_pressure": estimate.scheduled_pressure,
+        "static_shared_bytes": static_shared,
+        "dynamic_shared_bytes": bound.dynamic_shared_bytes,
+        "shared_bytes": static_shared.saturating_add(bound.dynamic_shared_bytes),
+    });
+    if args.footprints {
+        doc["footprints"] = footprints_json(&a.footprints);
+    }
+    doc
 }
 
 /// How the JSON at `json` names the graph file at `graph`: relative to the JSON's folder
 /// when it lies below it, else absolute.
 fn graph_file_name(graph: &Path, json: &Path) -> String {
     let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let g = abs(graph);
+    // The graph file may not be in place yet (both files are committed together): its
+    // folder is canonical, its name is the one given.
+    let g = match (graph.parent(), graph.file_name()) {
+        (Some(d), Some(name)) if !d.as_os_str().is_empty() => abs(d).join(name),
+        (_, Some(name)) => abs(Path::new(".")).join(name),
+        _ => abs(graph),
+    };
     let dir = match json.parent() {
         Some(d) if !d.as_os_str().is_empty() => abs(d),
         _ => abs(Path::new(".")),
@@ -269,80 +334,89 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         "graph and descriptors"
     });
-    // The descriptors (z3, one thread) beside everything that needs only the footprints.
+    // The descriptors (z3, one thread) beside everything that needs only the footprints;
+    // the reuse walk (one thread per sampled TB: a single one on large TBs) beside the
+    // graph.
     let a_ref = &a;
-    let (descriptors, built) = rayon::join(
+    let (descriptors, ((walked, t_walk), (graph, stats, t_graph))) = rayon::join(
         || {
             let t = Instant::now();
             let d = (!args.no_descriptors).then(|| analysis::descriptor::compute(f, a_ref, bound));
             (d, t.elapsed())
         },
-        || -> Result<_, CliError> {
-            let mut local = Timings::default();
-            // The reuse walk (one thread per sampled TB: a single one on large TBs) beside
-            // the graph and its file; the pair ratios at the end need the graph.
-            let ((walked, t_walk), built) = rayon::join(
+        || {
+            rayon::join(
                 || {
                     let t = Instant::now();
                     (analysis::reuse::walk(a_ref, bound, gran), t.elapsed())
                 },
-                || -> Result<_, CliError> {
+                || {
                     let t = Instant::now();
                     let (graph, stats) = analysis::locality::build(&a_ref.footprints);
-                    let t_graph = t.elapsed();
-                    let t = Instant::now();
-                    match &graph_file {
-                        Some((path, format)) => write_graph_file(path, *format, &graph)?,
-                        None => return Ok((graph, stats, t_graph, None)),
-                    }
-                    Ok((graph, stats, t_graph, Some(t.elapsed())))
+                    (graph, stats, t.elapsed())
                 },
-            );
-            let (graph, stats, t_graph, t_file) = built?;
-            local.add("graph", t_graph);
-            if let Some(t) = t_file {
-                local.add("graph file", t);
-            }
-            let t = Instant::now();
-            let reuse = walked.finish(a_ref, &graph);
-            local.add("reuse", t_walk + t.elapsed());
-            Ok((graph, stats, reuse, local))
+            )
         },
     );
     let (descriptors, t_desc) = descriptors;
-    let (graph, stats, reuse, local) = built?;
-    times.0.extend(local.0);
+    times.add("graph", t_graph);
     if !args.no_descriptors {
         times.add("descriptors", t_desc);
     }
-    let estimate = gpu::estimate::estimate_registers(module, f);
-    let static_shared = gpu::resources::declared_shared_bytes(module, f);
     let edges_in_json = args.edges_json || graph.num_edges() <= analysis::report::EDGES_IN_JSON_MAX;
-    if let Some(out) = &args.output {
-        progress.phase("writing the JSON");
-        let t = Instant::now();
-        let mut doc = analysis::report::document_with(
-            f,
-            bound,
-            gran,
-            &a,
-            &graph,
-            &stats,
-            &reuse,
-            descriptors.as_deref().unwrap_or(&[]),
-        );
-        if descriptors.is_none() {
-            if let Some(obj) = doc.as_object_mut() {
-                obj.remove("locality_descriptors");
-            }
-        }
-        if let Some(d) = crate::names::demangle(&f.name) {
-            doc["demangled"] = json!(d);
-        }
-        if let Some((path, format)) = &graph_file {
-            doc["graph"]["file"] = json!(graph_file_name(path, out));
-            doc["graph"]["file_format"] = json!(format.name());
-        } else if !edges_in_json {
+    if args.output.is_some() {
+        progress.phase("writing the graph file and the JSON");
+    }
+    // The graph file beside the reuse pair ratios and the JSON (all three only read the
+    // graph); the two files are put in place together once both are written.
+    let (file, rest) = rayon::join(
+        || -> Result<_, CliError> {
+            let Some((path, format)) = &graph_file else {
+                return Ok(None);
+            };
+            let t = Instant::now();
+            let pending = write_graph_file(path, *format, &graph)?;
+            Ok(Some((pending, t.elapsed())))
+        },
+        || -> Result<_, CliError> {
+            let t = Instant::now();
+            let reuse = walked.finish(a_ref, &graph);
+            let t_reuse = t_walk + t.elapsed();
+            let Some(out) = &args.output else {
+                return Ok((reuse, t_reuse, None));
+            };
+            let t = Instant::now();
+            let doc = analysis_json(
+                &args,
+                &loaded,
+                gran,
+                a_ref,
+                (&graph, &stats),
+                &reuse,
+                descriptors.as_deref(),
+                graph_file.as_ref(),
+                out,
+            );
+            let edges = edges_in_json.then_some(&graph);
+            let pending = write_pending(out, 1 << 20, |w| {
+                analysis::report::write_json_with(w, &doc, edges)
+            })?;
+            Ok((reuse, t_reuse, Some((pending, t.elapsed()))))
+        },
+    );
+    let (reuse, t_reuse, json) = rest?;
+    let file = file?;
+    if let Some((pending, t)) = file {
+        pending.commit()?;
+        times.add("graph file", t);
+    }
+    times.add("reuse", t_reuse);
+    if let Some((pending, t)) = json {
+        pending.commit()?;
+        times.add("JSON", t);
+    }
+    if let (Some(out), None) = (&args.output, &graph_file) {
+        if !edges_in_json {
             eprintln!(
                 "note: the graph's {} edges are not in {} (more than {}): write them with \
                  --graph FILE.npz (or FILE.graph), or add --edges-json",
@@ -351,23 +425,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 analysis::report::EDGES_IN_JSON_MAX
             );
         }
-        doc["mode"] = json!(if args.dynamic { "dynamic" } else { "static" });
-        doc["resources"] = json!(launch.resources);
-        doc["ptx_resources"] = json!({
-            "registers": estimate.registers,
-            "register_source": "estimate",
-            "pressure": estimate.pressure,
-            "scheduled_pressure": estimate.scheduled_pressure,
-            "static_shared_bytes": static_shared,
-            "dynamic_shared_bytes": bound.dynamic_shared_bytes,
-            "shared_bytes": static_shared.saturating_add(bound.dynamic_shared_bytes),
-        });
-        if args.footprints {
-            doc["footprints"] = footprints_json(&a.footprints);
-        }
-        let edges = edges_in_json.then_some(&graph);
-        write_atomic_with(out, |w| analysis::report::write_json_with(w, &doc, edges))?;
-        times.since("JSON", t);
     }
     if let Some(png) = &args.heatmap {
         progress.phase("heat map");
