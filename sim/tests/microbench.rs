@@ -19,7 +19,7 @@
 
 use gpu::GpuConfig;
 use launch::Launch;
-use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig};
+use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig, WarpPolicy};
 use std::path::{Path, PathBuf};
 
 const PTX: &str = include_str!("microbench/ubench.compute_70.ptx");
@@ -39,6 +39,19 @@ enum P {
 }
 
 fn run(cfg: &TimingConfig, kernel: &str, grid: u64, block: u64, shared: u64, ps: &[P]) -> Stats {
+    run_with(cfg, WarpPolicy::Gto, kernel, grid, block, shared, ps)
+}
+
+/// [`run`] with warp policy `wp` (the default is GTO).
+fn run_with(
+    cfg: &TimingConfig,
+    wp: WarpPolicy,
+    kernel: &str,
+    grid: u64,
+    block: u64,
+    shared: u64,
+    ps: &[P],
+) -> Stats {
     let params: Vec<String> = ps
         .iter()
         .enumerate()
@@ -59,7 +72,9 @@ fn run(cfg: &TimingConfig, kernel: &str, grid: u64, block: u64, shared: u64, ps:
         .expect("launch")
         .bind(kernel, &sim::param_sigs(f), Path::new("."))
         .expect("bind");
-    simulate(&m, f, &b, cfg, &SimOptions::new(TbPolicy::Lrr)).expect("simulate")
+    let mut opts = SimOptions::new(TbPolicy::Lrr);
+    opts.warp_policy = wp;
+    simulate(&m, f, &b, cfg, &opts).expect("simulate")
 }
 
 /// Bytes a cache level moves per request: a 32 B sector when sectored, else the line.
@@ -342,6 +357,37 @@ fn working_set_read_twice_hits_in_l1_below_its_capacity() {
         }
     }
     eprint!("{report}");
+}
+
+/// Why [`l1_threads`] sizes the TB: on `icc` (32 L1 MSHRs, 8 blocks per warp load) a TB of 8
+/// warps reading twice its L1 twice keeps hits under GTO, which starves the youngest warp,
+/// and none under LRR, which keeps the warps together: the set mapping (line mod 96) and LRU
+/// give a cyclic stream over 8 lines per 4-way set no hit, as the capacity test expects.
+#[test]
+fn l1_thrash_with_saturated_mshrs_depends_on_warp_order() {
+    let cfg = TimingConfig::new(GpuConfig::builtin("icc").expect("builtin"));
+    let g = &cfg.gpu;
+    let bytes = 2 * g.l1.size_bytes;
+    let warps = 8;
+    // More blocks wanted than MSHRs: the situation l1_threads avoids.
+    assert!(warps * (32 * 32 / l1_block(g)) > u64::from(g.l1.mshr_entries));
+    let words = bytes / 4;
+    let ps = [
+        P::Buf(words, "zeros".into()),
+        P::Val(words),
+        P::Val(8),
+        P::Val(2),
+        P::Val(0),
+        P::Buf(1, "zeros".into()),
+    ];
+    let rate = |wp| {
+        let s = run_with(&cfg, wp, "ubench_read", 1, 32 * warps, 0, &ps);
+        s.l1.hits as f64 / (bytes / l1_block(g)) as f64
+    };
+    let (gto, lrr) = (rate(WarpPolicy::Gto), rate(WarpPolicy::Lrr));
+    eprintln!("icc, 8 warps, set twice the L1: second-pass L1 hit rate GTO {gto:.3}, LRR {lrr:.3}");
+    assert!(lrr <= 0.1, "LRR {lrr}");
+    assert!(gto > lrr, "GTO {gto} vs LRR {lrr}");
 }
 
 /// The L2 of `cfg` cut to at most 1 MB by taking fewer sets per slice (a power of two), the
