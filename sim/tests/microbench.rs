@@ -286,7 +286,8 @@ fn twice(cfg: &TimingConfig, bytes: u64, tbs: u64, threads: u64, shift: u64, sha
 /// Threads of the TB that reads a working set twice through the L1: 256 (8 warps), or fewer
 /// warps where 8 warps' loads would not fit the L1's MSHRs at once. Each warp load of
 /// `ubench_read` (one word per 32 B sector) asks for `1024 / block` blocks, and a warp has one
-/// load in flight (the loop re-uses its destination register). With more blocks wanted than
+/// load in flight (the `add` after each `ld.global` waits for it, and a warp issues in
+/// order). With more blocks wanted than
 /// MSHRs the LSU waits for fills, and greedy-then-oldest issue gives each freed slot to an
 /// older warp: the youngest warp starves until the others have finished their first pass
 /// (the ICC GPU's 32 MSHRs with 8 warps: warp 7 issues its first load after warps 0-6 read
