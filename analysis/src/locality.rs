@@ -290,10 +290,15 @@ fn scan<K: Copy>(
             let g = match cur {
                 Some(g) => g,
                 None => {
-                    let g = *index.entry(active.clone()).or_insert_with(|| {
-                        groups.push((active.clone(), 0));
-                        groups.len() - 1
-                    });
+                    // Most segments meet a class set seen before: look it up without a copy.
+                    let g = match index.get(active.as_slice()) {
+                        Some(&g) => g,
+                        None => {
+                            groups.push((active.clone(), 0));
+                            index.insert(active.clone(), groups.len() - 1);
+                            groups.len() - 1
+                        }
+                    };
                     cur = Some(g);
                     g
                 }
@@ -460,6 +465,35 @@ fn merge_two(
     weights.truncate(start + k);
 }
 
+/// What the shared rows of a chunk add to the graph's totals.
+#[derive(Default)]
+struct RowSums {
+    /// Row entries of the TBs (each edge counted from both ends).
+    entries: u64,
+    /// TBs with at least one neighbour.
+    shared_tbs: u64,
+    /// The largest weight between two different TBs.
+    max_weight: u64,
+}
+
+impl RowSums {
+    /// Adds shared row `(ns, ws)` of the `m` TBs whose first is `rep`. Its TBs are among
+    /// its entries (all or none of them, as they read the same classes), so each has the
+    /// row's length less one; a TB alone in its row does not count its own entry towards
+    /// the largest weight.
+    fn add(&mut self, rep: u32, m: u64, ns: &[u32], ws: &[u64]) {
+        let own = ns.binary_search(&rep);
+        let len = ns.len() as u64 - u64::from(own.is_ok());
+        self.entries += m * len;
+        self.shared_tbs += if len > 0 { m } else { 0 };
+        let top = match own {
+            Ok(at) if m == 1 => ws[..at].iter().chain(&ws[at + 1..]).copied().max(),
+            _ => ws.iter().copied().max(),
+        };
+        self.max_weight = self.max_weight.max(top.unwrap_or(0));
+    }
+}
+
 /// Builds the locality graph and the statistics of `fp`.
 pub fn build(fp: &Footprints) -> (Graph, Stats) {
     let n = fp.num_tbs;
@@ -521,13 +555,14 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
     }
     drop(index);
     let num_rows = reps.len() as u32;
-    let chunks: Vec<RowChunk> = (0..num_rows.div_ceil(ROW_CHUNK))
+    let built: Vec<(RowChunk, RowSums)> = (0..num_rows.div_ceil(ROW_CHUNK))
         .into_par_iter()
         .map_init(
             || (Vec::<u64>::new(), Vec::<u32>::new(), Scratch::default()),
             |(acc, touched, scratch), ch| {
-                let rows =
-                    &reps[(ch * ROW_CHUNK) as usize..((ch + 1) * ROW_CHUNK).min(num_rows) as usize];
+                let span = (ch * ROW_CHUNK) as usize..((ch + 1) * ROW_CHUNK).min(num_rows) as usize;
+                let (rows, row_sizes) = (&reps[span.clone()], &sizes[span]);
+                let mut sums = RowSums::default();
                 let mut out = RowChunk {
                     offsets: Vec::with_capacity(rows.len() + 1),
                     ..Default::default()
@@ -578,38 +613,34 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                         );
                         touched.clear();
                     }
+                    let start = *out.offsets.last().unwrap_or(&0) as usize;
+                    sums.add(i, row_sizes[k], &out.nbrs[start..], &out.weights[start..]);
                     out.offsets.push(out.nbrs.len() as u32);
                 }
-                out
+                (out, sums)
             },
         )
         .collect();
-    let mut g = Graph {
+    let mut sums = RowSums::default();
+    let mut chunks = Vec::with_capacity(built.len());
+    for (c, s) in built {
+        sums.entries += s.entries;
+        sums.shared_tbs += s.shared_tbs;
+        sums.max_weight = sums.max_weight.max(s.max_weight);
+        chunks.push(c);
+    }
+    let RowSums {
+        entries,
+        shared_tbs,
+        max_weight,
+    } = sums;
+    let g = Graph {
         num_tbs: n,
         row_of,
         chunks,
-        num_edges: 0,
-        max_weight: 0,
+        num_edges: entries / 2,
+        max_weight,
     };
-    // Per shared row: its TBs are among its entries (all or none of them, as they read
-    // the same classes), so each has the row's length less one; a TB alone in its row
-    // does not count its own entry towards the largest weight.
-    let (mut shared_tbs, mut entries) = (0u64, 0u64);
-    for (r, (&rep, &m)) in reps.iter().zip(&sizes).enumerate() {
-        let (ns, ws) = g.shared_row(r as u32);
-        let own = ns.binary_search(&rep).is_ok();
-        let len = ns.len() as u64 - u64::from(own);
-        entries += m * len;
-        shared_tbs += if len > 0 { m } else { 0 };
-        let top = if m > 1 || !own {
-            ws.iter().copied().max()
-        } else {
-            let [lo, hi] = g.full_row(rep);
-            lo.1.iter().chain(hi.1).copied().max()
-        };
-        g.max_weight = g.max_weight.max(top.unwrap_or(0));
-    }
-    g.num_edges = entries / 2;
     let total_refs: u64 = fp
         .params
         .iter()
