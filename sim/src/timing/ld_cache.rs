@@ -121,7 +121,8 @@ pub struct LdStats {
     pub soft_pinned_insertions: u64,
     /// Victims taken by the way-0 rule (every way of the set hard-pinned).
     pub pinned_evictions: u64,
-    /// Firings of the unpin timer.
+    /// Firings of the unpin timer, per L1 up to its last fill (the timer is applied when a
+    /// fill arrives, the only time pins matter), summed over the SMs.
     pub unpin_resets: u64,
     /// Prefetch requests sent to the L2.
     pub prefetches_issued: u64,
