@@ -30,7 +30,9 @@ pub const EXAMPLES: &str = "Examples:
   paver simulate kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
       --gpu volta --tb-policy rb-ts -o stats.json          # analyses and groups the TBs first
   paver simulate kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
-      --tb-policy rb-ts --schedule schedule.json --set l1.latency_cycles=30";
+      --tb-policy rb-ts --schedule schedule.json --set l1.latency_cycles=30
+  paver simulate kernels/syrk/syrk.compute_70.ptx --launch kernels/syrk/small.json \\
+      --cache-policy ld --prefetch ld       # Locality Descriptor caching and prefetch (stats key `ld`)";
 
 /// Arguments of `paver simulate`.
 #[derive(clap::Args)]
@@ -85,6 +87,16 @@ pub struct Args {
     /// icc.coalesced_cache=true`).
     #[arg(long, requires = "icc")]
     coalesced_cache: bool,
+    /// L1 replacement: plain (the configuration's LRU) or ld (the Locality Descriptor's
+    /// §4.4: NO-REUSE structures bypass the L1, INTRA-THREAD ones are hard-pinned,
+    /// INTER-THREAD ones soft-pinned; same as `--set ld.cache_policy=ld`; stats key `ld`).
+    #[arg(long, value_name = "plain|ld", default_value = "plain")]
+    cache_policy: String,
+    /// L1 prefetcher on read misses: none, next-line, or ld (the Locality Descriptor's
+    /// §4.5: INTER-THREAD NEARBY -> next line, COACCESSED REGULAR -> strided; same as
+    /// `--set ld.prefetch=...`; stats key `ld`).
+    #[arg(long, value_name = "none|next-line|ld", default_value = "none")]
+    prefetch: String,
     /// Override a configuration field: KEY=VALUE (`l1.latency_cycles=30`,
     /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -170,6 +182,30 @@ pub(crate) fn timing_config(
     Ok(cfg)
 }
 
+/// The `--set` keys of `--cache-policy P` and `--prefetch Q` (none at their defaults).
+fn ld_flag_sets(cache_policy: &str, prefetch: &str) -> Result<Vec<String>, CliError> {
+    let mut out = Vec::new();
+    match cache_policy.to_ascii_lowercase().as_str() {
+        "plain" => {}
+        "ld" => out.push("ld.cache_policy=ld".to_string()),
+        p => {
+            return Err(CliError::Usage(format!(
+                "--cache-policy {p}: expected plain or ld"
+            )))
+        }
+    }
+    match prefetch.to_ascii_lowercase().as_str() {
+        "none" => {}
+        q @ ("next-line" | "ld") => out.push(format!("ld.prefetch={q}")),
+        q => {
+            return Err(CliError::Usage(format!(
+                "--prefetch {q}: expected none, next-line or ld"
+            )))
+        }
+    }
+    Ok(out)
+}
+
 /// Runs `paver simulate`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
@@ -187,10 +223,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (args.icc, "icc.merge_table=true"),
         (args.coalesced_cache, "icc.coalesced_cache=true"),
     ];
+    // `--cache-policy` / `--prefetch` likewise (only when not the default, so that a run
+    // without them validates and echoes exactly what it did before).
+    let ld_flags = ld_flag_sets(&args.cache_policy, &args.prefetch)?;
     let sets: Vec<String> = flags
         .iter()
         .filter(|f| f.0)
         .map(|f| f.1.to_string())
+        .chain(ld_flags)
         .chain(args.set.iter().cloned())
         .collect();
     let cfg = timing_config(gpu, args.registers, args.tbs_per_sm, &sets)?;
@@ -221,6 +261,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     opts.max_warp_instructions_per_tb = args.max_instructions;
     opts.registers = Some(resources.registers);
+    if cfg.ld.active() {
+        opts.hints = locality_hints(&loaded)?;
+    }
     if policy == TbPolicy::Paver {
         let s = match &args.schedule {
             Some(path) => Schedule::read(path).map_err(|e| CliError::Partition {
@@ -267,6 +310,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
             wall,
             stats.warp_instructions as f64 / wall.max(1e-9)
         );
+        if let Some(ld) = &stats.ld {
+            eprintln!(
+                "ld: {} bypassed, {} pinned ({} way-0 evictions, {} unpin resets), {} soft-pinned; prefetches {} issued, {} dropped, {} useful, {} late",
+                ld.bypassed,
+                ld.pinned_insertions,
+                ld.pinned_evictions,
+                ld.unpin_resets,
+                ld.soft_pinned_insertions,
+                ld.prefetches_issued,
+                ld.prefetches_dropped,
+                ld.prefetches_useful,
+                ld.prefetches_late
+            );
+        }
     }
     Ok(())
 }
@@ -275,7 +332,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// in the simulator's terms ([`sim::timing::hints`]), for the run-time mechanisms of the
 /// Locality Descriptor paper (§4.4-4.6). UNDECIDED descriptors are kept as such: each
 /// mechanism leaves those structures alone.
-#[allow(dead_code)] // called by the mechanisms' flags as they land (issue 17)
 pub(crate) fn locality_hints(loaded: &Loaded) -> Result<LocalityHints, CliError> {
     let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))?;
     let mut hints = LocalityHints::default();

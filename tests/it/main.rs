@@ -11,6 +11,7 @@ mod consumers;
 mod conventions;
 mod evidence;
 mod launch_files;
+mod ld_runtime;
 mod occupancy;
 mod partition;
 mod robust_io;

@@ -31,6 +31,8 @@
 
 use super::addr_map::SetMap;
 use super::config::WritePolicy;
+use super::ld_cache::LdL1;
+use super::prefetch::Prefetch;
 use gpu::config::{SetIndex, SliceIndex};
 use gpu::GpuConfig;
 use serde::{Deserialize, Serialize};
@@ -377,6 +379,9 @@ pub struct Cache<T> {
     free: Vec<u32>,
     clock: u64,
     stats: CacheStats,
+    /// The Locality Descriptor's cache management and prefetch bookkeeping (L1s of runs
+    /// with `--cache-policy ld` or `--prefetch`; `None`: the plain cache, untouched).
+    ld: Option<Box<LdL1>>,
 }
 
 impl<T> Cache<T> {
@@ -424,6 +429,7 @@ impl<T> Cache<T> {
                 free: Vec::new(),
                 clock: 0,
                 stats: CacheStats::default(),
+                ld: None,
             }
         })
     }
@@ -555,6 +561,9 @@ impl<T> Cache<T> {
                 self.touch(set, i);
                 self.stats.accesses += 1;
                 self.stats.hits += 1;
+                if let Some(ld) = &mut self.ld {
+                    ld.on_demand(addr, Some((i, bit)));
+                }
                 return Outcome::Hit;
             }
         }
@@ -565,6 +574,10 @@ impl<T> Cache<T> {
                 w.push(who);
                 self.stats.accesses += 1;
                 self.stats.hit_reserve += 1;
+                if let Some(ld) = &mut self.ld {
+                    ld.on_demand(addr, None);
+                    ld.on_merge(key);
+                }
                 return Outcome::HitReserve;
             }
             self.stats.reservation_fails += u64::from(count_fail);
@@ -585,6 +598,9 @@ impl<T> Cache<T> {
         self.mshr.insert(key, e);
         self.stats.accesses += 1;
         self.stats.misses += 1;
+        if let Some(ld) = &mut self.ld {
+            ld.on_demand(addr, None);
+        }
         Outcome::Miss
     }
 
@@ -639,6 +655,12 @@ impl<T> Cache<T> {
                 l.append(set, i);
             }
             i
+        } else if let Some(i) = self
+            .ld
+            .as_mut()
+            .and_then(|ld| ld.victim(base, self.g.ways as usize, &self.stamps))
+        {
+            i
         } else if let Some(l) = &self.lru {
             l.head[set] as usize
         } else {
@@ -666,6 +688,9 @@ impl<T> Cache<T> {
         self.dirty[i] = 0;
         self.touch(set, i);
         self.tags[i] = tag;
+        if let Some(ld) = &mut self.ld {
+            ld.on_insert(i, (tag - 1) * u64::from(self.g.line));
+        }
         (i, victim)
     }
 
@@ -688,11 +713,69 @@ impl<T> Cache<T> {
         self.clock += 1;
         let (i, victim) = match self.find(tag, set) {
             Some(i) => (i, None),
+            None if self.ld.as_ref().is_some_and(|ld| ld.bypasses(addr)) => {
+                if let Some(ld) = &mut self.ld {
+                    ld.on_fill(key, None);
+                }
+                return None;
+            }
             None => self.allocate(tag, set),
         };
         self.valid[i] |= bit;
         self.touch(set, i);
+        if let Some(ld) = &mut self.ld {
+            ld.on_fill(key, Some((i, bit)));
+        }
         victim
+    }
+
+    /// Gives the cache its Locality Descriptor state (`--cache-policy ld`, `--prefetch`).
+    pub fn set_ld(&mut self, ld: LdL1) {
+        self.ld = Some(Box::new(ld));
+    }
+
+    /// The Locality Descriptor state, if the cache has one.
+    pub fn ld(&self) -> Option<&LdL1> {
+        self.ld.as_deref()
+    }
+
+    /// Core cycle `now` for the hard-pin reset timer (nothing without an [`LdL1`]).
+    pub fn ld_tick(&mut self, now: u64) {
+        if let Some(ld) = &mut self.ld {
+            ld.tick(now);
+        }
+    }
+
+    /// A prefetch of the block at `addr` ([`super::prefetch`]): takes an MSHR with no
+    /// waiter when the block is neither present, nor in flight, nor bypassed and an MSHR
+    /// is free; the caller then sends the read. Not counted in [`CacheStats`] (demand
+    /// accesses only).
+    pub fn prefetch(&mut self, addr: u64) -> Prefetch {
+        let key = self.block_of(addr);
+        if self.is_present(addr)
+            || self.mshr.contains_key(&key)
+            || self.ld.as_ref().is_some_and(|ld| ld.bypasses(addr))
+        {
+            return Prefetch::Unneeded;
+        }
+        if self.mshr.len() as u32 >= self.g.mshrs {
+            if let Some(ld) = &mut self.ld {
+                ld.stats.prefetches_dropped += 1;
+            }
+            return Prefetch::Dropped;
+        }
+        let e = match self.free.pop() {
+            Some(e) => e,
+            None => {
+                self.entries.push(Vec::new());
+                (self.entries.len() - 1) as u32
+            }
+        };
+        self.mshr.insert(key, e);
+        if let Some(ld) = &mut self.ld {
+            ld.on_prefetch(key);
+        }
+        Prefetch::Issued
     }
 }
 

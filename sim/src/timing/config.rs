@@ -4,6 +4,7 @@
 //! a dotted key (`gpu.l1.latency_cycles=30`, `pipeline.sfu=16`, `l1.ways=8` for short).
 
 use super::icc::IccConfig;
+use super::ld_cache::LdConfig;
 use gpu::GpuConfig;
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +112,10 @@ pub struct TimingConfig {
     /// at its defaults, so runs without it echo the configuration they always did.
     #[serde(default, skip_serializing_if = "IccConfig::is_default")]
     pub icc: IccConfig,
+    /// The Locality Descriptor's L1 mechanisms (`ld.*` keys, `--cache-policy`,
+    /// `--prefetch`; [`super::ld_cache`]); omitted from the JSON while at its defaults.
+    #[serde(default, skip_serializing_if = "LdConfig::is_default")]
+    pub ld: LdConfig,
 }
 
 /// A bad override.
@@ -133,6 +138,7 @@ impl TimingConfig {
             tbs_per_sm: None,
             regs_per_thread: None,
             icc: IccConfig::default(),
+            ld: LdConfig::default(),
         }
     }
 
@@ -153,12 +159,20 @@ impl TimingConfig {
             "tbs_per_sm",
             "regs_per_thread",
             "icc",
+            "ld",
         ];
         if parts[0] == "icc" {
             // Left out of the JSON at its defaults: put it back to set one of its fields.
             if let Some(o) = root.as_object_mut() {
                 let icc = serde_json::to_value(&self.icc).map_err(|e| err(e.to_string()))?;
                 o.entry("icc").or_insert(icc);
+            }
+        }
+        if parts[0] == "ld" {
+            // The same for `ld.*`.
+            if let Some(o) = root.as_object_mut() {
+                let ld = serde_json::to_value(&self.ld).map_err(|e| err(e.to_string()))?;
+                o.entry("ld").or_insert(ld);
             }
         }
         let path: Vec<&str> = if top.contains(&parts[0]) {

@@ -38,8 +38,10 @@ pub mod dram;
 pub mod events;
 pub mod hints;
 pub mod icc;
+pub mod ld_cache;
 pub mod mem;
 pub mod noc;
+pub mod prefetch;
 pub mod sm;
 pub mod stats;
 pub mod tb_sched;
@@ -386,8 +388,24 @@ pub fn simulate_with_info(
         let resident = x.min(num_tbs.div_ceil(n).max(1));
         let (l1_bytes, carveout, sm_cfg) = l1_for(cfg, resident, shared_bytes as u64);
         let decision = std::sync::Arc::new(warp_sched::KernelDecision::default());
+        let ld_hints = std::sync::Arc::new(opts.hints.clone());
         let sms: Vec<sm::Sm> = (0..n)
-            .map(|i| sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs, &decision))
+            .map(|i| {
+                let mut s =
+                    sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs, &decision);
+                if cfg.ld.active() {
+                    // `--cache-policy ld` / `--prefetch` (issue 17): the L1's LD state.
+                    let line = u64::from(sm_cfg.gpu.l1.line_bytes);
+                    s.set_ld(ld_cache::LdL1::new(
+                        &cfg.ld,
+                        ld_hints.clone(),
+                        shape.grid,
+                        l1_bytes,
+                        line,
+                    ));
+                }
+                s
+            })
             .collect();
         let memsys = mem::MemSystem::new(cfg);
         Ok((
@@ -530,9 +548,13 @@ pub fn simulate_with_info(
     }
     let mut l1 = cache::CacheStats::default();
     let mut total = SmStats::default();
+    let mut ld = cfg.ld.active().then(ld_cache::LdStats::default);
     for s in &sms {
         l1 += s.l1_stats();
         total += s.stats();
+        if let (Some(t), Some(x)) = (&mut ld, s.ld_stats()) {
+            *t += x;
+        }
     }
     let cycles = now;
     let info = RunInfo {
@@ -565,6 +587,7 @@ pub fn simulate_with_info(
         ipaws: (opts.warp_policy == WarpPolicy::Ipaws)
             .then(|| decision.stats(sms.iter().filter_map(sm::Sm::warp_phases).collect())),
         icc: memsys.icc_stats(),
+        ld,
         config: cfg.clone(),
     };
     Ok((stats, info))

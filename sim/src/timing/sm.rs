@@ -16,7 +16,9 @@
 
 use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::{PipelineConfig, TimingConfig};
+use super::ld_cache::{LdL1, LdStats};
 use super::mem::{MemSystem, Reply, ReqKind};
+use super::prefetch::Prefetch;
 use super::stats::SmStats;
 use super::trace::{Class, Kernel, MemOp, TbStream, Tracer, WarpTrace, NO_MEM};
 use super::warp_sched::{CoreSched, KernelDecision, SmPhases, WarpPolicy};
@@ -285,6 +287,16 @@ impl<'p> Sm<'p> {
         self.l1.stats()
     }
 
+    /// Gives the L1 the Locality Descriptor mechanisms (`--cache-policy ld`, `--prefetch`).
+    pub fn set_ld(&mut self, ld: LdL1) {
+        self.l1.set_ld(ld);
+    }
+
+    /// Their counters, when the L1 has them.
+    pub fn ld_stats(&self) -> Option<&LdStats> {
+        self.l1.ld().map(LdL1::stats)
+    }
+
     /// TBs that finished since the last call.
     pub fn take_finished(&mut self, out: &mut Vec<u32>) {
         out.append(&mut self.finished);
@@ -415,6 +427,7 @@ impl<'p> Sm<'p> {
         waiters.clear();
         match r.kind {
             ReqKind::Read => {
+                self.l1.ld_tick(now);
                 self.l1.fill_into(r.block, &mut waiters);
             }
             ReqKind::Atomic => {
@@ -791,6 +804,17 @@ impl<'p> Sm<'p> {
                             Outcome::Miss => {
                                 ld.remaining += 1;
                                 mem.send(self.id, block, self.block_bytes, ReqKind::Read, at);
+                                // `--prefetch` (issue 17, `super::prefetch`).
+                                let resident = self.ctxs.iter().flatten().map(|c| c.tb);
+                                if let Some(t) = self
+                                    .l1
+                                    .ld()
+                                    .and_then(|x| x.prefetch_target(block, resident))
+                                {
+                                    if self.l1.prefetch(t) == Prefetch::Issued {
+                                        mem.send(self.id, t, self.block_bytes, ReqKind::Read, at);
+                                    }
+                                }
                             }
                             Outcome::ReservationFail => {
                                 e.refused = true;

@@ -84,6 +84,10 @@ pub struct Stats {
     /// `--icc`; absent otherwise, so other runs' JSON is unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icc: Option<super::icc::IccStats>,
+    /// The Locality Descriptor's L1 mechanisms (`--cache-policy ld`, `--prefetch`; absent
+    /// when neither is on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ld: Option<super::ld_cache::LdStats>,
     /// The configuration the run used.
     pub config: TimingConfig,
 }
