@@ -302,12 +302,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let t = Instant::now();
     let loaded = args.target.load()?;
     times.since("load", t);
-    let (module, launch, bound, f) = (
-        &loaded.module,
-        &loaded.launch,
-        &loaded.bound,
-        loaded.kernel(),
-    );
+    let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
     let gran = match args.granularity {
         Gran::Line => Granularity::Line(args.line_size),
         Gran::Sector => Granularity::Sector,
