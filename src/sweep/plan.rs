@@ -546,6 +546,54 @@ launch = "kernels/mm_naive/small.json"
     }
 
     #[test]
+    fn rb_leaf_expands_rb_ts_only_and_enters_the_key() {
+        // Default: `lt`, on rb-ts runs only.
+        let p = plan_at_root(&format!(
+            "gpus = [\"volta\"]\ntb_policies = [\"lrr\", \"rb-ts\"]\n{KERNEL}"
+        ))
+        .expect("plan");
+        let leaves: Vec<Option<&str>> = p.runs.iter().map(|r| r.rb_leaf.as_deref()).collect();
+        assert_eq!(leaves, vec![None, Some("lt")]);
+        // A list: rb-ts once per rule (after the policy, before stealing), lrr once.
+        let both = plan_at_root(&format!(
+            "gpus = [\"volta\"]\ntb_policies = [\"lrr\", \"rb-ts\"]\nrb_leaf = [\"lt\", \"LE\"]\nsteal = [true, false]\n{KERNEL}"
+        ))
+        .expect("plan");
+        let runs: Vec<(&str, Option<&str>, bool)> = both
+            .runs
+            .iter()
+            .map(|r| (r.tb_policy.as_str(), r.rb_leaf.as_deref(), r.steal))
+            .collect();
+        assert_eq!(
+            runs,
+            vec![
+                ("lrr", None, false),
+                ("rb-ts", Some("lt"), true),
+                ("rb-ts", Some("lt"), false),
+                ("rb-ts", Some("le"), true),
+                ("rb-ts", Some("le"), false),
+            ]
+        );
+        // The rule is in the key; lrr's key does not depend on it.
+        assert_ne!(both.runs[1].key, both.runs[3].key);
+        let one = plan_at_root(&format!(
+            "gpus = [\"volta\"]\ntb_policies = [\"lrr\", \"rb-ts\"]\nrb_leaf = \"le\"\n{KERNEL}"
+        ))
+        .expect("plan");
+        assert_eq!(one.runs[0].key, p.runs[0].key);
+        assert_eq!(one.runs[1].rb_leaf.as_deref(), Some("le"));
+        assert_eq!(one.runs[1].key, both.runs[3].key);
+        for bad in ["rb_leaf = [\"lte\"]", "rb_leaf = []"] {
+            let err = plan_at_root(&format!(
+                "gpus = [\"volta\"]\ntb_policies = [\"rb-ts\"]\n{bad}\n{KERNEL}"
+            ))
+            .expect_err(bad)
+            .to_string();
+            assert!(err.contains("rb_leaf"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
     fn keys_follow_content_not_spelling() {
         let a = plan_at_root(&format!(
             "gpus = [\"volta\"]\ntb_policies = [\"lrr\"]\n{KERNEL}"

@@ -324,6 +324,7 @@ mod tests {
             warp_policy: "gto".into(),
             steal: false,
             overrides: vec![],
+            rb_leaf: None,
             max_instructions: 1,
             locality_class: Some("high".into()),
             inter_tb_fraction: Some(0.75),

@@ -518,6 +518,24 @@ mod tests {
     }
 
     #[test]
+    fn rb_ts_leaf_rule_named_where_it_is_not_the_default() {
+        let lt = rec("a", "rb-ts", true, 800, 50);
+        assert_eq!(policy_label(&lt), "rb-ts");
+        let mut le = rec("a", "rb-ts", false, 800, 50);
+        le.rb_leaf = Some("le".into());
+        assert_eq!(policy_label(&le), "rb-ts le no-steal");
+        // A record from before the rule was recorded was made with `<= x`.
+        let mut old = rec("a", "rb-ts", true, 800, 50);
+        old.rb_leaf = None;
+        assert_eq!(policy_label(&old), "rb-ts le");
+        let line = serde_json::to_string(&old).unwrap();
+        assert!(!line.contains("rb_leaf"));
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.rb_leaf(), Some("le"));
+        assert_eq!(policy_label(&rec("a", "kway-ts", true, 1, 1)), "kway-ts");
+    }
+
+    #[test]
     fn speedup_and_l2_normalised_to_lrr_with_class_means() {
         let rs = vec![
             rec("a", "lrr", false, 1000, 100),
