@@ -8,6 +8,9 @@
 //! `--shared-bytes`, else the `ptxas` numbers the analysis document carries from the launch
 //! file (the architecture nearest the GPU's), else the liveness estimate the document
 //! carries. The reason goes to stderr and into the schedule JSON (`occupancy`).
+//!
+//! RB-TS's leaf rule is PAVER Algorithm 1's `< x` unless `--rb-leaf le` (`--strict-less` is
+//! the older spelling of `--rb-leaf lt`); the schedule records it in `stats.strict_less`.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -100,15 +103,7 @@ pub enum RbLeaf {
 }
 
 impl RbLeaf {
-    /// The name on the command line and in sweep records: `lt` or `le`.
-    pub fn name(self) -> &'static str {
-        match self {
-            RbLeaf::Lt => "lt",
-            RbLeaf::Le => "le",
-        }
-    }
-
-    /// The rule named `lt` or `le`.
+    /// The rule named `lt` or `le` (as on the command line and in sweep plans and records).
     pub fn parse(s: &str) -> Option<RbLeaf> {
         match s {
             "lt" => Some(RbLeaf::Lt),
