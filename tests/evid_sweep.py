@@ -8,8 +8,9 @@ configurations of issue 12, with the `paver` binary as a user runs it:
     paver simulate PTX --launch L --gpu G --tb-policy P [--schedule S.json] -o stats.json
 
 (stealing as each policy's default: on for kway-ts and rb-ts, off for mst-ts; RB-TS with
-`--strict-less`, the leaf rule of PAVER Algorithm 1 and §4.3, "until the partition size is
-less than" x, unless `--rb-leaf le`, the CLI's default `<= x`). Prints the
+`--rb-leaf lt`, the leaf rule of PAVER Algorithm 1 and §4.3, "until the partition size is
+less than" x and the CLI's default, unless `--rb-leaf le`, `<= x`, the CLI's default before
+issue 12). Prints the
 Markdown table of docs/VALIDATION.md and, at the end, the checks of issue 12: RB-TS makes
 fewer L2 accesses than LRR on every high-locality kernel (PAVER §6: at least 50 % of the
 data references inter-TB, Fig. 2's "inter-TB" + "intra-TB and inter-TB"), and is not slower
@@ -64,6 +65,7 @@ def run(cmd):
 def one(paver, cache, d, launch, gpu, policy, rb_leaf="lt"):
     """Runs one simulation (and its partition); returns the row's numbers."""
     tag = os.path.basename(launch)[:-5]
+    # `.lt` for the paper's rule; `<= x` runs keep the names they had before the suffix.
     suffix = ".lt" if policy == "rb-ts" and rb_leaf == "lt" else ""
     base = os.path.join(cache, f"{d}.{tag}.{gpu}.{policy}{suffix}")
     stats_path = base + ".stats.json"
@@ -75,8 +77,8 @@ def one(paver, cache, d, launch, gpu, policy, rb_leaf="lt"):
         if policy in PAVER:
             analyze = [paver, "analyze", ptx, "--launch", launch, "--policy", policy,
                        "--gpu", gpu, "--schedule", sched_path, "-o", os.devnull]
-            if suffix:
-                analyze.append("--strict-less")
+            if policy == "rb-ts":
+                analyze += ["--rb-leaf", rb_leaf]
             run(analyze)
             cmd[cmd.index("--quiet"):cmd.index("--quiet")] = ["--schedule", sched_path]
         run(cmd)
@@ -116,8 +118,8 @@ def main():
     ap.add_argument("--paver", default=os.path.join(ROOT, "target", "release", "paver"))
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--rb-leaf", choices=["lt", "le"], default="lt",
-                    help="RB-TS leaf rule: lt = size < x (PAVER Algorithm 1, --strict-less), "
-                         "le = size <= x (the CLI default)")
+                    help="RB-TS leaf rule, passed to `paver analyze --rb-leaf`: lt = size < x "
+                         "(PAVER Algorithm 1, the CLI default), le = size <= x")
     ap.add_argument("filters", nargs="*")
     a = ap.parse_args()
     gpus = a.gpus.split(",")

@@ -64,7 +64,9 @@ pub struct ScheduleStats {
     pub partition_ms: f64,
     /// METIS seed used.
     pub seed: i32,
-    /// RB-TS leaf rule: true = `size < x`, false = `size <= x`.
+    /// RB-TS leaf rule the groups were made with ([`crate::Params::strict_less`]): true =
+    /// `size < x` (PAVER Algorithm 1, the default), false = `size <= x` (`--rb-leaf le`).
+    /// Recorded for every policy, though only RB-TS reads it.
     pub strict_less: bool,
 }
 

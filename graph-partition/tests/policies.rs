@@ -140,30 +140,49 @@ fn hierarchy() -> Graph {
 }
 
 #[test]
-fn rb_ts_bisects_breadth_first_until_parts_fit() {
-    // Root: cut the weight-1 edges -> {0,1,4,5} | {2,3,6,7} (4 > x = 2, both queued).
-    // Each: cut the weight-10 edges -> {0,5},{1,4} and {2,7},{3,6}, size 2 <= x: leaves.
-    let groups = RbTs.groups(&hierarchy(), &Params::new(2, 2)).unwrap();
+fn rb_ts_bisects_breadth_first_until_parts_are_below_x() {
+    // The default, PAVER Algorithm 1's `< maxTB`, with x = 4 (N = 2: one wave is the 8 TBs).
+    // Root: cut the weight-1 edges -> {0,1,4,5} | {2,3,6,7} (4 is not < 4, both queued).
+    // Each: cut the weight-10 edges -> {0,5},{1,4} and {2,7},{3,6}, size 2 < 4: leaves,
+    // left = the half holding the smaller TB id.
+    let p = Params::new(2, 4);
+    assert!(p.strict_less, "the paper's rule is the default");
+    let groups = RbTs.groups(&hierarchy(), &p).unwrap();
     assert_eq!(groups, vec![vec![0, 5], vec![1, 4], vec![2, 7], vec![3, 6]]);
 }
 
 #[test]
-fn rb_ts_strict_less_splits_one_level_more() {
-    // `< maxTB` with x = 2: a pair is not a leaf, so every pair is split into singletons,
-    // left = the TB with the smaller id.
-    let mut p = Params::new(2, 2);
-    p.strict_less = true;
-    let groups = RbTs.groups(&hierarchy(), &p).unwrap();
+fn rb_ts_default_rule_splits_a_part_of_exactly_x() {
+    // x = 2: a pair is not < 2, so every pair is split into singletons, left = the TB
+    // with the smaller id.
+    let groups = RbTs.groups(&hierarchy(), &Params::new(2, 2)).unwrap();
     let flat: Vec<Vec<u32>> = [0, 5, 1, 4, 2, 7, 3, 6].iter().map(|&t| vec![t]).collect();
     assert_eq!(groups, flat);
 }
 
 #[test]
+fn rb_ts_le_rule_keeps_a_part_of_exactly_x() {
+    // `<= x` (`strict_less = false`, `--rb-leaf le`) with x = 2: the root and its halves
+    // are split as above, and the pairs, size 2 <= 2, are leaves.
+    let mut p = Params::new(2, 2);
+    p.strict_less = false;
+    let groups = RbTs.groups(&hierarchy(), &p).unwrap();
+    assert_eq!(groups, vec![vec![0, 5], vec![1, 4], vec![2, 7], vec![3, 6]]);
+    // With x = 4 the `<=` rule stops one level higher: {0,1,4,5} and {2,3,6,7} (4 <= 4).
+    let mut p = Params::new(2, 4);
+    p.strict_less = false;
+    let groups = RbTs.groups(&hierarchy(), &p).unwrap();
+    assert_eq!(groups, vec![vec![0, 1, 4, 5], vec![2, 3, 6, 7]]);
+}
+
+#[test]
 fn rb_ts_leaves_left_to_right_not_breadth_first() {
     // 7 TBs, x = 3. {4,5,6} a heavy triangle, {0,1},{2,3} heavy pairs joined by weight 5.
+    // With the `<= x` rule (the order is the point here, not the rule):
     // Root -> {0,1,2,3} (left: holds TB 0, 4 > 3, queued) | {4,5,6} (3 <= 3: leaf found
     // first). Then {0,1} | {2,3}. Breadth-first discovery would give (4,5,6),(0,1),(2,3);
-    // left to right gives (0,1),(2,3),(4,5,6).
+    // left to right gives (0,1),(2,3),(4,5,6). The default `< x` rule with x = 4 makes the
+    // same tree (3 < 4 a leaf, 4 not), with N = 1 so that 7 TBs are more than one wave.
     let graph = g(
         7,
         &[
@@ -177,7 +196,11 @@ fn rb_ts_leaves_left_to_right_not_breadth_first() {
             (3, 4, 1),
         ],
     );
-    let groups = RbTs.groups(&graph, &Params::new(2, 3)).unwrap();
+    let mut le = Params::new(2, 3);
+    le.strict_less = false;
+    let groups = RbTs.groups(&graph, &le).unwrap();
+    assert_eq!(groups, vec![vec![0, 1], vec![2, 3], vec![4, 5, 6]]);
+    let groups = RbTs.groups(&graph, &Params::new(1, 4)).unwrap();
     assert_eq!(groups, vec![vec![0, 1], vec![2, 3], vec![4, 5, 6]]);
 }
 
@@ -361,16 +384,53 @@ fn groups_shrink_so_every_sm_gets_work_on_a_small_grid() {
     let mst = MstTs.groups(&g, &p).unwrap();
     assert!(mst[..16].iter().all(|l| l.len() == 4));
     assert!(mst[16..].iter().all(|l| l.len() == 3));
-    // The paper's fixed x: RB-TS leaves of 8 TBs (256 = 2^5 * 8), 32 groups on 32 SMs.
+    // The paper's fixed x: a part of 8 is not < 8, so the balanced bisection of 256 = 2^8
+    // TBs goes one level below 8: leaves of 4, 2^6 = 64 groups on 64 SMs (16 idle).
     let mut fixed = p.clone();
     fixed.fixed_group_size = true;
     assert!(!fixed.shrinks(256));
     assert_eq!(fixed.group_size(256), 8);
     let rb = RbTs.groups(&g, &fixed).unwrap();
+    assert_eq!(rb.len(), 64);
+    assert!(rb.iter().all(|l| l.len() == 4));
+    assert_eq!(busy_sms(&rb, 80), 64);
+    // With `<= x` (`--rb-leaf le`) the parts of 8 are leaves: 2^5 = 32 groups on 32 SMs.
+    fixed.strict_less = false;
+    let rb = RbTs.groups(&g, &fixed).unwrap();
     assert_eq!(rb.len(), 32);
     assert_eq!(busy_sms(&rb, 80), 32);
     let mst = MstTs.groups(&g, &fixed).unwrap();
     assert_eq!(mst.len(), 32);
+}
+
+#[test]
+fn rb_ts_leaf_bound_on_a_grid_just_short_of_a_wave() {
+    // The 7 TBs of `rb_ts_leaves_left_to_right_not_breadth_first` on N = 2, x = 4: one
+    // wave is 8, so the grid shrinks, but one SM's share is ceil(7 / 2) = 4 = x. A leaf is
+    // at most the share and, by the paper's rule, below x: {4,5,6} (3) is a leaf, {0,1,2,3}
+    // (4) is split into {0,1} | {2,3}. Three leaves >= N: no further split.
+    let graph = g(
+        7,
+        &[
+            (4, 5, 50),
+            (5, 6, 50),
+            (4, 6, 50),
+            (0, 1, 50),
+            (2, 3, 50),
+            (0, 2, 5),
+            (1, 3, 5),
+            (3, 4, 1),
+        ],
+    );
+    let mut p = Params::new(2, 4);
+    assert!(p.shrinks(7));
+    assert_eq!(p.group_size(7), 4);
+    let groups = RbTs.groups(&graph, &p).unwrap();
+    assert_eq!(groups, vec![vec![0, 1], vec![2, 3], vec![4, 5, 6]]);
+    // `<= x`: {0,1,2,3} is at most the share, a leaf; two leaves = N.
+    p.strict_less = false;
+    let groups = RbTs.groups(&graph, &p).unwrap();
+    assert_eq!(groups, vec![vec![0, 1, 2, 3], vec![4, 5, 6]]);
 }
 
 #[test]
@@ -383,11 +443,36 @@ fn group_size_is_x_from_one_wave_up() {
     assert_eq!(p.group_size(5), 3);
     assert_eq!(p.group_size(3), 2);
     assert_eq!(p.group_size(1), 1);
-    // A grid of one wave or more is grouped as before: 1024 TBs on 80 SMs x 8.
+    // A grid of one wave or more keeps x as the bound: 1024 TBs on 80 SMs x 8. METIS's
+    // halves are balanced within its tolerance, not exactly, so the sizes are not all
+    // powers of two; but the two rules build the same tree (each part's bisection depends
+    // on that part alone) and differ only at parts of exactly 8: a leaf under `<= 8`, split
+    // once more under `< 8`. So the `<` leaves are the `<=` leaves with each leaf of 8
+    // replaced by its two halves, in place.
     let g = graph_partition::synthetic::gemm(32);
-    let rb = RbTs.groups(&g, &Params::new(80, 8)).unwrap();
-    assert!(rb.iter().all(|l| l.len() <= 8));
-    assert!(rb.iter().any(|l| l.len() > 4));
+    let p = Params::new(80, 8);
+    let lt = RbTs.groups(&g, &p).unwrap();
+    assert!(lt.iter().all(|l| l.len() < 8));
+    let mut le = p.clone();
+    le.strict_less = false;
+    let le = RbTs.groups(&g, &le).unwrap();
+    assert!(le.iter().all(|l| l.len() <= 8));
+    let eights = le.iter().filter(|l| l.len() == 8).count();
+    assert!(eights > 0, "the case the rules differ on occurs");
+    assert_eq!(lt.len(), le.len() + eights);
+    let mut k = 0;
+    for leaf in &le {
+        if leaf.len() == 8 {
+            let mut two: Vec<u32> = lt[k].iter().chain(&lt[k + 1]).copied().collect();
+            two.sort_unstable();
+            assert_eq!(&two, leaf, "the halves of {leaf:?}");
+            assert!(lt[k].len() < 8 && lt[k + 1].len() < 8);
+            k += 2;
+        } else {
+            assert_eq!(&lt[k], leaf);
+            k += 1;
+        }
+    }
 }
 
 #[test]

@@ -23,7 +23,7 @@ use launch::BoundLaunch;
 use ptx_parser::{Function, Module};
 use serde_json::json;
 
-use crate::cmd::partition::{self, PartitionOpts};
+use crate::cmd::partition::{self, LeafArgs, PartitionOpts};
 
 use crate::error::{write_atomic, write_atomic_with, write_pending, CliError, PendingFile};
 use crate::launch_args::{KernelLaunchArgs, Loaded};
@@ -138,9 +138,8 @@ struct AnalyzePartition {
     /// PATH; without one, the launch file's numbers or the estimate).
     #[arg(long, value_name = "PATH")]
     ptxas: Option<PathBuf>,
-    /// RB-TS leaf rule `< x` (PAVER Algorithm 1 as printed).
-    #[arg(long)]
-    strict_less: bool,
+    #[command(flatten)]
+    leaf: LeafArgs,
     /// Keep groups of x TBs on grids smaller than one wave (see `paver partition`).
     #[arg(long)]
     fixed_group_size: bool,
@@ -472,7 +471,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             registers: args.partition.registers,
             shared_bytes: None,
             ptxas: args.partition.ptxas.clone(),
-            strict_less: args.partition.strict_less,
+            leaf: args.partition.leaf,
             fixed_group_size: args.partition.fixed_group_size,
             sms_per_cluster: 1,
             seed: 1,

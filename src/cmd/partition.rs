@@ -8,6 +8,9 @@
 //! `--shared-bytes`, else the `ptxas` numbers the analysis document carries from the launch
 //! file (the architecture nearest the GPU's), else the liveness estimate the document
 //! carries. The reason goes to stderr and into the schedule JSON (`occupancy`).
+//!
+//! RB-TS's leaf rule is PAVER Algorithm 1's `< x` unless `--rb-leaf le` (`--strict-less` is
+//! the older spelling of `--rb-leaf lt`); the schedule records it in `stats.strict_less`.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -75,9 +78,8 @@ pub struct PartitionOpts {
     /// their own `--ptxas`).
     #[arg(skip)]
     pub ptxas: Option<PathBuf>,
-    /// RB-TS: a part is a leaf when its size is < x (PAVER Algorithm 1 as printed) instead of <= x.
-    #[arg(long)]
-    pub strict_less: bool,
+    #[command(flatten)]
+    pub leaf: LeafArgs,
     /// Keep groups of x TBs on grids smaller than one wave (PAVER as published); by
     /// default MST-TS and RB-TS shrink them to floor(TBs / SMs) so every SM gets work.
     #[arg(long)]
@@ -88,6 +90,60 @@ pub struct PartitionOpts {
     /// METIS seed.
     #[arg(long, default_value_t = 1)]
     pub seed: i32,
+}
+
+/// RB-TS's leaf rule (`--rb-leaf`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RbLeaf {
+    /// A part is a leaf when its size is `< x`: PAVER Algorithm 1 (`< maxTB`) and §4.3.
+    #[default]
+    Lt,
+    /// A part is a leaf when its size is `<= x` (the default before issue 12).
+    Le,
+}
+
+impl RbLeaf {
+    /// The rule named `lt` or `le` (as on the command line and in sweep plans and records).
+    pub fn parse(s: &str) -> Option<RbLeaf> {
+        match s {
+            "lt" => Some(RbLeaf::Lt),
+            "le" => Some(RbLeaf::Le),
+            _ => None,
+        }
+    }
+}
+
+/// `--rb-leaf lt|le` and its older spelling `--strict-less`, shared by every command that
+/// builds TB groups (`partition`, `analyze --policy`, `simulate`).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct LeafArgs {
+    /// RB-TS leaf rule: `lt`, a part is a leaf when its size is < x (PAVER Algorithm 1 and
+    /// §4.3, the default); `le`, when its size is <= x (the default before issue 12).
+    /// Recorded in the schedule as `stats.strict_less`.
+    #[arg(long, value_enum, value_name = "lt|le", default_value_t = RbLeaf::Lt)]
+    pub rb_leaf: RbLeaf,
+    /// Same as `--rb-leaf lt` (kept for scripts written when `le` was the default).
+    #[arg(long, conflicts_with = "rb_leaf")]
+    pub strict_less: bool,
+}
+
+impl LeafArgs {
+    /// The flags for `rule`.
+    pub fn of(rule: RbLeaf) -> LeafArgs {
+        LeafArgs {
+            rb_leaf: rule,
+            strict_less: false,
+        }
+    }
+
+    /// The rule asked for.
+    pub fn rule(&self) -> RbLeaf {
+        if self.strict_less {
+            RbLeaf::Lt
+        } else {
+            self.rb_leaf
+        }
+    }
 }
 
 fn gp_err(path: &Path, e: graph_partition::Error) -> CliError {
@@ -368,7 +424,7 @@ pub fn schedule(
     let gpu = crate::cmd::lookup_gpu(&opts.gpu)?;
     let occ = occupancy(opts, input, &gpu, origin)?;
     let mut params = Params::new(gpu.core.num_sms, occ.tbs_per_sm);
-    params.strict_less = opts.strict_less;
+    params.strict_less = opts.leaf.rule() == RbLeaf::Lt;
     params.fixed_group_size = opts.fixed_group_size;
     params.sms_per_cluster = opts.sms_per_cluster.max(1);
     params.seed = opts.seed;

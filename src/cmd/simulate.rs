@@ -20,7 +20,7 @@ use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, Wa
 use analysis::footprint::Granularity;
 
 use crate::cmd::analyze::group_tbs;
-use crate::cmd::partition::{self, PartitionOpts};
+use crate::cmd::partition::{self, LeafArgs, PartitionOpts};
 use crate::error::CliError;
 use crate::launch_args::{KernelLaunchArgs, Loaded};
 use crate::progress::Progress;
@@ -62,6 +62,10 @@ pub struct Args {
     /// No task stealing in the PAVER runtime, even for kway-ts and rb-ts schedules.
     #[arg(long)]
     no_steal: bool,
+    /// RB-TS leaf rule for the groups built here (without `--schedule`); see `paver
+    /// partition`.
+    #[command(flatten)]
+    leaf: LeafArgs,
     /// Threads the run may use (results do not depend on it): with 2, the launch's buffers
     /// are materialised beside the model's set-up.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -134,7 +138,7 @@ fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
         registers: args.registers,
         shared_bytes: None,
         ptxas: args.ptxas.clone(),
-        strict_less: false,
+        leaf: args.leaf,
         fixed_group_size: false,
         sms_per_cluster: 1,
         seed: 1,

@@ -1,5 +1,5 @@
 //! Running a plan: each launch is analysed once, its TB groups are built once per (GPU,
-//! PAVER policy, TBs-per-SM override), and every run of the launch is simulated from them.
+//! PAVER policy, TBs-per-SM override, RB-TS leaf rule), and every run of the launch is simulated from them.
 //! Launches and runs are spread over a pool of worker threads; each finished run is
 //! appended to `runs.jsonl` at once (so an interrupted sweep loses at most the runs in
 //! flight), and the whole file is rewritten in plan order at the end.
@@ -23,11 +23,22 @@ use sim::timing::{SimOptions, TbPolicy, WarpPolicy};
 use super::heatmap::Heatmap;
 use super::plan::{LaunchInput, Plan, RunSpec};
 use super::record::{Record, Timing, FORMAT};
-use crate::cmd::partition::PartitionOpts;
+use crate::cmd::partition::{LeafArgs, PartitionOpts, RbLeaf};
 use crate::launch_args::{KernelLaunchArgs, LaunchArgs, Loaded};
 
-/// What a schedule is built for: GPU (as the plan spells it), PAVER policy, x override.
-type ScheduleKey = (String, String, Option<u32>);
+/// What a schedule is built for: GPU (as the plan spells it), PAVER policy, x override,
+/// RB-TS leaf rule.
+type ScheduleKey = (String, String, Option<u32>, Option<String>);
+
+/// The schedule a PAVER run needs.
+fn schedule_key(r: &RunSpec) -> ScheduleKey {
+    (
+        r.gpu.clone(),
+        r.tb_policy.clone(),
+        tbs_override(&r.overrides),
+        r.rb_leaf.clone(),
+    )
+}
 
 /// A launch once analysed: what every run of it shares.
 struct Prepared {
@@ -118,7 +129,12 @@ fn schedule_for(p: &Prepared, input: &LaunchInput, run: &RunSpec) -> Result<Sche
         registers: None,
         shared_bytes: None,
         ptxas: None,
-        strict_less: false,
+        leaf: LeafArgs::of(
+            run.rb_leaf
+                .as_deref()
+                .and_then(RbLeaf::parse)
+                .unwrap_or_default(),
+        ),
         fixed_group_size: false,
         sms_per_cluster: 1,
         seed: 1,
@@ -188,6 +204,7 @@ fn record(
         warp_policy: run.warp_policy.clone(),
         steal: run.steal,
         overrides: run.overrides.clone(),
+        rb_leaf: run.rb_leaf.clone(),
         max_instructions: run.max_instructions,
         locality_class: prepared.map(|p| p.locality_class.clone()),
         inter_tb_fraction: prepared.map(|p| p.inter_tb_fraction),
@@ -257,27 +274,18 @@ fn run_launch(
             eprintln!("warning: heat map of {}: {e}", map.label());
         }
     }
-    // Groups once per (GPU, policy, x override), in parallel; then every run.
+    // Groups once per (GPU, policy, x override, leaf rule), in parallel; then every run.
     let mut schedule_keys: Vec<ScheduleKey> = runs
         .iter()
         .filter(|r| super::plan::is_paver(&r.tb_policy))
-        .map(|r| {
-            (
-                r.gpu.clone(),
-                r.tb_policy.clone(),
-                tbs_override(&r.overrides),
-            )
-        })
+        .map(|r| schedule_key(r))
         .collect();
     schedule_keys.sort();
     schedule_keys.dedup();
     let schedules: BTreeMap<ScheduleKey, (Result<Schedule, String>, f64)> = schedule_keys
         .par_iter()
         .map(|k| {
-            let run = runs
-                .iter()
-                .find(|r| (&r.gpu, &r.tb_policy, tbs_override(&r.overrides)) == (&k.0, &k.1, k.2))
-                .copied();
+            let run = runs.iter().find(|r| schedule_key(r) == *k).copied();
             let t = Instant::now();
             let s = match run {
                 Some(run) => guarded(|| schedule_for(&p, input, run)),
@@ -289,12 +297,7 @@ fn run_launch(
     let kernel = p.loaded.kernel().name.clone();
     runs.par_iter().for_each(|run| {
         let (schedule, partition_s) = if super::plan::is_paver(&run.tb_policy) {
-            let k = (
-                run.gpu.clone(),
-                run.tb_policy.clone(),
-                tbs_override(&run.overrides),
-            );
-            match schedules.get(&k) {
+            match schedules.get(&schedule_key(run)) {
                 Some((Ok(s), t)) => (Ok(Some(s.clone())), *t),
                 Some((Err(e), t)) => (Err(e.clone()), *t),
                 None => (Err("internal error: schedule missing".to_string()), 0.0),

@@ -2,12 +2,14 @@
 //! into an ordered list of runs, each with a content key that identifies its inputs.
 //!
 //! A plan is a cross product: kernels (PTX + launch file, globs allowed) x GPUs x TB
-//! policies x stealing (PAVER policies only) x warp policies x override sets. The expansion
+//! policies x RB-TS leaf rules (`rb-ts` only) x stealing (PAVER policies only) x warp
+//! policies x override sets. The expansion
 //! order is the plan's own order, nested in that sequence, so that run `i` of a plan is the
 //! same run on every machine; `--shard I/N` takes the runs whose index is `I` modulo `N`.
 //!
 //! The key of a run is the SHA-256 of its inputs' contents (PTX and launch bytes, the GPU
-//! configuration after overrides, the policies, the budget and paver's version), so a
+//! configuration after overrides, the policies, RB-TS's leaf rule, the budget and paver's
+//! version and build), so a
 //! resumed sweep recognises a run it has already made even if files moved, and re-runs it
 //! when any input changed.
 
@@ -37,12 +39,33 @@ struct PlanFile {
     /// empty set.
     #[serde(default)]
     overrides: Option<Vec<Vec<String>>>,
+    /// RB-TS leaf rules (`lt`: size < x, PAVER Algorithm 1; `le`: size <= x), one name or a
+    /// list; default `lt`. Other policies do not read it and are run once.
+    #[serde(default)]
+    rb_leaf: Option<OneOrMany>,
     /// Budget of warp instructions per TB.
     #[serde(default = "default_budget")]
     max_instructions: u64,
     /// The launches.
     #[serde(default)]
     kernels: Vec<KernelEntry>,
+}
+
+/// A plan value given as one string or a list of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
 }
 
 fn default_warp() -> Vec<String> {
@@ -130,6 +153,8 @@ pub struct RunSpec {
     pub steal: bool,
     /// Configuration overrides.
     pub overrides: Vec<String>,
+    /// RB-TS's leaf rule (`lt` or `le`) for `rb-ts` runs; `None` for the other policies.
+    pub rb_leaf: Option<String>,
     /// Warp-instruction budget per TB.
     pub max_instructions: u64,
     /// Content key (hex SHA-256), see the module docs.
@@ -263,6 +288,25 @@ impl Plan {
                 }
             })
             .collect::<Result<_, _>>()?;
+        let rb_leaves: Vec<String> = file
+            .rb_leaf
+            .clone()
+            .map_or_else(|| vec!["lt".to_string()], OneOrMany::into_vec);
+        if rb_leaves.is_empty() {
+            return Err(invalid("`rb_leaf` is empty (leave it out for `lt`)".into()));
+        }
+        let rb_leaves: Vec<String> = rb_leaves
+            .iter()
+            .map(|r| {
+                let r = r.to_ascii_lowercase();
+                match crate::cmd::partition::RbLeaf::parse(&r) {
+                    Some(_) => Ok(r),
+                    None => Err(invalid(format!(
+                        "rb_leaf: unknown rule `{r}` (expected lt or le)"
+                    ))),
+                }
+            })
+            .collect::<Result<_, _>>()?;
         let overrides = file.overrides.clone().unwrap_or_else(|| vec![Vec::new()]);
         if overrides.is_empty() {
             return Err(invalid(
@@ -305,34 +349,44 @@ impl Plan {
                     } else {
                         vec![false]
                     };
-                    for &steal in &steals {
-                        for w in &warp_policies {
-                            for set in &overrides {
-                                let key_text = serde_json::json!({
-                                    "paver": env!("CARGO_PKG_VERSION"),
-                                    "build": build_id(),
-                                    "ptx": l.ptx_sha256,
-                                    "launch": l.launch_sha256,
-                                    "kernel": l.kernel,
-                                    "gpu": fingerprints[&(g.clone(), set.clone())],
-                                    "tb_policy": p,
-                                    "warp_policy": w,
-                                    "steal": steal,
-                                    "max_instructions": file.max_instructions,
-                                })
-                                .to_string();
-                                runs.push(RunSpec {
-                                    index: runs.len(),
-                                    launch: li,
-                                    gpu: g.clone(),
-                                    gpu_name: names[g].clone(),
-                                    tb_policy: p.clone(),
-                                    warp_policy: w.clone(),
-                                    steal,
-                                    overrides: set.clone(),
-                                    max_instructions: file.max_instructions,
-                                    key: sha256_hex(key_text.as_bytes()),
-                                });
+                    let leaves: Vec<Option<String>> = if p == "rb-ts" {
+                        rb_leaves.iter().cloned().map(Some).collect()
+                    } else {
+                        vec![None]
+                    };
+                    for rb_leaf in &leaves {
+                        for &steal in &steals {
+                            for w in &warp_policies {
+                                for set in &overrides {
+                                    let mut key = serde_json::json!({
+                                        "paver": env!("CARGO_PKG_VERSION"),
+                                        "build": build_id(),
+                                        "ptx": l.ptx_sha256,
+                                        "launch": l.launch_sha256,
+                                        "kernel": l.kernel,
+                                        "gpu": fingerprints[&(g.clone(), set.clone())],
+                                        "tb_policy": p,
+                                        "warp_policy": w,
+                                        "steal": steal,
+                                        "max_instructions": file.max_instructions,
+                                    });
+                                    if let Some(r) = rb_leaf {
+                                        key["rb_leaf"] = r.as_str().into();
+                                    }
+                                    runs.push(RunSpec {
+                                        index: runs.len(),
+                                        launch: li,
+                                        gpu: g.clone(),
+                                        gpu_name: names[g].clone(),
+                                        tb_policy: p.clone(),
+                                        warp_policy: w.clone(),
+                                        steal,
+                                        overrides: set.clone(),
+                                        rb_leaf: rb_leaf.clone(),
+                                        max_instructions: file.max_instructions,
+                                        key: sha256_hex(key.to_string().as_bytes()),
+                                    });
+                                }
                             }
                         }
                     }
@@ -489,6 +543,54 @@ launch = "kernels/mm_naive/small.json"
             steal,
             vec![("mst-ts".to_string(), false), ("rb-ts".to_string(), true)]
         );
+    }
+
+    #[test]
+    fn rb_leaf_expands_rb_ts_only_and_enters_the_key() {
+        // Default: `lt`, on rb-ts runs only.
+        let p = plan_at_root(&format!(
+            "gpus = [\"volta\"]\ntb_policies = [\"lrr\", \"rb-ts\"]\n{KERNEL}"
+        ))
+        .expect("plan");
+        let leaves: Vec<Option<&str>> = p.runs.iter().map(|r| r.rb_leaf.as_deref()).collect();
+        assert_eq!(leaves, vec![None, Some("lt")]);
+        // A list: rb-ts once per rule (after the policy, before stealing), lrr once.
+        let both = plan_at_root(&format!(
+            "gpus = [\"volta\"]\ntb_policies = [\"lrr\", \"rb-ts\"]\nrb_leaf = [\"lt\", \"LE\"]\nsteal = [true, false]\n{KERNEL}"
+        ))
+        .expect("plan");
+        let runs: Vec<(&str, Option<&str>, bool)> = both
+            .runs
+            .iter()
+            .map(|r| (r.tb_policy.as_str(), r.rb_leaf.as_deref(), r.steal))
+            .collect();
+        assert_eq!(
+            runs,
+            vec![
+                ("lrr", None, false),
+                ("rb-ts", Some("lt"), true),
+                ("rb-ts", Some("lt"), false),
+                ("rb-ts", Some("le"), true),
+                ("rb-ts", Some("le"), false),
+            ]
+        );
+        // The rule is in the key; lrr's key does not depend on it.
+        assert_ne!(both.runs[1].key, both.runs[3].key);
+        let one = plan_at_root(&format!(
+            "gpus = [\"volta\"]\ntb_policies = [\"lrr\", \"rb-ts\"]\nrb_leaf = \"le\"\n{KERNEL}"
+        ))
+        .expect("plan");
+        assert_eq!(one.runs[0].key, p.runs[0].key);
+        assert_eq!(one.runs[1].rb_leaf.as_deref(), Some("le"));
+        assert_eq!(one.runs[1].key, both.runs[3].key);
+        for bad in ["rb_leaf = [\"lte\"]", "rb_leaf = []"] {
+            let err = plan_at_root(&format!(
+                "gpus = [\"volta\"]\ntb_policies = [\"rb-ts\"]\n{bad}\n{KERNEL}"
+            ))
+            .expect_err(bad)
+            .to_string();
+            assert!(err.contains("rb_leaf"), "{bad}: {err}");
+        }
     }
 
     #[test]

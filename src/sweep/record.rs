@@ -58,6 +58,11 @@ pub struct Record {
     pub steal: bool,
     /// Configuration overrides (`KEY=VALUE`).
     pub overrides: Vec<String>,
+    /// RB-TS's leaf rule, `lt` (size < x, PAVER Algorithm 1) or `le` (size <= x), for
+    /// `rb-ts` runs; absent for the other policies. An `rb-ts` record without it was made
+    /// before the rule was recorded, when sweeps always used `le` (see [`Record::rb_leaf`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rb_leaf: Option<String>,
     /// Warp-instruction budget per TB.
     pub max_instructions: u64,
     /// PAVER §6.2 class of the launch: `high` (at least half of the data references are to
@@ -88,6 +93,17 @@ impl Record {
     /// Whether the run succeeded.
     pub fn ok(&self) -> bool {
         self.status == "ok"
+    }
+
+    /// RB-TS's leaf rule this record was made with: its `rb_leaf`, or `le` for an `rb-ts`
+    /// record made before the rule was recorded (sweeps then built RB-TS groups with
+    /// `<= x`); `None` for the other policies.
+    pub fn rb_leaf(&self) -> Option<&str> {
+        match (&self.rb_leaf, self.tb_policy.as_str()) {
+            (Some(r), _) => Some(r),
+            (None, "rb-ts") => Some("le"),
+            (None, _) => None,
+        }
     }
 
     /// A statistic by its dotted path (`l2.accesses`), as a number.
@@ -166,6 +182,7 @@ const INPUT_COLUMNS: &[&str] = &[
     "tb_policy",
     "warp_policy",
     "steal",
+    "rb_leaf",
     "overrides",
     "locality_class",
     "inter_tb_fraction",
@@ -230,6 +247,7 @@ pub fn to_csv(records: &[Record]) -> String {
                 ("tb_policy".into(), r.tb_policy.clone()),
                 ("warp_policy".into(), r.warp_policy.clone()),
                 ("steal".into(), r.steal.to_string()),
+                ("rb_leaf".into(), r.rb_leaf().unwrap_or("").to_string()),
                 ("overrides".into(), r.overrides.join(";")),
                 (
                     "locality_class".into(),
@@ -306,6 +324,7 @@ mod tests {
             warp_policy: "gto".into(),
             steal: false,
             overrides: vec![],
+            rb_leaf: None,
             max_instructions: 1,
             locality_class: Some("high".into()),
             inter_tb_fraction: Some(0.75),
@@ -331,7 +350,8 @@ mod tests {
             "{header:?}"
         );
         assert!(!header.contains(&"sms"));
-        assert!(lines[1].starts_with("k,titanv,lrr,gto,false,,high,0.75,ok,,\"a,b.ptx\""));
+        // steal false, rb_leaf empty (not rb-ts), overrides empty.
+        assert!(lines[1].starts_with("k,titanv,lrr,gto,false,,,high,0.75,ok,,\"a,b.ptx\""));
         assert!(lines[1].ends_with(",10,7,3"), "{}", lines[1]);
         assert!(lines[2].contains("\"boom \"\"x\"\"\""), "{}", lines[2]);
         assert!(

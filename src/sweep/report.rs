@@ -70,16 +70,20 @@ fn launch_label(r: &Record) -> String {
     format!("{} ({stem})", r.kernel)
 }
 
-/// The policy as a column: stealing is named only where it departs from the policy's
-/// default (`rb-ts` steals, `rb-ts no-steal` does not; `mst-ts steal` does).
+/// The policy as a column: RB-TS's leaf rule and stealing are named only where they
+/// depart from the defaults (`rb-ts` steals with leaves `< x`; `rb-ts le` has leaves
+/// `<= x`, as every `rb-ts` record made before the rule was recorded; `rb-ts no-steal`
+/// does not steal; `mst-ts steal` does).
 pub fn policy_label(r: &Record) -> String {
-    if !is_paver(&r.tb_policy) || r.steal == sim::timing::steals_by_default(&r.tb_policy) {
-        r.tb_policy.clone()
-    } else if r.steal {
-        format!("{} steal", r.tb_policy)
-    } else {
-        format!("{} no-steal", r.tb_policy)
+    let mut label = r.tb_policy.clone();
+    if let Some(rule) = r.rb_leaf().filter(|&rule| rule != "lt") {
+        label.push(' ');
+        label.push_str(rule);
     }
+    if is_paver(&r.tb_policy) && r.steal != sim::timing::steals_by_default(&r.tb_policy) {
+        label.push_str(if r.steal { " steal" } else { " no-steal" });
+    }
+    label
 }
 
 /// The setting a table compares policies under: GPU, warp policy, overrides.
@@ -270,13 +274,28 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
         // Fig. 13: for each PAVER policy run both with and without stealing.
         let mut steal_rows = Vec::new();
         for (k, by_policy) in kernels {
-            for p in ["mst-ts", "kway-ts", "rb-ts", "ld"] {
-                let with = by_policy.values().find(|r| r.tb_policy == p && r.steal);
-                let without = by_policy.values().find(|r| r.tb_policy == p && !r.steal);
-                if let (Some(w), Some(n)) = (with, without) {
+            // RB-TS once per leaf rule (`rb-ts`, `rb-ts le`), as in the other tables.
+            let variants = [
+                ("mst-ts", None),
+                ("kway-ts", None),
+                ("rb-ts", Some("lt")),
+                ("rb-ts", Some("le")),
+                ("ld", None),
+            ];
+            for (p, rule) in variants {
+                let find = |steal: bool| {
+                    by_policy
+                        .values()
+                        .find(|r| r.tb_policy == p && r.steal == steal && r.rb_leaf() == rule)
+                };
+                if let (Some(w), Some(n)) = (find(true), find(false)) {
+                    let name = match rule {
+                        Some("le") => format!("{p} le"),
+                        _ => p.to_string(),
+                    };
                     steal_rows.push(vec![
                         k.clone(),
-                        p.to_string(),
+                        name,
                         fmt3(n.stat("cycles").zip(w.stat("cycles")).map(|(a, b)| a / b)),
                         w.stat("stolen_tbs").map_or("-".into(), |v| format!("{v}")),
                         fmt3(
@@ -480,6 +499,7 @@ mod tests {
             warp_policy: "gto".into(),
             steal,
             overrides: vec![],
+            rb_leaf: (policy == "rb-ts").then(|| "lt".into()),
             max_instructions: 1,
             locality_class: Some(if kernel == "a" { "high" } else { "low" }.into()),
             inter_tb_fraction: None,
@@ -495,6 +515,24 @@ mod tests {
                 "config": {"gpu": {"core": {"clock_mhz": 1000}}}
             })),
         }
+    }
+
+    #[test]
+    fn rb_ts_leaf_rule_named_where_it_is_not_the_default() {
+        let lt = rec("a", "rb-ts", true, 800, 50);
+        assert_eq!(policy_label(&lt), "rb-ts");
+        let mut le = rec("a", "rb-ts", false, 800, 50);
+        le.rb_leaf = Some("le".into());
+        assert_eq!(policy_label(&le), "rb-ts le no-steal");
+        // A record from before the rule was recorded was made with `<= x`.
+        let mut old = rec("a", "rb-ts", true, 800, 50);
+        old.rb_leaf = None;
+        assert_eq!(policy_label(&old), "rb-ts le");
+        let line = serde_json::to_string(&old).unwrap();
+        assert!(!line.contains("rb_leaf"));
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.rb_leaf(), Some("le"));
+        assert_eq!(policy_label(&rec("a", "kway-ts", true, 1, 1)), "kway-ts");
     }
 
     #[test]

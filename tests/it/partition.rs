@@ -371,3 +371,87 @@ fn policy_ld_clusters_by_the_analysiss_descriptors() {
         let _ = std::fs::remove_file(p);
     }
 }
+
+/// RB-TS's leaf rule on every command that builds groups: `< x` (PAVER Algorithm 1) by
+/// default, `--rb-leaf le` for `<= x`, `--strict-less` an alias of `--rb-leaf lt`; the
+/// schedule records the rule (`stats.strict_less`). The graph: pairs {0,5},{1,4},{2,7},
+/// {3,6} (weight 100), pairs of pairs joined by weight 10 ({0,5}+{1,4}, {2,7}+{3,6}), the
+/// two halves by weight 1. With x = 4 (and the paper's fixed x, so the 8 TBs on Fermi's 15
+/// SMs do not shrink the groups) the bisection cuts the weight-1 edges first: halves of 4,
+/// leaves under `<= 4`; under `< 4` they are cut again along the weight-10 edges into the
+/// four pairs.
+#[test]
+fn rb_leaf_rule_default_alias_and_record() {
+    let graph = temp("hierarchy").with_extension("graph");
+    // METIS format, 1-based, fmt 001 (edge weights): vertex i+1's neighbours and weights.
+    std::fs::write(
+        &graph,
+        "8 10 001\n6 100 2 10\n5 100 1 10 3 1\n8 100 4 10 2 1\n7 100 3 10\n\
+         2 100 6 10\n1 100 5 10 7 1\n4 100 8 10 6 1\n3 100 7 10\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| -> Value {
+        let out = temp("rb-leaf");
+        let mut args = vec![
+            "partition",
+            graph.to_str().unwrap(),
+            "--policy",
+            "rb-ts",
+            "--gpu",
+            "fermi",
+            "--tbs-per-sm",
+            "4",
+            "--fixed-group-size",
+            "--quiet",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        paver_ok(&args);
+        let s: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let _ = std::fs::remove_file(&out);
+        s
+    };
+    let pairs = serde_json::json!([[0, 5], [1, 4], [2, 7], [3, 6]]);
+    let halves = serde_json::json!([[0, 1, 4, 5], [2, 3, 6, 7]]);
+    for (extra, groups, strict) in [
+        (&[][..], &pairs, true),
+        (&["--rb-leaf", "lt"][..], &pairs, true),
+        (&["--strict-less"][..], &pairs, true),
+        (&["--rb-leaf", "le"][..], &halves, false),
+    ] {
+        let s = run(extra);
+        assert_eq!(&s["groups"], groups, "{extra:?}");
+        assert_eq!(s["stats"]["strict_less"], strict, "{extra:?}");
+    }
+    // The alias cannot contradict the new flag; a rule outside lt|le is refused.
+    let e = crate::common::paver_err(&[
+        "partition",
+        graph.to_str().unwrap(),
+        "--strict-less",
+        "--rb-leaf",
+        "le",
+    ]);
+    assert!(
+        e.contains("--strict-less") && e.contains("--rb-leaf"),
+        "{e}"
+    );
+    for cmd in [
+        &["partition", graph.to_str().unwrap()][..],
+        &[
+            "analyze",
+            "x.ptx",
+            "--policy",
+            "rb-ts",
+            "--schedule",
+            "s.json",
+        ][..],
+        &["simulate", "x.ptx", "--tb-policy", "rb-ts"][..],
+    ] {
+        let mut args = cmd.to_vec();
+        args.extend_from_slice(&["--rb-leaf", "lte"]);
+        let e = crate::common::paver_err(&args);
+        assert!(e.contains("lt") && e.contains("le"), "{cmd:?}: {e}");
+    }
+    let _ = std::fs::remove_file(&graph);
+}

@@ -121,6 +121,11 @@ fn sweep_records_resume_shards_and_report() {
     let lrr: Vec<_> = all.iter().filter(|r| r["tb_policy"] == "lrr").collect();
     assert_eq!(lrr.len(), 6);
     assert!(lrr.iter().all(|r| r["steal"] == false));
+    // RB-TS's leaf rule is recorded on rb-ts runs (the default, `lt`), absent elsewhere.
+    assert!(lrr.iter().all(|r| r.get("rb_leaf").is_none()));
+    let rb: Vec<_> = all.iter().filter(|r| r["tb_policy"] == "rb-ts").collect();
+    assert_eq!(rb.len(), 12);
+    assert!(rb.iter().all(|r| r["rb_leaf"] == "lt"));
     // Every run carries its inputs' hashes and its statistics.
     let r0 = &all[0];
     assert_eq!(r0["kernel"], "mm_naive");
@@ -139,6 +144,7 @@ fn sweep_records_resume_shards_and_report() {
         "tb_policy",
         "warp_policy",
         "steal",
+        "rb_leaf",
         "cycles",
         "l2_accesses",
     ] {

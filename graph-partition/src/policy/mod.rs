@@ -41,9 +41,13 @@ pub struct Params {
     pub num_sms: u32,
     /// TBs that can be resident on one SM at once, x (the `gpu` crate's occupancy calculator computes it).
     pub tbs_per_sm: u32,
-    /// RB-TS: a part becomes a leaf when its size is `< x` (the printed Algorithm 1) instead
-    /// of `<= x` (the default, matching the text "until the partition size is less than
-    /// the maximum allowed TBs" read as "fits on one SM").
+    /// RB-TS leaf rule. `true` (the default): a part becomes a leaf when its size is `< x`,
+    /// PAVER's rule, stated three times (Algorithm 1's `G_i^0.size() < maxTB`; §4.3 "until
+    /// the partition size is less than the maximum allowed TBs in each SM (x)" and "If G_i
+    /// is smaller than the TB capacity of an SM, we get one final TB group"). `false`: when
+    /// its size is `<= x` (the project's default before issue 12, kept for comparison).
+    /// On a grid smaller than one wave a leaf is also at most [`Params::group_size`] TBs
+    /// (inclusive, whichever rule; see `rb_ts.rs`).
     pub strict_less: bool,
     /// SMs sharing one NoC port (ICC paper clusters); distributed policies form one TB range
     /// per cluster. 1 = a range per SM.
@@ -60,12 +64,14 @@ pub struct Params {
 }
 
 impl Params {
-    /// Parameters for `num_sms` SMs with `tbs_per_sm` TB slots each, other fields default.
+    /// Parameters for `num_sms` SMs with `tbs_per_sm` TB slots each, other fields default
+    /// (RB-TS's leaf rule `< x`, one SM per cluster, METIS seed 1, 3 % k-way imbalance,
+    /// groups shrinking on grids smaller than one wave).
     pub fn new(num_sms: u32, tbs_per_sm: u32) -> Params {
         Params {
             num_sms,
             tbs_per_sm,
-            strict_less: false,
+            strict_less: true,
             sms_per_cluster: 1,
             seed: 1,
             kway_ufactor: 30,
@@ -80,7 +86,7 @@ impl Params {
         !self.fixed_group_size && u64::from(num_tbs) < wave
     }
 
-    /// The group size the graph policies (MST-TS's first groups, RB-TS's leaves) use for a
+    /// The group size the graph policies (MST-TS's first groups, RB-TS's largest leaves) use for a
     /// grid of `num_tbs` TBs. With at least `N * x` TBs it is x, the paper's. With fewer
     /// (a grid smaller than one wave), groups of x would leave SMs idle (256 TBs in groups
     /// of 8 occupy 32 of Volta's 80 SMs), so it shrinks to `ceil(num_tbs / N)`, the share of

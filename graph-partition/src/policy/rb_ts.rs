@@ -1,11 +1,15 @@
 //! RB-TS (PAVER §4.3, Algorithm 1): a FIFO queue of parts, each popped part bisected by
-//! METIS (balanced, minimum cut); a half becomes a leaf when its size is at most x (or
-//! below x with `strict_less`, the printed `< maxTB`), otherwise it goes to the back of
-//! the queue. The root is always bisected, as in Algorithm 1 (line 7); a part of one TB
+//! METIS (balanced, minimum cut); a half becomes a leaf when its size is below x (the
+//! paper's `< maxTB`, [`Params::strict_less`], the default; at most x without it),
+//! otherwise it goes to the back of the queue. The root is always bisected, as in Algorithm 1 (line 7); a part of one TB
 //! is always a leaf (it cannot be split). On a grid smaller than one wave (fewer than N·x
-//! TBs, unless [`Params::fixed_group_size`]) the leaf size is [`Params::group_size`],
-//! `ceil(n/N)`, instead of x, and while there are fewer than N leaves the largest leaf
-//! (the leftmost of equal ones) is bisected once more, so every SM gets a group.
+//! TBs, unless [`Params::fixed_group_size`]) a leaf is also at most one SM's share,
+//! [`Params::group_size`] = `ceil(n/N)`, and while there are fewer than N leaves the
+//! largest leaf (the leftmost of equal ones) is bisected once more, so every SM gets a
+//! group. The share bound is inclusive under either rule: a leaf of the share is the one
+//! group its SM gets (halving it would hand each SM two unrelated groups); the `< x` rule
+//! still holds, so a share of x (a grid just short of a wave) gives leaves below x, as a
+//! full wave does.
 //!
 //! Kept only when it captures at least LRR's co-running weight, else LRR's groups
 //! ([`super::at_least_lrr`]).
@@ -39,8 +43,10 @@ impl Policy for RbTs {
         if n == 0 {
             return Ok(Vec::new());
         }
-        let x = p.group_size(n) as usize;
-        let is_leaf = |size: usize| size <= 1 || if p.strict_less { size < x } else { size <= x };
+        let x = p.tbs_per_sm.max(1) as usize;
+        // One SM's share of a grid smaller than one wave, else x (see the module docs).
+        let share = p.group_size(n) as usize;
+        let is_leaf = |size: usize| size <= 1 || (size <= share && (!p.strict_less || size < x));
         let mut part = Partitioner::new(g, p.seed);
         // On a small grid leaves may be bisected again: keep their edges.
         let small = p.shrinks(n);
