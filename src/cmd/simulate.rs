@@ -19,6 +19,8 @@ use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, Wa
 
 use analysis::footprint::Granularity;
 
+mod placement;
+
 use crate::cmd::analyze::group_tbs;
 use crate::cmd::partition::{self, PartitionOpts};
 use crate::error::CliError;
@@ -30,15 +32,18 @@ pub const EXAMPLES: &str = "Examples:
   paver simulate kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
       --gpu volta --tb-policy rb-ts -o stats.json          # analyses and groups the TBs first
   paver simulate kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
-      --tb-policy rb-ts --schedule schedule.json --set l1.latency_cycles=30";
+      --tb-policy rb-ts --schedule schedule.json --set l1.latency_cycles=30
+  paver simulate kernels/stencil2d/stencil2d.compute_70.ptx --launch kernels/stencil2d/small.json \
+      --gpu mcm4 --placement ld                            # NUMA: Algorithm 2's placement";
 
 /// Arguments of `paver simulate`.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     target: KernelLaunchArgs,
-    /// GPU: gtx480|titanx_pascal|titanv|h100|icc (aliases fermi, pascal, volta, hopper; icc:
-    /// the clustered GPU of the ICC paper) or a .toml.
+    /// GPU: gtx480|titanx_pascal|titanv|h100|icc|mcm4 (aliases fermi, pascal, volta, hopper;
+    /// icc: the clustered GPU of the ICC paper; mcm4: the 4-module NUMA GPU of the Locality
+    /// Descriptor paper) or a .toml.
     #[arg(long, default_value = "volta")]
     gpu: String,
     /// TB scheduling: lrr, bcs, two-level-rr, global-rr, greedy, distributed,
@@ -85,6 +90,13 @@ pub struct Args {
     /// icc.coalesced_cache=true`).
     #[arg(long, requires = "icc")]
     coalesced_cache: bool,
+    /// Data placement on a multi-module GPU (`--gpu mcm4`, issue 17): interleave (64 KB
+    /// pages round robin; the default there), first-touch (a page at the module that
+    /// touches it first, TBs in contiguous ranges per module) or ld (Algorithm 2 of the
+    /// Locality Descriptor paper: per data structure the zone bits, and the TB partition).
+    /// Refused on a GPU with one module. Stats key `numa`.
+    #[arg(long, value_name = "KIND")]
+    placement: Option<String>,
     /// Override a configuration field: KEY=VALUE (`l1.latency_cycles=30`,
     /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -236,6 +248,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 .into(),
         ));
     }
+    if let Some(p) = &args.placement {
+        opts.placement = Some(placement::placement(&loaded, p, &cfg, policy)?);
+    }
     let start = Instant::now();
     let progress = Progress::bar(args.quiet, bound.num_tbs(), "TBs");
     let mut bar = |done: u64, total: u64, cycle: u64| {
@@ -275,7 +290,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// in the simulator's terms ([`sim::timing::hints`]), for the run-time mechanisms of the
 /// Locality Descriptor paper (§4.4-4.6). UNDECIDED descriptors are kept as such: each
 /// mechanism leaves those structures alone.
-#[allow(dead_code)] // called by the mechanisms' flags as they land (issue 17)
 pub(crate) fn locality_hints(loaded: &Loaded) -> Result<LocalityHints, CliError> {
     let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))?;
     let mut hints = LocalityHints::default();

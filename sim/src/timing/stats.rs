@@ -84,6 +84,10 @@ pub struct Stats {
     /// `--icc`; absent otherwise, so other runs' JSON is unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icc: Option<super::icc::IccStats>,
+    /// Local and remote accesses per module of a multi-module GPU (`--gpu mcm4`, issue 17;
+    /// absent on a GPU with one module, so other runs' JSON is unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<super::numa::NumaStats>,
     /// The configuration the run used.
     pub config: TimingConfig,
 }
