@@ -27,14 +27,15 @@
 //!   >> b) mod modules`) and the TB partition over modules; structures without a usable
 //!   descriptor keep the interleave mapping (which is the same bit field at `b` = 16).
 //!
-//! Within a module the slice is chosen on the *module-local* address, the zone bits taken
-//! out (for a bit-field mapping), so a module's data still visits all its slices.
+//! Within the home module the slice is a mixed hash of the line number ([`slice_in_module`]);
+//! the set within the slice is the GPU's own set function. Every (slice, set) of every
+//! module is used about evenly by sequential and strided walks under every placement
+//! (tested below, as issue 11 tests every GPU in `addr_map.rs`).
 //!
 //! TBs given a zone run only on that zone's SMs, in TB-id order, one per SM per pass
 //! ([`ZoneScheduler`]); a zone that runs out of TBs does not take another zone's (the
 //! paper's access-distribution effects, §6.2, stay visible).
 
-use super::addr_map::SliceMap;
 use super::config::TimingConfig;
 use super::hints::{LocalityHints, LocalityType};
 use super::tb_sched::TbScheduler;
@@ -397,7 +398,6 @@ impl Links {
 pub struct Numa {
     kind: PlacementKind,
     modules: u32,
-    zone_bits: u32,
     sms_per_module: u32,
     slices_per_module: u32,
     page_shift: u32,
@@ -406,7 +406,6 @@ pub struct Numa {
     bits: BTreeMap<usize, u32>,
     /// `first-touch`: page -> module.
     owner: HashMap<u64, u32>,
-    slice_map: SliceMap,
     links: Links,
     stats: Vec<ModuleNumaStats>,
     plan: Option<LdPlan>,
@@ -422,7 +421,6 @@ impl Numa {
         Some(Numa {
             kind: placement.kind,
             modules,
-            zone_bits: modules.trailing_zeros(),
             sms_per_module: (g.core.num_sms / modules).max(1),
             slices_per_module: spm,
             page_shift: n.page_bytes.max(1).trailing_zeros(),
@@ -432,7 +430,7 @@ impl Numa {
                 _ => BTreeMap::new(),
             },
             owner: HashMap::new(),
-            slice_map: SliceMap::new(g.l2.slice_index, spm, g.l2.set_index, g.l2.sets_per_slice),
+
             links: Links {
                 bytes_per_cycle: (n.link_gbps * 1000.0 / f64::from(g.core.clock_mhz.max(1)))
                     .max(1e-9),
@@ -456,15 +454,14 @@ impl Numa {
         (slice / self.slices_per_module).min(self.modules - 1)
     }
 
-    /// The home module of the block at `addr` and its module-local address (the zone
-    /// field taken out for a bit-field mapping), first-touch pages claimed by `sm`.
-    pub fn home(&mut self, sm: u32, addr: u64) -> (u32, u64) {
+    /// The home module of the block at `addr`, first-touch pages claimed by `sm`.
+    pub fn home(&mut self, sm: u32, addr: u64) -> u32 {
         let mask = u64::from(self.modules - 1);
         let b = match self.kind {
             PlacementKind::FirstTouch => {
                 let m = self.module_of_sm(sm);
                 let page = addr >> self.page_shift;
-                return (*self.owner.entry(page).or_insert(m), addr);
+                return *self.owner.entry(page).or_insert(m);
             }
             PlacementKind::Interleave => self.page_shift,
             PlacementKind::Ld => {
@@ -472,15 +469,14 @@ impl Numa {
                 self.bits.get(&region).copied().unwrap_or(self.page_shift)
             }
         };
-        let module = ((addr >> b) & mask) as u32;
-        let local = ((addr >> (b + self.zone_bits)) << b) | (addr & ((1u64 << b) - 1));
-        (module, local)
+        ((addr >> b) & mask) as u32
     }
 
     /// The L2 slice (global index) of the block at `addr` requested by `sm`.
     pub fn slice(&mut self, sm: u32, addr: u64) -> u32 {
-        let (m, local) = self.home(sm, addr);
-        m * self.slices_per_module + self.slice_map.slice(local >> self.line_shift)
+        let m = self.home(sm, addr);
+        m * self.slices_per_module
+            + slice_in_module(addr >> self.line_shift, self.slices_per_module)
     }
 
     /// A request of `size` bytes on the wire (`data` bytes of payload: the block a read
@@ -551,6 +547,19 @@ impl Numa {
         }
         s
     }
+}
+
+/// The slice of line `line` among a module's `spm`: a SplitMix64 hash of the line number
+/// (Steele et al., OOPSLA 2014). A linear hash (IPOLY, or the line modulo the slices)
+/// correlates with the L2's set function once the zone bits of a module's lines are fixed:
+/// on mcm4 it left some (slice, set) pairs unused and others at 4x the mean; a mixed hash
+/// does not (`every_l2_set_of_every_module_is_used`).
+fn slice_in_module(line: u64, spm: u32) -> u32 {
+    let mut z = line.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    ((z >> 32) % u64::from(spm.max(1))) as u32
 }
 
 /// TBs assigned to zones, each run only on its zone's SMs: per zone a queue in TB-id order;
@@ -691,12 +700,9 @@ mod tests {
         let mut m = numa(PlacementKind::Interleave, &[]);
         let base = launch::bind::buffer_base(0);
         for k in 0..9u64 {
-            let (home, _) = m.home(63, base + k * 65536 + 200);
+            let home = m.home(63, base + k * 65536 + 200);
             assert_eq!(u64::from(home), k % 4, "page {k}");
         }
-        // Page 5 (module 1), byte 200: local page 1 (5 >> 2), same offset.
-        let (_, local) = m.home(0, base + 5 * 65536 + 200);
-        assert_eq!(local, (base >> 18 << 16) + 65536 + 200);
     }
 
     /// First touch: the first SM's module owns the page, later touches do not move it.
@@ -704,11 +710,11 @@ mod tests {
     fn first_touch_owns_the_page() {
         let mut m = numa(PlacementKind::FirstTouch, &[]);
         let a = launch::bind::buffer_base(1) + 3 * 65536;
-        assert_eq!(m.home(20, a).0, 1, "SM 20 is in module 1");
-        assert_eq!(m.home(0, a + 65535).0, 1, "same page, still module 1");
-        assert_eq!(m.home(0, a + 65536).0, 0, "next page, SM 0 first");
-        assert_eq!(m.home(63, a + 65536).0, 0);
-        assert_eq!(m.home(63, a + 2 * 65536).0, 3);
+        assert_eq!(m.home(20, a), 1, "SM 20 is in module 1");
+        assert_eq!(m.home(0, a + 65535), 1, "same page, still module 1");
+        assert_eq!(m.home(0, a + 65536), 0, "next page, SM 0 first");
+        assert_eq!(m.home(63, a + 65536), 0);
+        assert_eq!(m.home(63, a + 2 * 65536), 3);
     }
 
     /// ld: region 0 interleaved at 16 KB (bit 14), region 1 without a mapping at 64 KB.
@@ -717,14 +723,11 @@ mod tests {
         let mut m = numa(PlacementKind::Ld, &[(0, 14)]);
         let b0 = launch::bind::buffer_base(0);
         let b1 = launch::bind::buffer_base(1);
-        assert_eq!(m.home(0, b0 + 3 * 16384).0, 3);
-        assert_eq!(m.home(0, b0 + 4 * 16384 + 100).0, 0);
-        assert_eq!(m.home(0, b0 + 6 * 16384).0, 2);
-        assert_eq!(m.home(0, b1 + 3 * 16384).0, 0, "interleave: still page 0");
-        assert_eq!(m.home(0, b1 + 65536).0, 1);
-        // Block 4 x 16 KB + 100 of region 0: local = bits above 16 shifted down by 2.
-        let (_, local) = m.home(0, b0 + 4 * 16384 + 100);
-        assert_eq!(local, (b0 >> 2) + 16384 + 100);
+        assert_eq!(m.home(0, b0 + 3 * 16384), 3);
+        assert_eq!(m.home(0, b0 + 4 * 16384 + 100), 0);
+        assert_eq!(m.home(0, b0 + 6 * 16384), 2);
+        assert_eq!(m.home(0, b1 + 3 * 16384), 0, "interleave: still page 0");
+        assert_eq!(m.home(0, b1 + 65536), 1);
     }
 
     /// Lines of a byte range per zone, by hand: [0, 40 KB) at bit 14 (16 KB per zone):
@@ -856,5 +859,61 @@ mod tests {
         s.assign(&[2, 0, 0, 0], &mut out);
         assert_eq!(out, vec![(0, 4), (0, 5)]);
         assert_eq!(s.pending(), 2);
+    }
+
+    /// Every set of every L2 slice of every module is used about evenly (within 0.7-1.3x
+    /// of the mean) by a sequential walk and by 4 KB and 64 KB column walks (one line per
+    /// row), under interleave and under the finest and a middle `ld` mapping: the
+    /// module-local slice choice keeps a module's data on all its slices (issue 11's test,
+    /// `addr_map.rs`, through the NUMA path).
+    #[test]
+    fn every_l2_set_of_every_module_is_used() {
+        use crate::timing::cache::{Cache, Geometry};
+        use crate::timing::config::WritePolicy;
+        let c = mcm4();
+        let g = Geometry::l2_slice(&c.gpu, WritePolicy::WriteBack);
+        let cache: Cache<()> = Cache::new(g);
+        let sets = g.sets as usize;
+        let slices = c.gpu.l2.slices as usize;
+        let base = launch::bind::buffer_base(2);
+        for (kind, bits) in [
+            (PlacementKind::Interleave, None),
+            (PlacementKind::Ld, Some(7)),
+            (PlacementKind::Ld, Some(14)),
+        ] {
+            let mut m = numa(kind, &bits.map(|b| (2, b)).into_iter().collect::<Vec<_>>());
+            // 256 lines per (slice, set) on average: the hashed slice choice adds noise of
+            // a sixteenth of the mean.
+            let n = 256 * (slices * sets) as u64;
+            for (what, stride) in [
+                ("sequential", 1u64),
+                ("4 KB column", 32),
+                ("64 KB column", 512),
+            ] {
+                let mut u = vec![0u64; slices * sets];
+                for k in 0..n {
+                    let a = base + k * stride * 128;
+                    let s = m.slice(0, a) as usize;
+                    u[s * sets + cache.set_of(a)] += 1;
+                }
+                // A module the walk never reaches (a 4 KB column under 128 B interleave
+                // stays in one module) is left out: the spread is over the slices that
+                // hold the walk's data.
+                let per_module = sets * slices / 4;
+                let u: Vec<u64> = u
+                    .chunks(per_module)
+                    .filter(|c| c.iter().any(|&x| x > 0))
+                    .flatten()
+                    .copied()
+                    .collect();
+                let mean = u.iter().sum::<u64>() as f64 / u.len() as f64;
+                let lo = *u.iter().min().unwrap_or(&0) as f64 / mean;
+                let hi = *u.iter().max().unwrap_or(&0) as f64 / mean;
+                assert!(
+                    lo >= 0.7 && hi <= 1.3,
+                    "{kind:?} {bits:?} {what}: per-set use between {lo:.2} and {hi:.2} of the mean"
+                );
+            }
+        }
     }
 }
