@@ -29,6 +29,26 @@ pub struct GpuConfig {
     pub interconnect: InterconnectConfig,
     /// DRAM.
     pub dram: DramConfig,
+    /// Multi-module (NUMA) organisation (`[numa]`; absent on a single-module GPU, and then
+    /// left out of the JSON, so those configurations echo what they always did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<NumaConfig>,
+}
+
+/// A multi-module GPU (seed paper 004 §5, after MCM-GPU): the SMs, L2 slices and DRAM
+/// channels are split into `modules` equal consecutive groups (NUMA zones); a request to
+/// memory owned by another module crosses the inter-module link (`sim::timing::numa`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NumaConfig {
+    /// Modules (zones), a power of two dividing the SMs, L2 slices and DRAM channels.
+    pub modules: u32,
+    /// Bandwidth of each module's link to the others, per direction, in GB/s.
+    pub link_gbps: f64,
+    /// One-way link latency in core cycles (on top of the serialisation).
+    pub link_latency_cycles: u32,
+    /// Page size in bytes (the granularity of interleaving and first-touch placement).
+    pub page_bytes: u64,
 }
 
 /// SM resources and occupancy limits.
@@ -237,7 +257,7 @@ pub const LIMITS: Limits = Limits {
     ports: 4096,
 };
 
-const BUILTIN: [(&str, &str); 5] = [
+const BUILTIN: [(&str, &str); 6] = [
     ("gtx480", include_str!("../../configs/gpus/gtx480.toml")),
     (
         "titanx_pascal",
@@ -247,6 +267,8 @@ const BUILTIN: [(&str, &str); 5] = [
     ("h100", include_str!("../../configs/gpus/h100.toml")),
     // The clustered GPU of the ICC seed paper (002), `--gpu icc`.
     ("icc", include_str!("../../configs/gpus/icc.toml")),
+    // The 4-module NUMA GPU of the Locality Descriptor seed paper (004 §5), `--gpu mcm4`.
+    ("mcm4", include_str!("../../configs/gpus/mcm4.toml")),
 ];
 
 const ALIASES: [(&str, &str); 4] = [
@@ -255,6 +277,42 @@ const ALIASES: [(&str, &str); 4] = [
     ("volta", "titanv"),
     ("hopper", "h100"),
 ];
+
+impl NumaConfig {
+    /// What a NUMA organisation of `g` needs: a power-of-two module count (the zone is a
+    /// field of address bits, seed paper 004 §4.6) that divides the SMs, the L2 slices and
+    /// the DRAM channels, a positive link bandwidth and a power-of-two page.
+    fn check(&self, g: &GpuConfig) -> std::result::Result<(), String> {
+        let m = self.modules;
+        if !m.is_power_of_two() {
+            return Err(format!("numa.modules = {m}, but it must be a power of two"));
+        }
+        for (field, n) in [
+            ("core.num_sms", g.core.num_sms),
+            ("l2.slices", g.l2.slices),
+            ("dram.channels", g.dram.channels),
+        ] {
+            if n % m != 0 {
+                return Err(format!(
+                    "numa.modules = {m} does not divide {field} = {n}: every module owns an equal share"
+                ));
+            }
+        }
+        if !(self.link_gbps.is_finite() && self.link_gbps > 0.0) {
+            return Err(format!(
+                "numa.link_gbps = {}, but it must be a positive number",
+                self.link_gbps
+            ));
+        }
+        if !self.page_bytes.is_power_of_two() || self.page_bytes < 128 {
+            return Err(format!(
+                "numa.page_bytes = {}, but a page is a power of two of at least 128 bytes",
+                self.page_bytes
+            ));
+        }
+        Ok(())
+    }
+}
 
 impl GpuConfig {
     /// Shared memory one TB of the kernel is allocated on an SM, in bytes: its static +
@@ -525,6 +583,9 @@ impl GpuConfig {
                     "{field}.set_index = {f:?} does not work with {sets} sets (xor and ipoly need a power of two, fermi 32 or 64)"
                 )));
             }
+        }
+        if let Some(n) = &self.numa {
+            n.check(self).map_err(bad)?;
         }
         let l2 = u64::from(self.l2.slices)
             * u64::from(self.l2.sets_per_slice)

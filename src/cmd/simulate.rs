@@ -19,6 +19,8 @@ use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, Wa
 
 use analysis::footprint::Granularity;
 
+mod placement;
+
 use crate::cmd::analyze::group_tbs;
 use crate::cmd::partition::{self, LeafArgs, PartitionOpts};
 use crate::error::CliError;
@@ -32,15 +34,18 @@ pub const EXAMPLES: &str = "Examples:
   paver simulate kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
       --tb-policy rb-ts --schedule schedule.json --set l1.latency_cycles=30
   paver simulate kernels/syrk/syrk.compute_70.ptx --launch kernels/syrk/small.json \\
-      --cache-policy ld --prefetch ld       # Locality Descriptor caching and prefetch (stats key `ld`)";
+      --cache-policy ld --prefetch ld       # Locality Descriptor caching and prefetch (stats key `ld`)
+  paver simulate kernels/stencil2d/stencil2d.compute_70.ptx --launch kernels/stencil2d/small.json \\
+      --gpu mcm4 --placement ld                            # NUMA: Algorithm 2's placement";
 
 /// Arguments of `paver simulate`.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     target: KernelLaunchArgs,
-    /// GPU: gtx480|titanx_pascal|titanv|h100|icc (aliases fermi, pascal, volta, hopper; icc:
-    /// the clustered GPU of the ICC paper) or a .toml.
+    /// GPU: gtx480|titanx_pascal|titanv|h100|icc|mcm4 (aliases fermi, pascal, volta, hopper;
+    /// icc: the clustered GPU of the ICC paper; mcm4: the 4-module NUMA GPU of the Locality
+    /// Descriptor paper) or a .toml.
     #[arg(long, default_value = "volta")]
     gpu: String,
     /// TB scheduling: lrr, bcs, two-level-rr, global-rr, greedy, distributed,
@@ -101,6 +106,13 @@ pub struct Args {
     /// `--set ld.prefetch=...`; stats key `ld`).
     #[arg(long, value_name = "none|next-line|ld", default_value = "none")]
     prefetch: String,
+    /// Data placement on a multi-module GPU (`--gpu mcm4`, issue 17): interleave (64 KB
+    /// pages round robin; the default there), first-touch (a page at the module that
+    /// touches it first, TBs in contiguous ranges per module) or ld (Algorithm 2 of the
+    /// Locality Descriptor paper: per data structure the zone bits, and the TB partition).
+    /// Refused on a GPU with one module. Stats key `numa`.
+    #[arg(long, value_name = "KIND")]
+    placement: Option<String>,
     /// Override a configuration field: KEY=VALUE (`l1.latency_cycles=30`,
     /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -282,6 +294,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "--schedule is only used by the PAVER policies (rb-ts, kway-ts, mst-ts, paver, ld)"
                 .into(),
         ));
+    }
+    if let Some(p) = &args.placement {
+        opts.placement = Some(placement::placement(&loaded, p, &cfg, policy)?);
     }
     let start = Instant::now();
     let progress = Progress::bar(args.quiet, bound.num_tbs(), "TBs");

@@ -141,3 +141,57 @@ fn simulate_usage_errors() {
     let e = paver_err(&["simulate", PTX, "--launch", LAUNCH, "--set", "l1.nope=1"]);
     assert!(e.contains("nope"), "{e}");
 }
+
+/// `--gpu mcm4 --placement ld` through the CLI (issue 17): on stencil2d's small launch the
+/// remote-access fraction must drop below interleave's.
+///
+/// Why it must: both 32 KB buffers (64 x 64 doubles) lie in the first 64 KB page of their
+/// region, and region bases are multiples of 2^36, so interleave homes every byte at module
+/// 0; LRR puts the 32 TBs on SMs 0-31, modules 0 and 1, with mirror-image work (rows 0-31
+/// and 32-63), so exactly half the accesses, module 1's, are remote. With `ld`, Algorithm 2
+/// spreads `in` over the 4 modules in 8 KB pieces (16 rows) and runs the TBs reading each
+/// piece on its module: their reads of `in` are local but for halo rows; only the writes
+/// to `out` (no read footprint: interleave, module 0) stay remote for 3 modules of 4.
+#[test]
+fn simulate_mcm4_ld_placement_has_fewer_remote_accesses_than_interleave() {
+    let ptx = "kernels/stencil2d/stencil2d.compute_70.ptx";
+    let launch = "kernels/stencil2d/small.json";
+    let run = |p: &str| -> Value {
+        let out = paver_ok(&[
+            "simulate",
+            ptx,
+            "--launch",
+            launch,
+            "--gpu",
+            "mcm4",
+            "--placement",
+            p,
+            "--quiet",
+        ]);
+        serde_json::from_str(&out).unwrap()
+    };
+    let inter = run("interleave");
+    let ld = run("ld");
+    let frac = |v: &Value| v["numa"]["remote_fraction"].as_f64().unwrap();
+    assert!((frac(&inter) - 0.5).abs() < 1e-9, "{}", frac(&inter));
+    assert!(frac(&ld) < 0.4, "ld {} vs interleave 0.5", frac(&ld));
+    assert_eq!(ld["numa"]["module_tbs"], serde_json::json!([8, 8, 8, 8]));
+    assert_eq!(
+        ld["numa"]["mapping"][0]["region"], 0,
+        "in: mapped by Algorithm 2"
+    );
+    // A GPU with one module refuses a placement.
+    let e = paver_err(&["simulate", ptx, "--launch", launch, "--placement", "ld"]);
+    assert!(e.contains("one module"), "{e}");
+    let e = paver_err(&[
+        "simulate",
+        ptx,
+        "--launch",
+        launch,
+        "--gpu",
+        "mcm4",
+        "--placement",
+        "nope",
+    ]);
+    assert!(e.contains("interleave, first-touch or ld"), "{e}");
+}

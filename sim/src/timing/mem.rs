@@ -25,6 +25,7 @@ use super::dram::{Channel, DramStats};
 use super::events::EventQueue;
 use super::icc::{Icc, IccStats, Lookup};
 use super::noc::{Noc, NocStats};
+use super::numa::{Numa, NumaStats};
 use std::collections::VecDeque;
 
 /// What a request does.
@@ -97,6 +98,8 @@ pub struct MemSystem {
     icc: Option<Icc>,
     /// Scratch of an ICC reply: the SMs it goes to.
     icc_sms: Vec<u32>,
+    /// The modules of a multi-module GPU ([`super::numa`]): homes, links, counters.
+    numa: Option<Numa>,
 }
 
 /// The refused reads of one slice (see the module doc).
@@ -176,7 +179,18 @@ impl MemSystem {
                 )
             }),
             icc_sms: Vec::new(),
+            numa: None,
         }
+    }
+
+    /// Makes the memory side a multi-module one (`None`: one module, as built).
+    pub fn set_numa(&mut self, numa: Option<Numa>) {
+        self.numa = numa;
+    }
+
+    /// NUMA counters (`None` on a GPU with one module); `sm_tbs`: TBs each SM ran.
+    pub fn numa_stats(&self, sm_tbs: &[u64]) -> Option<NumaStats> {
+        self.numa.as_ref().map(|n| n.stats(sm_tbs))
     }
 
     /// The L2 slice of the block at `block`: hashed line-address bits
@@ -214,12 +228,23 @@ impl MemSystem {
 
     /// Puts the request on the NoC at `now`.
     fn inject(&mut self, sm: u32, block: u64, bytes: u32, kind: ReqKind, now: u64) {
-        let slice = self.slice_of(block);
+        let slice = match self.numa.as_mut() {
+            Some(n) => n.slice(sm, block),
+            None => self.slice_of(block),
+        };
         let size = match kind {
             ReqKind::Read => self.header,
             ReqKind::Write | ReqKind::Atomic => self.header + bytes,
         };
-        let at = self.noc.request(sm, slice, size, now);
+        let mut at = self.noc.request(sm, slice, size, now);
+        if let Some(n) = self.numa.as_mut() {
+            let data = if kind == ReqKind::Read {
+                self.block
+            } else {
+                bytes
+            };
+            at = n.request(sm, slice, size, data, at);
+        }
         self.events.push(
             at,
             Event::Arrive {
@@ -350,7 +375,10 @@ impl MemSystem {
 
     fn reply(&mut self, slice: u32, sm: u32, block: u64, kind: ReqKind, at: u64) {
         let bytes = self.header + if kind == ReqKind::Read { self.block } else { 4 };
-        let t = self.noc.reply(slice, sm, bytes, at);
+        let mut t = self.noc.reply(slice, sm, bytes, at);
+        if let Some(n) = self.numa.as_mut() {
+            t = n.reply(slice, sm, bytes, t);
+        }
         let r = Reply { sm, block, kind };
         let icc = kind == ReqKind::Read && self.icc.as_ref().is_some_and(Icc::intercepts);
         self.events.push(

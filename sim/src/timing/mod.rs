@@ -41,6 +41,7 @@ pub mod icc;
 pub mod ld_cache;
 pub mod mem;
 pub mod noc;
+pub mod numa;
 pub mod prefetch;
 pub mod sm;
 pub mod stats;
@@ -126,6 +127,9 @@ pub struct SimOptions {
     /// The launch's Locality Descriptors ([`hints`]), for the mechanisms that use them at
     /// run time; empty: none of them is active.
     pub hints: hints::LocalityHints,
+    /// Data placement on a multi-module GPU ([`numa`]; `None`: interleave there). A GPU
+    /// with one module refuses one.
+    pub placement: Option<numa::Placement>,
 }
 
 impl SimOptions {
@@ -142,6 +146,7 @@ impl SimOptions {
             threads: 1,
             registers: None,
             hints: hints::LocalityHints::default(),
+            placement: None,
         }
     }
 }
@@ -307,6 +312,27 @@ fn make_scheduler(
     })
 }
 
+/// The placement of a run (issue 17): on a multi-module GPU the one asked for, else
+/// interleave; on a GPU with one module none, and asking for one is an error.
+fn numa_placement(
+    cfg: &TimingConfig,
+    opts: &SimOptions,
+) -> Result<Option<numa::Placement>, SimError> {
+    match (&cfg.gpu.numa, &opts.placement) {
+        (Some(_), Some(p)) => Ok(Some(p.clone())),
+        (Some(_), None) => Ok(Some(numa::Placement {
+            kind: numa::PlacementKind::Interleave,
+            plan: None,
+        })),
+        (None, Some(p)) => Err(SimError::Setup(format!(
+            "placement `{}` needs a multi-module GPU (a [numa] section, e.g. --gpu mcm4); {} has one module",
+            p.kind.name(),
+            cfg.gpu.name
+        ))),
+        (None, None) => Ok(None),
+    }
+}
+
 /// Simulates kernel `f` of `module` over `bound` on `cfg`.
 pub fn simulate(
     module: &Module,
@@ -381,7 +407,15 @@ pub fn simulate_with_info(
             grid: [bound.grid.x, bound.grid.y, bound.grid.z],
             block: [bound.block.x, bound.block.y, bound.block.z],
         };
-        let sched = make_scheduler(opts, cfg, &shape, x)?;
+        // NUMA (issue 17): a placement's own TB partition replaces the TB policy.
+        let placement = numa_placement(cfg, opts)?;
+        let sched: Box<dyn TbScheduler> = match placement
+            .as_ref()
+            .and_then(|p| numa::zone_scheduler(cfg, p, num_tbs))
+        {
+            Some(z) => Box::new(z),
+            None => make_scheduler(opts, cfg, &shape, x)?,
+        };
         let n = cfg.gpu.core.num_sms.max(1);
         // The carveout is chosen for the TBs an SM can actually hold (a grid smaller than the
         // GPU does not fill every context).
@@ -407,7 +441,10 @@ pub fn simulate_with_info(
                 s
             })
             .collect();
-        let memsys = mem::MemSystem::new(cfg);
+        let mut memsys = mem::MemSystem::new(cfg);
+        if let Some(p) = &placement {
+            memsys.set_numa(numa::Numa::new(cfg, p));
+        }
         Ok((
             num_tbs,
             warps_per_tb,
@@ -588,6 +625,7 @@ pub fn simulate_with_info(
             .then(|| decision.stats(sms.iter().filter_map(sm::Sm::warp_phases).collect())),
         icc: memsys.icc_stats(),
         ld,
+        numa: memsys.numa_stats(&sms.iter().map(|s| s.stats().tbs).collect::<Vec<_>>()),
         config: cfg.clone(),
     };
     Ok((stats, info))

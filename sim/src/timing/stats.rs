@@ -88,6 +88,10 @@ pub struct Stats {
     /// when neither is on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ld: Option<super::ld_cache::LdStats>,
+    /// Local and remote accesses per module of a multi-module GPU (`--gpu mcm4`, issue 17;
+    /// absent on a GPU with one module, so other runs' JSON is unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<super::numa::NumaStats>,
     /// The configuration the run used.
     pub config: TimingConfig,
 }
