@@ -12,13 +12,18 @@
 //!   shared-memory carveout on Volta and Hopper (a kernel using shared memory gets less);
 //! * streaming bandwidth against the number of TBs: never above the configured DRAM
 //!   bandwidth, within 20 % of it with enough TBs;
-//! * one line read by every TB: the L2 misses once per block, every other access hits.
+//! * one line read by every TB: the L2 misses once per block, every other access hits;
+//! * a multi-module GPU (`mcm4`, issue 17): the chase above runs with first-touch pages (all
+//!   local to SM 0's module); with pages interleaved, each remote load adds the configured
+//!   link round trip (two link latencies, the request header and the reply at the link's
+//!   bandwidth) in the share of remote loads the statistics count.
 //!
 //! `cargo test --release -p sim --test microbench -- --nocapture` prints the measured
 //! values (docs/VALIDATION.md has the table). Bigger sweeps: `-- --ignored`.
 
 use gpu::GpuConfig;
 use launch::Launch;
+use sim::timing::numa::{Placement, PlacementKind};
 use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig, WarpPolicy};
 use std::path::{Path, PathBuf};
 
@@ -42,10 +47,38 @@ fn run(cfg: &TimingConfig, kernel: &str, grid: u64, block: u64, shared: u64, ps:
     run_with(cfg, WarpPolicy::Gto, kernel, grid, block, shared, ps)
 }
 
+/// The data placement of a pointer chase on `cfg`: on a multi-module GPU (`mcm4`) first
+/// touch, so that the chase (one thread on SM 0) finds every page in its own module and the
+/// configured L2 and DRAM latencies apply as on the other GPUs; the inter-module link is
+/// measured on its own ([`numa_remote_chase_pays_the_configured_link_round_trip`]). The
+/// other measurements keep the GPU's default, pages interleaved over the modules: their
+/// TBs run on every module and read every page.
+fn local_placement(cfg: &TimingConfig) -> Option<Placement> {
+    cfg.gpu.numa.as_ref().map(|_| Placement {
+        kind: PlacementKind::FirstTouch,
+        plan: None,
+    })
+}
+
 /// [`run`] with warp policy `wp` (the default is GTO).
 fn run_with(
     cfg: &TimingConfig,
     wp: WarpPolicy,
+    kernel: &str,
+    grid: u64,
+    block: u64,
+    shared: u64,
+    ps: &[P],
+) -> Stats {
+    run_placed(cfg, wp, None, kernel, grid, block, shared, ps)
+}
+
+/// [`run_with`] with the data placement `placement` (`None`: the GPU's default).
+#[allow(clippy::too_many_arguments)]
+fn run_placed(
+    cfg: &TimingConfig,
+    wp: WarpPolicy,
+    placement: Option<Placement>,
     kernel: &str,
     grid: u64,
     block: u64,
@@ -74,6 +107,7 @@ fn run_with(
         .expect("bind");
     let mut opts = SimOptions::new(TbPolicy::Lrr);
     opts.warp_policy = wp;
+    opts.placement = placement;
     simulate(&m, f, &b, cfg, &opts).expect("simulate")
 }
 
@@ -189,13 +223,25 @@ fn chain_file(lines: u64) -> PathBuf {
 /// Cycles per load of a chase over `lines` lines: two runs of `warm + n` and `warm + 2n`
 /// steps (`warm` = one lap, filling the caches), so start-up and the warm lap cancel.
 fn chase(cfg: &TimingConfig, lines: u64, warm: bool) -> f64 {
+    chase_placed(cfg, local_placement(cfg), lines, warm).0
+}
+
+/// [`chase`] with the data placement `placement`; also the statistics of the longer run.
+fn chase_placed(
+    cfg: &TimingConfig,
+    placement: Option<Placement>,
+    lines: u64,
+    warm: bool,
+) -> (f64, Stats) {
     let file = chain_file(lines);
     let init = format!("file({})", file.display());
     let n = lines.min(4096);
     let w = if warm { lines } else { 0 };
     let go = |steps: u64| {
-        run(
+        run_placed(
             cfg,
+            WarpPolicy::Gto,
+            placement.clone(),
             "ubench_chase",
             1,
             1,
@@ -206,11 +252,10 @@ fn chase(cfg: &TimingConfig, lines: u64, warm: bool) -> f64 {
                 P::Buf(1, "zeros".into()),
             ],
         )
-        .cycles
     };
     let (a, b) = (go(w + n / 2), go(w + n));
     let _ = std::fs::remove_file(&file);
-    (b - a) as f64 / (n - n / 2) as f64
+    ((b.cycles - a.cycles) as f64 / (n - n / 2) as f64, b)
 }
 
 /// Pointer chase: L1, L2 and DRAM plateaus at the configured latencies.
@@ -254,6 +299,53 @@ fn pointer_chase_plateaus_at_the_configured_latencies() {
         ));
     }
     eprint!("{report}");
+}
+
+/// A multi-module GPU with pages interleaved over the modules: a DRAM pointer chase from SM
+/// 0 pays, on each remote load, the configured link round trip over the local chase (the
+/// request header and the reply, header and block, each `link_latency_cycles` plus its
+/// bytes at `link_gbps`). The remote share is the one the run's statistics count, so the
+/// extra per load is that share of the round trip (up to two cycles of rounding per
+/// remote load: arrivals are whole cycles).
+#[test]
+fn numa_remote_chase_pays_the_configured_link_round_trip() {
+    let mut checked = 0;
+    for cfg in configs() {
+        let Some(numa) = cfg.gpu.numa.clone() else {
+            continue;
+        };
+        let g = &cfg.gpu;
+        let local = chase(&cfg, 8192, false);
+        let interleave = Placement {
+            kind: PlacementKind::Interleave,
+            plan: None,
+        };
+        let (remote, s) = chase_placed(&cfg, Some(interleave), 8192, false);
+        let ns = s.numa.as_ref().expect("numa stats on a multi-module GPU");
+        let share = ns.remote_fraction;
+        let h = u64::from(cfg.mem.header_bytes);
+        let link_rate = numa.link_gbps * 1e3 / f64::from(g.core.clock_mhz);
+        let round_trip =
+            2.0 * f64::from(numa.link_latency_cycles) + (h + h + l1_block(g)) as f64 / link_rate;
+        let want = local + share * round_trip;
+        eprintln!(
+            "{}: local chase {local:.1}, interleaved {remote:.1} (remote share {share:.3}, round trip {round_trip:.2}): expected {want:.1}",
+            g.name
+        );
+        // Pages of 64 KB over 4 modules: about three loads in four are remote.
+        assert!(
+            (0.5..0.9).contains(&share),
+            "{}: remote share {share}",
+            g.name
+        );
+        assert!(
+            remote >= want - 0.5 && remote <= want + 2.0 * share + 0.5,
+            "{}: interleaved chase {remote:.1}, expected {want:.1}",
+            g.name
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "no multi-module configuration");
 }
 
 /// A `bytes` working set read twice by `tbs` TBs of `threads` threads, one word per 32 B sector,
@@ -478,8 +570,10 @@ fn streaming_bandwidth_saturates_at_the_configured_dram_bandwidth() {
         let expected = |tbs: u64| peak.min(mshr_bound(&cfg, tbs.min(n)));
         let want = expected(8 * n);
         // 6,000 cycles at the expected rate: the ramp-up (about one DRAM round trip) costs
-        // under 10 %.
-        let bytes = ((want * 6_000.0) as u64 / KB + 1) * KB;
+        // under 10 %. Twice that on a multi-module GPU, where three loads in four also
+        // cross the inter-module link twice.
+        let span = if g.numa.is_some() { 12_000.0 } else { 6_000.0 };
+        let bytes = ((want * span) as u64 / KB + 1) * KB;
         let mut line = format!(
             "{:14} peak {peak:7.1}, MSHR bound {:7.1}, expected {want:7.1} B/cycle:",
             g.name,
