@@ -502,6 +502,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if args.timings {
         eprintln!("{}", times.render(start.elapsed()));
     }
+    // `run` is the process's last work: handing the graph's rows back to the allocator a
+    // chunk at a time (300 MB on the 65,536-TB GEMM) cost 3 % of the command's time, and
+    // the exit returns the memory at once.
+    std::mem::forget(graph);
     Ok(())
 }
 
