@@ -641,7 +641,7 @@ mod tests {
             let len = (next() % 4) as usize;
             let words: Vec<u64> = (0..len).map(|_| next() % 5).collect();
             let key = Key::new(&words, next() % 3);
-            let unit = (next() % 4) << PARAM_SHIFT | next() % 300;
+            let unit = ((next() % 4) << PARAM_SHIFT) | (next() % 300);
             ev.push((key, (next() % 4) as u32, unit));
         }
         ev.extend(ev.clone().into_iter().take(700));
