@@ -8,8 +8,9 @@
 //! diagonal, every row's columns ascending; indptr is int32 while the entry count and the
 //! vertex count fit (int64 otherwise), indices uint16 up to 65,536 vertices (else as
 //! indptr; SciPy converts them to its index type on loading), data the narrowest of int16,
-//! int32 and int64 that holds every weight. Entries are stored, not deflated: a 25 M-edge graph is written in a
-//! fraction of a second, where deflating would take seconds for a 2-3x smaller file.
+//! int32 and int64 that holds every weight. Entries are stored, not deflated: a 25 M-edge
+//! graph is written in a fraction of a second, where deflating would take seconds for a
+//! 2-3x smaller file.
 //!
 //! Reading accepts what SciPy writes: `csr`, `csc` or `coo`, compressed or not, any integer,
 //! boolean or whole-valued float dtype. The matrix must be symmetric, or triangular (one
@@ -518,6 +519,32 @@ mod tests {
         assert_eq!(arr(2).text().as_deref(), Some("csr"));
         assert_eq!(vals(&arr(3)), [5, 5]);
         assert_eq!(vals(&arr(4)), [3, 7, 3, 1, 1, 1 << 20, 7, 1 << 20]);
+        assert_eq!(
+            arr(0).kind,
+            npz::Kind::UInt(2),
+            "indices of 5 vertices: uint16"
+        );
+        assert_eq!(arr(1).kind, npz::Kind::Int(4), "indptr: int32");
+    }
+
+    /// Indices are uint16 up to 65,536 vertices (the last id 65,535) and int32 past it.
+    #[test]
+    fn npz_index_type_follows_the_vertex_count() {
+        for (n, kind) in [
+            (1u32 << 16, npz::Kind::UInt(2)),
+            ((1 << 16) + 1, npz::Kind::Int(4)),
+        ] {
+            let g = Graph::from_edges(n, &[(0, n - 1, 2), (5, n - 2, 1)]).unwrap();
+            let mut buf = Vec::new();
+            write_npz(&mut buf, &g).unwrap();
+            let entries = npz::read_zip(&buf).unwrap();
+            let indices = npz::parse_npy(entries[0].1.clone()).unwrap();
+            assert_eq!(indices.kind, kind, "{n} vertices");
+            // Rows 0 and 5 come first: their neighbours n - 1 and n - 2.
+            assert_eq!(indices.get(0).unwrap(), u64::from(n - 1));
+            assert_eq!(indices.get(1).unwrap(), u64::from(n - 2));
+            assert_eq!(read_npz(&buf).unwrap().graph, g);
+        }
     }
 
     #[test]
