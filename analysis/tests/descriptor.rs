@@ -327,8 +327,9 @@ fn existence_paths_agree_on_the_corpus() {
     // The parameters the fast tests (`decided_by: analytic`) leave to enumeration or z3,
     // pinned so that a change either way shows. Most are threads that do reread an element
     // (enumeration says intra-thread reuse; the dependence test only ever answers "no
-    // reuse"): fdtd3d 1 and 2, gto_friendly 0, mirror_boundary 0 and 1 (also recurrences,
-    // `Expr::Rec`), sad 1, srad 0 (diffusion_coeff) and 1 (update), syr2k 0 and 1, syrk 0.
+    // reuse"): fdtd3d 1 and 2, gto_friendly 0, libor 0, mirror_boundary 0 and 1 (also
+    // recurrences, `Expr::Rec`), sad 1, srad 0 (diffusion_coeff) and 1 (update), syr2k 0 and
+    // 1, syrk 0.
     // rr_friendly_table's address, `16 * s32((r << 5) | (tid & 31))`, is decided since the
     // affine form takes an or of disjoint bits as a sum; rr_friendly's window and sync
     // entries were not examined, nor gemv_unroll's two parameters (no reuse in one thread
@@ -341,6 +342,7 @@ fn existence_paths_agree_on_the_corpus() {
             "gemv_unroll 0",
             "gemv_unroll 1",
             "gto_friendly 0",
+            "libor 0",
             "mirror_boundary 0",
             "mirror_boundary 1",
             "rr_friendly 0",
@@ -359,8 +361,9 @@ fn existence_paths_agree_on_the_corpus() {
     if cfg!(feature = "z3") {
         // The parameters z3 leaves to enumeration, pinned so that a change either way shows:
         // jacobi3d's input (seven stencil loads: a query runs out of `smt::RLIMIT`) and sad's
-        // two frames and module_array's input (17 and 16 loads, past `smt::MAX_PAIRS` load
-        // pairs); module variables (ids 3, 4 of module_array) and struct fields' buffers
+        // two frames, module_array's input and libor's forward rates (17, 16 and 17 loads:
+        // the unrolled time-step and portfolio loops; past `smt::MAX_PAIRS` load pairs);
+        // module variables (ids 3, 4 of module_array) and struct fields' buffers
         // (id 1024) are not modelled by z3; mirror_boundary's addresses are loop recurrences
         // (`Expr::Rec`, stepped concretely, which z3 is not given); colwalk's column-walked
         // matrix is not decided by z3 within its limits; rr_friendly's window and sync
@@ -371,6 +374,7 @@ fn existence_paths_agree_on_the_corpus() {
             [
                 "colwalk 0",
                 "jacobi3d 0",
+                "libor 0",
                 "mirror_boundary 0",
                 "mirror_boundary 1",
                 "module_array 0",

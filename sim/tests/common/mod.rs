@@ -61,13 +61,15 @@ pub fn cases() -> Vec<Case> {
 /// tests/it/analyze.rs), but their outputs have no CPU mirror (`corpus.rs`) and no H100
 /// reference (`h100.rs`) yet. Those tests leave them out by name and fail when a name here
 /// leaves the corpus or gains a reference. The warp-scheduling kernels of issue 16
-/// (`rr_friendly_*`, `gto_friendly`) are here for the same reason.
-pub const ANALYSIS_PATTERNS: [&str; 13] = [
+/// (`rr_friendly_*`, `gto_friendly`) and the Locality Descriptor kernel of issue 17
+/// (`libor_path`) are here for the same reason.
+pub const ANALYSIS_PATTERNS: [&str; 14] = [
     "colwalk_col",
     "colwalk_row",
     "float_chunks",
     "gto_friendly",
     "guarded_gather",
+    "libor_path",
     "mirror_walk",
     "module_array",
     "negoff",
