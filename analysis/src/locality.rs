@@ -233,7 +233,9 @@ fn sweep_packed(p: &ParamFootprint, class_of: Vec<u32>, wide: bool) -> (ParamGro
                     | u64::from(c),
             )
         });
-        ev.par_sort_unstable();
+        // Each class's events ascend (its units are sorted and disjoint): the stable sort
+        // finds those runs and merges them, where the unstable one sorts from scratch.
+        ev.par_sort();
         let mask = (1u64 << class_bits) - 1;
         scan(p, &all_multi, &ev, |e| {
             (

@@ -17,8 +17,8 @@
 //! side only, taken as the undirected graph it stands for); duplicate entries add up,
 //! explicit zeros and the diagonal are dropped, as everywhere in this crate.
 //!
-//! Batches of rows are formatted (and their CRC-32 computed) in parallel by rayon, on a
-//! worker thread, while the calling thread writes the previous batch.
+//! Batches of rows are formatted (and their CRC-32 computed) in parallel by rayon while the
+//! calling thread writes the previous batch.
 
 use std::io::Write;
 use std::path::Path;
@@ -119,11 +119,15 @@ impl FileFormat {
 
 /// Rows per formatting job.
 const ROWS_PER_JOB: u32 = 64;
-/// Jobs per batch handed to the writing thread (bounds the memory held as bytes).
+/// Jobs per batch written at once (bounds the memory held as bytes).
 const JOBS_PER_BATCH: usize = 64;
 
-/// Formats rows `0..n` in batches of jobs, in parallel on a worker thread, and hands each
-/// job's bytes (with their CRC-32) to `sink` on the calling thread, in row order.
+/// Formats rows `0..n` in batches of jobs, in parallel, and hands each job's bytes (with
+/// their CRC-32) to `sink` on the calling thread, in row order: batch `k + 1` is formatted
+/// (a job spawned in rayon's pool) while batch `k` is written. The calling thread never
+/// blocks on work only the pool can do (an earlier version received the batches from a
+/// formatting thread over a channel, and hung in a pool of one thread when called from
+/// inside it): at the end of each scope it runs pool jobs itself while it waits.
 fn stream_rows<R: Rows + ?Sized>(
     g: &R,
     fmt: &(dyn Fn(u32, u32, &mut Vec<u8>) + Sync),
@@ -133,32 +137,32 @@ fn stream_rows<R: Rows + ?Sized>(
     let jobs: Vec<(u32, u32)> = (0..n.div_ceil(ROWS_PER_JOB))
         .map(|k| (k * ROWS_PER_JOB, ((k + 1) * ROWS_PER_JOB).min(n)))
         .collect();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(Vec<u8>, crc32fast::Hasher)>>(2);
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            for batch in jobs.chunks(JOBS_PER_BATCH) {
-                let done: Vec<(Vec<u8>, crc32fast::Hasher)> = batch
-                    .par_iter()
-                    .map(|&(a, b)| {
-                        let mut bytes = Vec::new();
-                        fmt(a, b, &mut bytes);
-                        let mut h = crc32fast::Hasher::new();
-                        h.update(&bytes);
-                        (bytes, h)
-                    })
-                    .collect();
-                if tx.send(done).is_err() {
-                    return; // the writer failed and stopped listening
-                }
-            }
+    let format = |batch: &[(u32, u32)]| -> Vec<(Vec<u8>, crc32fast::Hasher)> {
+        batch
+            .par_iter()
+            .map(|&(a, b)| {
+                let mut bytes = Vec::new();
+                fmt(a, b, &mut bytes);
+                let mut h = crc32fast::Hasher::new();
+                h.update(&bytes);
+                (bytes, h)
+            })
+            .collect()
+    };
+    let mut written: Vec<(Vec<u8>, crc32fast::Hasher)> = Vec::new();
+    for batch in jobs.chunks(JOBS_PER_BATCH) {
+        let mut next = Vec::new();
+        let mut result = Ok(());
+        rayon::in_place_scope(|s| {
+            s.spawn(|_| next = format(batch));
+            result = written.drain(..).try_for_each(|(bytes, h)| sink(&bytes, h));
         });
-        for batch in rx {
-            for (bytes, h) in batch {
-                sink(&bytes, h)?;
-            }
-        }
-        Ok(())
-    })
+        result?;
+        written = next;
+    }
+    written
+        .into_iter()
+        .try_for_each(|(bytes, h)| sink(&bytes, h))
 }
 
 /// Entries of rows `a..b`, from the row lengths `lens` (the size of a formatting job's

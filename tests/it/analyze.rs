@@ -327,3 +327,66 @@ fn reads_outside_every_buffer_are_reported() {
     assert_eq!(outside, 0);
     let _ = std::fs::remove_file(&json);
 }
+
+/// `paver analyze --graph` in a pool of one thread (`RAYON_NUM_THREADS=1`) finishes and
+/// writes what two threads write. The graph file's formatting used to wait, on the pool's
+/// only thread, for work only that thread could do: a hang from 65 TBs on (two formatting
+/// jobs). 256 TBs here; a run past 120 s counts as the hang.
+#[test]
+fn one_thread_writes_the_same_files_as_two() {
+    let dir = std::env::temp_dir().join(format!("paver-it-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for threads in ["1", "2"] {
+        let (json, npz) = (
+            dir.join(format!("a{threads}.json")),
+            dir.join(format!("g{threads}.npz")),
+        );
+        let mut args = vec![
+            "analyze",
+            "kernels/mm_naive/mm_naive.compute_70.ptx",
+            "--launch",
+            "kernels/mm_naive/small.json",
+            "--grid",
+            "16x16",
+            "--param",
+            "3=256",
+            "--quiet",
+            "-o",
+            json.to_str().unwrap(),
+            "--graph",
+            npz.to_str().unwrap(),
+        ];
+        args.extend_from_slice(&GEMM_256_BUFFERS);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_paver"))
+            .args(&args)
+            .current_dir(root())
+            .env("RAYON_NUM_THREADS", threads)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("run paver");
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("wait") {
+                break s;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("paver analyze --graph with {threads} thread(s) hung");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert!(status.success(), "{threads} thread(s): {status}");
+        // The graph's JSON names its file: compare the file's bytes and the JSON without it.
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        doc["graph"]["file"] = Value::Null;
+        files.push((doc, std::fs::read(&npz).unwrap()));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(files[0].1.len() > 1000, "a graph file with edges");
+    assert_eq!(
+        files[0], files[1],
+        "one thread and two wrote different files"
+    );
+}
