@@ -54,10 +54,10 @@ fn run(cfg: &TimingConfig, kernel: &str, grid: u64, block: u64, shared: u64, ps:
 /// other measurements keep the GPU's default, pages interleaved over the modules: their
 /// TBs run on every module and read every page.
 fn local_placement(cfg: &TimingConfig) -> Option<Placement> {
-    cfg.gpu.numa.as_ref().map(|_| Placement {
-        kind: PlacementKind::FirstTouch,
-        plan: None,
-    })
+    cfg.gpu
+        .numa
+        .as_ref()
+        .map(|_| Placement::of(PlacementKind::FirstTouch))
 }
 
 /// [`run`] with warp policy `wp` (the default is GTO).
@@ -207,8 +207,11 @@ fn expected_l1(g: &GpuConfig, tbs: u64, shared: u64) -> u64 {
 /// A pointer chain through `lines` lines 128 B apart (word 32 i -> 32 (i + 1) mod lines),
 /// written to a temporary file for the `file(PATH)` initialiser.
 fn chain_file(lines: u64) -> PathBuf {
+    // One file per call: tests run side by side, and each removes its file when done.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!(
-        "paver-ubench-chain-{}-{lines}.bin",
+        "paver-ubench-chain-{}-{call}-{lines}.bin",
         std::process::id()
     ));
     let mut bytes = vec![0u8; (lines * 128) as usize];
@@ -316,10 +319,7 @@ fn numa_remote_chase_pays_the_configured_link_round_trip() {
         };
         let g = &cfg.gpu;
         let local = chase(&cfg, 8192, false);
-        let interleave = Placement {
-            kind: PlacementKind::Interleave,
-            plan: None,
-        };
+        let interleave = Placement::of(PlacementKind::Interleave);
         let (remote, s) = chase_placed(&cfg, Some(interleave), 8192, false);
         let ns = s.numa.as_ref().expect("numa stats on a multi-module GPU");
         let share = ns.remote_fraction;

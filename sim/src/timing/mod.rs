@@ -320,10 +320,7 @@ fn numa_placement(
 ) -> Result<Option<numa::Placement>, SimError> {
     match (&cfg.gpu.numa, &opts.placement) {
         (Some(_), Some(p)) => Ok(Some(p.clone())),
-        (Some(_), None) => Ok(Some(numa::Placement {
-            kind: numa::PlacementKind::Interleave,
-            plan: None,
-        })),
+        (Some(_), None) => Ok(Some(numa::Placement::of(numa::PlacementKind::Interleave))),
         (None, Some(p)) => Err(SimError::Setup(format!(
             "placement `{}` needs a multi-module GPU (a [numa] section, e.g. --gpu mcm4); {} has one module",
             p.kind.name(),

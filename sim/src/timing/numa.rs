@@ -118,6 +118,14 @@ pub struct Placement {
     pub plan: Option<LdPlan>,
 }
 
+impl Placement {
+    /// A placement of `kind` without a plan of Algorithm 2 (interleave and first touch need
+    /// none).
+    pub fn of(kind: PlacementKind) -> Placement {
+        Placement { kind, plan: None }
+    }
+}
+
 /// Lines of `[lo, hi)` (bytes, `line` a power of two) whose zone field at bit `b` (`zones`
 /// a power of two) is each zone: counted a 2^b-aligned run at a time.
 fn zone_lines(lo: u64, hi: u64, b: u32, line: u64, zones: u32, out: &mut [u64]) {
@@ -672,28 +680,14 @@ mod tests {
         );
         // 192 GB/s per module: 8 channels x 8 B x 750 MHz x 4.
         assert_eq!(8 * 8 * 750 * 4, 192_000);
-        let m = Numa::new(
-            &c,
-            &Placement {
-                kind: PlacementKind::Interleave,
-                plan: None,
-            },
-        )
-        .expect("numa");
+        let m = Numa::new(&c, &Placement::of(PlacementKind::Interleave)).expect("numa");
         assert_eq!(
             (m.module_of_sm(15), m.module_of_sm(16), m.module_of_sm(63)),
             (0, 1, 3)
         );
         assert_eq!((m.module_of_slice(15), m.module_of_slice(16)), (0, 1));
         let one = TimingConfig::new(GpuConfig::builtin("volta").expect("volta"));
-        assert!(Numa::new(
-            &one,
-            &Placement {
-                kind: PlacementKind::Ld,
-                plan: None
-            }
-        )
-        .is_none());
+        assert!(Numa::new(&one, &Placement::of(PlacementKind::Ld)).is_none());
     }
 
     /// Interleave: page k of a structure (64 KB) at module k mod 4, from any SM; the local
@@ -824,14 +818,7 @@ mod tests {
     fn remote_counting_and_link_bandwidth() {
         let mut c = mcm4();
         c.set("numa.link_gbps", "22.4").expect("set");
-        let mut m = Numa::new(
-            &c,
-            &Placement {
-                kind: PlacementKind::Interleave,
-                plan: None,
-            },
-        )
-        .expect("numa");
+        let mut m = Numa::new(&c, &Placement::of(PlacementKind::Interleave)).expect("numa");
         assert_eq!(
             m.request(0, 16, 136, 128, 100),
             141,
