@@ -44,7 +44,7 @@ enum P {
 }
 
 fn run(cfg: &TimingConfig, kernel: &str, grid: u64, block: u64, shared: u64, ps: &[P]) -> Stats {
-    run_with(cfg, WarpPolicy::Gto, kernel, grid, block, shared, ps)
+    run_placed(cfg, WarpPolicy::Gto, None, kernel, grid, block, shared, ps)
 }
 
 /// The data placement of a pointer chase on `cfg`: on a multi-module GPU (`mcm4`) first
@@ -60,20 +60,8 @@ fn local_placement(cfg: &TimingConfig) -> Option<Placement> {
         .map(|_| Placement::of(PlacementKind::FirstTouch))
 }
 
-/// [`run`] with warp policy `wp` (the default is GTO).
-fn run_with(
-    cfg: &TimingConfig,
-    wp: WarpPolicy,
-    kernel: &str,
-    grid: u64,
-    block: u64,
-    shared: u64,
-    ps: &[P],
-) -> Stats {
-    run_placed(cfg, wp, None, kernel, grid, block, shared, ps)
-}
-
-/// [`run_with`] with the data placement `placement` (`None`: the GPU's default).
+/// [`run`] with warp policy `wp` and the data placement `placement` (`None`: the GPU's
+/// default).
 #[allow(clippy::too_many_arguments)]
 fn run_placed(
     cfg: &TimingConfig,
@@ -474,7 +462,7 @@ fn l1_thrash_with_saturated_mshrs_depends_on_warp_order() {
         P::Buf(1, "zeros".into()),
     ];
     let rate = |wp| {
-        let s = run_with(&cfg, wp, "ubench_read", 1, 32 * warps, 0, &ps);
+        let s = run_placed(&cfg, wp, None, "ubench_read", 1, 32 * warps, 0, &ps);
         s.l1.hits as f64 / (bytes / l1_block(g)) as f64
     };
     let (gto, lrr) = (rate(WarpPolicy::Gto), rate(WarpPolicy::Lrr));

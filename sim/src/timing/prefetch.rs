@@ -151,21 +151,26 @@ mod tests {
 
     #[test]
     fn ld_nearby_is_next_line_and_others_get_nothing() {
+        // The `ld` target of a read miss at `block`: 128 B lines, a 32 KB L1, a 4 x 4 grid,
+        // TB 0 resident.
+        let ld_target = |l: &LocalityHints, block| {
+            target(
+                PrefetchPolicy::Ld,
+                l,
+                block,
+                128,
+                32768,
+                [4, 4, 1],
+                [0].into_iter(),
+            )
+        };
         let base = launch::bind::buffer_base(0);
         let l = hints(hint(
             LocalityType::InterThread,
             Some(Sharing::Nearby),
             false,
         ));
-        let t = target(
-            PrefetchPolicy::Ld,
-            &l,
-            base + 256,
-            128,
-            32768,
-            [4, 4, 1],
-            [0].into_iter(),
-        );
+        let t = ld_target(&l, base + 256);
         assert_eq!(t, Some(base + 384));
         for (loc, sh, reg) in [
             (LocalityType::InterThread, Some(Sharing::Coaccessed), false),
@@ -174,27 +179,11 @@ mod tests {
             (LocalityType::Undecided, None, true),
         ] {
             let l = hints(hint(loc, sh, reg));
-            let t = target(
-                PrefetchPolicy::Ld,
-                &l,
-                base + 256,
-                128,
-                32768,
-                [4, 4, 1],
-                [0].into_iter(),
-            );
+            let t = ld_target(&l, base + 256);
             assert_eq!(t, None, "{loc:?} {sh:?} regular={reg}");
         }
         // No descriptor for the address.
-        let t = target(
-            PrefetchPolicy::Ld,
-            &l,
-            launch::bind::buffer_base(3),
-            128,
-            32768,
-            [4, 4, 1],
-            [0].into_iter(),
-        );
+        let t = ld_target(&l, launch::bind::buffer_base(3));
         assert_eq!(t, None);
     }
 
