@@ -167,6 +167,10 @@ pub struct KernelModel {
     /// the may-footprint of `paver analyze --may-loads`. Off by default: the graph is
     /// built from the loads that run exactly as the launch says.
     pub include_may: bool,
+    /// Per loop, its [`crate::ivs::TripPlan`], made on first use from `loops` (which is not
+    /// changed once [`analyze_kernel`] has returned): trip counts are evaluated per thread
+    /// and iteration, their symbolic part once per loop.
+    pub(crate) trip_plans: Vec<std::sync::OnceLock<crate::ivs::TripPlan>>,
 }
 
 impl KernelModel {
@@ -176,6 +180,16 @@ impl KernelModel {
         self.loads
             .get(i)
             .is_some_and(|l| self.include_may || !l.may())
+    }
+
+    /// Loop `l`'s [`crate::ivs::TripPlan`].
+    pub(crate) fn trip_plan(&self, l: LoopId) -> std::borrow::Cow<'_, crate::ivs::TripPlan> {
+        match self.trip_plans.get(l.index()) {
+            Some(c) => {
+                std::borrow::Cow::Borrowed(c.get_or_init(|| crate::ivs::TripPlan::new(self, l)))
+            }
+            None => std::borrow::Cow::Owned(crate::ivs::TripPlan::new(self, l)),
+        }
     }
 
     /// Why loop `l`'s trip count is unknown (this loop or an enclosing one).
@@ -244,11 +258,13 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
         .filter(|(i, inst)| is_global_load(inst) && !reached.contains(&InstId::new(*i)))
         .map(|(i, _)| (InstId::new(i), f.span(InstId::new(i)).map_or(0, |s| s.line)))
         .collect();
+    let trip_plans = x.loops.iter().map(|_| std::sync::OnceLock::new()).collect();
     KernelModel {
         loads,
         unreachable_loads,
         loops: x.loops,
         include_may: false,
+        trip_plans,
     }
 }
 

@@ -710,6 +710,13 @@ pub fn inter_tb(
         // No counted load reads the buffer.
         return Some(false);
     };
+    classes_meet(fp, eb)
+}
+
+/// Whether two TBs' footprints of one parameter share a unit of `eb`-byte elements:
+/// `Some` when the units are the elements themselves, or when no two TBs share any unit;
+/// `None` when units of several elements meet (they may share a line, not an element).
+fn classes_meet(fp: &crate::footprint::ParamFootprint, eb: u64) -> Option<bool> {
     // Units must be whole elements (or several), aligned on element boundaries.
     if fp.unit_bytes == 0 || fp.unit_bytes % eb != 0 {
         return None;
@@ -742,6 +749,43 @@ pub fn inter_tb(
         (false, _) => Some(false),
         (true, true) => Some(true),
         (true, false) => None,
+    }
+}
+
+/// Bytes the element-granularity footprints of [`inter_tb_by_elements`] may take.
+pub const ELEMENT_FOOTPRINT_BUDGET: u64 = 256 << 20;
+
+/// The inter-TB question of parameter `p` answered from footprints at element granularity,
+/// for when [`inter_tb`] is left with units of several elements that meet (a column walk
+/// whose row pitch is no multiple of a line: neighbouring TBs share lines, never elements).
+/// Every counted resolved load that reads `p`'s buffer is evaluated again, at elements, for
+/// `p` alone; `None` when that does not fit in [`ELEMENT_FOOTPRINT_BUDGET`].
+pub fn inter_tb_by_elements(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64) -> Option<bool> {
+    use crate::footprint::{compute_within, Granularity};
+    let skip: Vec<bool> = (0..a.model.loads.len())
+        .map(|i| {
+            let reads = a
+                .footprints
+                .load_ranges
+                .get(i)
+                .is_some_and(|v| v.iter().any(|r| r.region == Some(p) && r.lo < r.hi));
+            !reads || a.unresolved.get(i).is_some_and(Option::is_some) || !a.model.counts(i)
+        })
+        .collect();
+    let (fp, errors) = compute_within(
+        &a.model,
+        launch,
+        Granularity::Element,
+        &skip,
+        ELEMENT_FOOTPRINT_BUDGET,
+    );
+    if !errors.is_empty() {
+        return None;
+    }
+    match fp.params.iter().find(|x| x.param == p) {
+        Some(f) if f.unit_bytes == eb => classes_meet(f, eb),
+        Some(_) => None,
+        None => Some(false),
     }
 }
 
@@ -808,6 +852,53 @@ fn inter_tb_witness(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: 
                             return true;
                         }
                         seen[side].insert(e);
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
+/// A concrete witness of intra-thread reuse: the threads of the TB at the grid's origin,
+/// one after the other, every load of `loads` at every iteration (guards and trip counts
+/// evaluated exactly), until one thread reads an element of `p` in two different executions
+/// (`true`) or [`WITNESS_POINTS`] points are spent or the TB ends (`false`: no answer either
+/// way). The dependence test can only prove the absence of reuse; a kernel that re-reads a
+/// table in a loop (LIBOR's rates, rr_friendly's windows) shows it in its first thread.
+pub fn intra_thread_witness(
+    a: &Analysis,
+    launch: &BoundLaunch,
+    p: u32,
+    eb: u64,
+    loads: &[usize],
+) -> bool {
+    use crate::expr::Ctx;
+    let b = launch.block;
+    let mut w = PairWalk {
+        a,
+        base: (i128::from(p) + 1) << 36,
+        eb: i128::from(eb),
+        points: 0,
+        budget: WITNESS_POINTS,
+    };
+    let mut cx = Ctx::new(a.model.loops.len());
+    let mut ev = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for t in 0..b.count() {
+        cx.tid = [t % b.x, (t / b.x) % b.y, t / (b.x * b.y)].map(i128::from);
+        seen.clear();
+        for &i in loads {
+            ev.clear();
+            if w.walk(i, 0, &mut cx, &mut ev).is_none() {
+                return false;
+            }
+            // An execution's elements are distinct: one met again comes from another
+            // execution (of this load or of an earlier one).
+            for &(f, l) in &ev {
+                for e in f..=l {
+                    if !seen.insert(e) {
+                        return true;
                     }
                 }
             }

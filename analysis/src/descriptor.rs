@@ -458,6 +458,7 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
         inter: Option<bool>,
         all: Vec<(usize, usize)>,
         open: Vec<(usize, usize)>,
+        intra_witnessed: bool,
     }
     let mut exist: Vec<Option<(Existence, DecidedBy)>> = vec![None; n];
     let mut open: Vec<Option<Open>> = (0..n).map(|_| None).collect();
@@ -466,7 +467,8 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             continue;
         };
         let loads = crate::dependence::param_loads(a, &params, p as u32);
-        let inter = crate::dependence::inter_tb(a, launch, p as u32, eb, &loads);
+        let inter = crate::dependence::inter_tb(a, launch, p as u32, eb, &loads)
+            .or_else(|| crate::dependence::inter_tb_by_elements(a, launch, p as u32, eb));
         let all = all_pairs(&loads);
         let undecided: Vec<(usize, usize)> = all
             .iter()
@@ -475,11 +477,18 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
                 crate::dependence::intra_pair(a, &ranges, p as u32, eb, i, j) != Some(false)
             })
             .collect();
-        match inter {
-            Some(x) if undecided.is_empty() => {
+        // The dependence test proves only the absence of reuse; a concrete witness in the
+        // first TB proves its presence.
+        let intra = if undecided.is_empty() {
+            Some(false)
+        } else {
+            crate::dependence::intra_thread_witness(a, launch, p as u32, eb, &loads).then_some(true)
+        };
+        match (inter, intra) {
+            (Some(x), Some(y)) => {
                 let e = Existence {
                     inter_tb: x,
-                    intra_thread: false,
+                    intra_thread: y,
                 };
                 exist[p] = Some((e, DecidedBy::Analytic));
             }
@@ -488,7 +497,13 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
                     eb,
                     inter,
                     all,
-                    open: undecided,
+                    // A witnessed reuse leaves no intra-thread pair to ask.
+                    open: if intra == Some(true) {
+                        Vec::new()
+                    } else {
+                        undecided
+                    },
+                    intra_witnessed: intra == Some(true),
                 })
             }
         }
@@ -518,7 +533,8 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
                 })
                 .collect();
             for (p, e) in solved.into_iter().enumerate() {
-                if let Some(e) = e {
+                if let Some(mut e) = e {
+                    e.intra_thread |= open[p].as_ref().is_some_and(|o| o.intra_witnessed);
                     exist[p] = Some((e, DecidedBy::Z3));
                     open[p] = None;
                 }

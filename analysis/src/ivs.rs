@@ -179,12 +179,13 @@ pub const STEP_LIMIT: u64 = 1 << 22;
 
 impl TripSource for KernelModel {
     fn trip(&self, l: LoopId, cx: &Ctx) -> Result<i128, EvalError> {
-        if let Some(r) = self.loop_reason(l) {
-            return Err(EvalError::Unknown(r));
+        let plan = self.trip_plan(l);
+        if let Some(r) = &plan.unknown {
+            return Err(EvalError::Unknown(r.clone()));
         }
         let info = &self.loops[l.index()];
         let mut cx = cx.clone();
-        if let Some(k) = closed_form(self, l, &info.exits, &mut cx)? {
+        if let Some(k) = closed_form(self, l, &plan.closed, &info.exits, &mut cx)? {
             return Ok(k + 1);
         }
         for k in 0..STEP_LIMIT as i128 {
@@ -196,6 +197,91 @@ impl TripSource for KernelModel {
             }
         }
         Err(EvalError::TripLimit(l, STEP_LIMIT))
+    }
+}
+
+/// The launch-independent part of a loop's trip count, worked out once per loop
+/// ([`KernelModel::trip_plan`]) instead of once per thread: why the count is unknown, and
+/// the shape of its single exit for [`closed_form`].
+#[derive(Clone, Debug)]
+pub struct TripPlan {
+    /// [`KernelModel::loop_reason`].
+    pub(crate) unknown: Option<Reason>,
+    /// The exit's conjuncts that do not depend on the iteration, evaluated in order (one
+    /// that does not hold asks the caller to step), and what follows them.
+    pub(crate) closed: (Vec<E>, ClosedShape),
+}
+
+/// The exit's shape after its iteration-free conjuncts.
+#[derive(Clone, Debug)]
+pub(crate) enum ClosedShape {
+    /// No closed form (several exits, several conjuncts over the iteration, a conjunct
+    /// that is no comparison, or not affine): step.
+    Step,
+    /// Nothing depends on the iteration: the loop leaves at iteration 0.
+    Zero,
+    /// One comparison `d rel 0`, `d` affine in the iteration with coefficient `coef`, exact
+    /// while every obligation holds.
+    Affine {
+        rel: Rel,
+        d: E,
+        coef: E,
+        obl: Vec<Obligation>,
+    },
+}
+
+impl TripPlan {
+    pub(crate) fn new(m: &KernelModel, l: LoopId) -> TripPlan {
+        let unknown = m.loop_reason(l);
+        let exits = m.loops.get(l.index()).map_or(&[][..], |i| &i.exits[..]);
+        let [exit] = exits else {
+            return TripPlan {
+                unknown,
+                closed: (Vec::new(), ClosedShape::Step),
+            };
+        };
+        let k = Var::Iter(l);
+        let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
+        let mut lits = Vec::new();
+        conjuncts(exit, &mut lits);
+        let mut free = Vec::new();
+        let mut rel = None;
+        for lit in lits {
+            let mut d = false;
+            lit.visit_leaves(&mut |x| d |= dep(x));
+            if !d {
+                free.push(lit);
+            } else if rel.is_some() {
+                // The conjuncts before this one are still evaluated, as they were.
+                return TripPlan {
+                    unknown,
+                    closed: (free, ClosedShape::Step),
+                };
+            } else {
+                rel = Some(lit);
+            }
+        }
+        let shape = match rel.as_deref() {
+            None => ClosedShape::Zero,
+            Some(Expr::Cmp(r, a, b)) => {
+                let d = sub(a.clone(), b.clone());
+                let mut obl = Vec::new();
+                match linear_coef(&d, k, &mut obl, &dep) {
+                    Some(coef) => ClosedShape::Affine {
+                        rel: *r,
+                        d,
+                        coef,
+                        obl,
+                    },
+                    None => ClosedShape::Step,
+                }
+            }
+            Some(_) => ClosedShape::Step,
+        };
+        TripPlan {
+            unknown,
+            closed: (free, shape),
+        }
     }
 }
 
@@ -211,46 +297,28 @@ pub(crate) fn conjuncts(e: &E, out: &mut Vec<E>) {
 }
 
 /// The first iteration at which the (single, affine) exit holds, when that can be solved
-/// and verified; `None` asks the caller to step.
+/// and verified; `None` asks the caller to step. `plan` is the exit's [`TripPlan`] shape.
 fn closed_form(
     m: &KernelModel,
     l: LoopId,
+    (free, shape): &(Vec<E>, ClosedShape),
     exits: &[E],
     cx: &mut Ctx,
 ) -> Result<Option<i128>, EvalError> {
     let [exit] = exits else { return Ok(None) };
-    let k = Var::Iter(l);
-    let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
-    let mut lits = Vec::new();
-    conjuncts(exit, &mut lits);
-    let mut rel = None;
     cx.iters[l.index()] = Some(0);
-    for lit in &lits {
-        let mut d = false;
-        lit.visit_leaves(&mut |x| d |= dep(x));
-        if !d {
-            if eval(lit, cx, m)? == 0 {
-                return Ok(None);
-            }
-            continue;
-        }
-        if rel.is_some() {
+    for lit in free {
+        if eval(lit, cx, m)? == 0 {
             return Ok(None);
         }
-        rel = Some(lit.clone());
     }
-    let Some(lit) = rel else { return Ok(Some(0)) };
-    let (r, a, b) = match &*lit {
-        Expr::Cmp(r, a, b) => (*r, a.clone(), b.clone()),
-        _ => return Ok(None),
+    let (r, d, coef, obl) = match shape {
+        ClosedShape::Step => return Ok(None),
+        ClosedShape::Zero => return Ok(Some(0)),
+        ClosedShape::Affine { rel, d, coef, obl } => (*rel, d, coef, obl),
     };
-    let d = sub(a, b);
-    let mut obl = Vec::new();
-    let Some(coef) = linear_coef(&d, k, &mut obl, &dep) else {
-        return Ok(None);
-    };
-    let d0 = eval(&d, cx, m)?;
-    let ds = eval(&coef, cx, m)?;
+    let d0 = eval(d, cx, m)?;
+    let ds = eval(coef, cx, m)?;
     let ceil_div = |a: i128, b: i128| -> i128 { (a + b - 1).div_euclid(b) };
     let sol = match r {
         Rel::Lt | Rel::Le | Rel::Gt | Rel::Ge => {
@@ -297,7 +365,7 @@ fn closed_form(
     // Verify: no extension wraps on [0, s], the exit holds at s and not at s - 1.
     for at in [0, s] {
         cx.iters[l.index()] = Some(at);
-        for o in &obl {
+        for o in obl {
             if !o.holds(eval(&o.e, cx, m)?) {
                 return Ok(None);
             }
