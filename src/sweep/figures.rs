@@ -88,6 +88,8 @@ where
     let mut chart = ChartBuilder::on(&root)
         .caption(&c.title, ("sans-serif", 18))
         .margin(10)
+        // The legend goes in this margin, beside the plot: inside it, it hid the last bars.
+        .margin_right(LEGEND_WIDTH)
         .x_label_area_size((longest as u32 * 7 + 10).min(260))
         .y_label_area_size(60)
         .build_cartesian_2d(0f64..n as f64, 0f64..top)
@@ -129,11 +131,7 @@ where
                 Some(Rectangle::new([(x0, y0), (x1, y1)], color.filled()))
             })
             .collect();
-        chart
-            .draw_series(bars)
-            .map_err(e)?
-            .label(s.name.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+        chart.draw_series(bars).map_err(e)?;
     }
     if let Some(b) = c.baseline {
         chart
@@ -143,15 +141,28 @@ where
             )))
             .map_err(e)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 12))
-        .draw()
+    // The legend, right of the plot's top corner.
+    let (px, py) = chart.backend_coord(&(n as f64, top));
+    for (j, s) in c.series.iter().enumerate() {
+        let color = PALETTE[j % PALETTE.len()];
+        let (x, y) = (px + 15, py + 8 + 18 * j as i32);
+        root.draw(&Rectangle::new(
+            [(x, y - 5), (x + 10, y + 5)],
+            color.filled(),
+        ))
         .map_err(e)?;
+        root.draw(&Text::new(
+            s.name.clone(),
+            (x + 16, y),
+            TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(e)?;
+    }
     root.present().map_err(e)
 }
+
+/// Pixels right of the plot for the legend.
+const LEGEND_WIDTH: u32 = 160;
 
 fn parse(v: &str) -> Option<f64> {
     v.parse().ok()
