@@ -718,7 +718,7 @@ pub fn inter_tb(
 /// `None` when units of several elements meet (they may share a line, not an element).
 fn classes_meet(fp: &crate::footprint::ParamFootprint, eb: u64) -> Option<bool> {
     // Units must be whole elements (or several), aligned on element boundaries.
-    if fp.unit_bytes == 0 || fp.unit_bytes % eb != 0 {
+    if fp.unit_bytes == 0 || !fp.unit_bytes.is_multiple_of(eb) {
         return None;
     }
     let mut meet = false;
