@@ -861,11 +861,13 @@ fn inter_tb_witness(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: 
 }
 
 /// A concrete witness of intra-thread reuse: the threads of the TB at the grid's origin,
-/// one after the other, every load of `loads` at every iteration (guards and trip counts
-/// evaluated exactly), until one thread reads an element of `p` in two different executions
-/// (`true`) or [`WITNESS_POINTS`] points are spent or the TB ends (`false`: no answer either
-/// way). The dependence test can only prove the absence of reuse; a kernel that re-reads a
-/// table in a loop (LIBOR's rates, rr_friendly's windows) shows it in its first thread.
+/// then of the TB at its opposite corner, one after the other, every load of `loads` at
+/// every iteration (guards and trip counts evaluated exactly), until one thread reads an
+/// element of `p` in two different executions (`true`) or [`WITNESS_POINTS`] points per TB
+/// are spent or the TBs end (`false`: no answer either way). The dependence test can only
+/// prove the absence of reuse; a kernel that re-reads a table in a loop (LIBOR's rates,
+/// rr_friendly's windows) shows it in its first thread, and a stencil that clamps its
+/// neighbours at the grid's far edge (srad's east and south coefficients) in the last TB.
 pub fn intra_thread_witness(
     a: &Analysis,
     launch: &BoundLaunch,
@@ -874,7 +876,13 @@ pub fn intra_thread_witness(
     loads: &[usize],
 ) -> bool {
     use crate::expr::Ctx;
-    let b = launch.block;
+    let (g, b) = (launch.grid, launch.block);
+    let last = [g.x, g.y, g.z].map(|n| i128::from(n.max(1)) - 1);
+    let corners: &[[i128; 3]] = if last == [0; 3] {
+        &[[0; 3]]
+    } else {
+        &[[0; 3], last]
+    };
     let mut w = PairWalk {
         a,
         base: (i128::from(p) + 1) << 36,
@@ -885,20 +893,24 @@ pub fn intra_thread_witness(
     let mut cx = Ctx::new(a.model.loops.len());
     let mut ev = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for t in 0..b.count() {
-        cx.tid = [t % b.x, (t / b.x) % b.y, t / (b.x * b.y)].map(i128::from);
-        seen.clear();
-        for &i in loads {
-            ev.clear();
-            if w.walk(i, 0, &mut cx, &mut ev).is_none() {
-                return false;
-            }
-            // An execution's elements are distinct: one met again comes from another
-            // execution (of this load or of an earlier one).
-            for &(f, l) in &ev {
-                for e in f..=l {
-                    if !seen.insert(e) {
-                        return true;
+    for &ctaid in corners {
+        cx.ctaid = ctaid;
+        w.points = 0;
+        'tb: for t in 0..b.count() {
+            cx.tid = [t % b.x, (t / b.x) % b.y, t / (b.x * b.y)].map(i128::from);
+            seen.clear();
+            for &i in loads {
+                ev.clear();
+                if w.walk(i, 0, &mut cx, &mut ev).is_none() {
+                    break 'tb;
+                }
+                // An execution's elements are distinct: one met again comes from another
+                // execution (of this load or of an earlier one).
+                for &(f, l) in &ev {
+                    for e in f..=l {
+                        if !seen.insert(e) {
+                            return true;
+                        }
                     }
                 }
             }
