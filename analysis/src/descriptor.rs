@@ -478,7 +478,7 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             })
             .collect();
         // The dependence test proves only the absence of reuse; a concrete witness in the
-        // first TB proves its presence.
+        // grid's first or last TB proves its presence.
         let intra = if undecided.is_empty() {
             Some(false)
         } else {
