@@ -183,13 +183,8 @@ impl KernelModel {
     }
 
     /// Loop `l`'s [`crate::ivs::TripPlan`].
-    pub(crate) fn trip_plan(&self, l: LoopId) -> std::borrow::Cow<'_, crate::ivs::TripPlan> {
-        match self.trip_plans.get(l.index()) {
-            Some(c) => {
-                std::borrow::Cow::Borrowed(c.get_or_init(|| crate::ivs::TripPlan::new(self, l)))
-            }
-            None => std::borrow::Cow::Owned(crate::ivs::TripPlan::new(self, l)),
-        }
+    pub(crate) fn trip_plan(&self, l: LoopId) -> &crate::ivs::TripPlan {
+        self.trip_plans[l.index()].get_or_init(|| crate::ivs::TripPlan::new(self, l))
     }
 
     /// Why loop `l`'s trip count is unknown (this loop or an enclosing one).

@@ -114,12 +114,7 @@ impl<'a> Ranges<'a> {
             ];
             cx.ctaid = at.map(i128::from);
             for t in 0..launch.block.count() {
-                cx.tid = [
-                    t % launch.block.x,
-                    (t / launch.block.x) % launch.block.y,
-                    t / (launch.block.x * launch.block.y),
-                ]
-                .map(i128::from);
+                cx.tid = thread_coords(t, launch.block);
                 let n = a.model.trip(l, &cx).ok()?;
                 max = Some(max.map_or(n, |m: i128| m.max(n)));
             }
@@ -837,7 +832,7 @@ fn inter_tb_witness(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: 
         ];
         let mut cx = Ctx::new(a.model.loops.len());
         'dim: for t in 0..b.count() {
-            cx.tid = [t % b.x, (t / b.x) % b.y, t / (b.x * b.y)].map(i128::from);
+            cx.tid = thread_coords(t, b);
             for (side, ctaid) in [[0i128; 3], other].into_iter().enumerate() {
                 cx.ctaid = ctaid;
                 let mut ev = Vec::new();
@@ -897,7 +892,7 @@ pub fn intra_thread_witness(
         cx.ctaid = ctaid;
         w.points = 0;
         'tb: for t in 0..b.count() {
-            cx.tid = [t % b.x, (t / b.x) % b.y, t / (b.x * b.y)].map(i128::from);
+            cx.tid = thread_coords(t, b);
             seen.clear();
             for &i in loads {
                 ev.clear();
@@ -974,7 +969,7 @@ pub fn intra_pair_by_enumeration(
     for tb in 0..launch.num_tbs() {
         cx.ctaid = [tb % g.x, (tb / g.x) % g.y, tb / (g.x * g.y)].map(i128::from);
         for t in 0..b.count() {
-            cx.tid = [t % b.x, (t / b.x) % b.y, t / (b.x * b.y)].map(i128::from);
+            cx.tid = thread_coords(t, b);
             // Elements load `i` reads in this thread; each execution adds its elements
             // once, so an element met again comes from another execution.
             let mut seen = std::collections::HashSet::new();
@@ -997,6 +992,11 @@ pub fn intra_pair_by_enumeration(
         }
     }
     Some(false)
+}
+
+/// The `%tid` of linear thread `t` in a block of shape `b` (x fastest).
+fn thread_coords(t: u64, b: launch::Dim3) -> [i128; 3] {
+    [t % b.x, (t / b.x) % b.y, t / (b.x * b.y)].map(i128::from)
 }
 
 /// The concrete walk of [`intra_pair_by_enumeration`].
