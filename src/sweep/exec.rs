@@ -40,15 +40,22 @@ fn schedule_key(r: &RunSpec) -> ScheduleKey {
     )
 }
 
-/// A launch once analysed: what every run of it shares.
+/// A launch once loaded and analysed: what every run of it shares.
 struct Prepared {
     loaded: Loaded,
+    /// The analysis, or why it failed. Only the PAVER policies need it: LRR and BCS runs
+    /// still simulate when it failed (a launch whose graph is beyond the memory budget, say).
+    analysed: Result<Analysed, String>,
+    analysis_s: f64,
+}
+
+/// What the static analysis gives a launch's runs.
+struct Analysed {
     graph: analysis::locality::Graph,
     descriptors: Option<serde_json::Value>,
     locality_class: String,
     inter_tb_fraction: f64,
     stats: serde_json::Value,
-    analysis_s: f64,
 }
 
 /// PAVER §6.2: a kernel whose data references are at least 50 % to data other TBs also
@@ -80,7 +87,11 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_text(p)))
 }
 
-fn prepare(input: &LaunchInput, needs_descriptors: bool) -> Result<Prepared, String> {
+fn prepare(
+    input: &LaunchInput,
+    needs_descriptors: bool,
+    budget: u64,
+) -> Result<Prepared, String> {
     let start = Instant::now();
     let args = KernelLaunchArgs {
         file: input.ptx.clone(),
@@ -94,22 +105,33 @@ fn prepare(input: &LaunchInput, needs_descriptors: bool) -> Result<Prepared, Str
         },
     };
     let loaded = args.load().map_err(|e| e.to_string())?;
-    let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))
-        .map_err(|e| e.to_string())?;
+    let analysed = guarded(|| analyse(&loaded, needs_descriptors, budget));
+    Ok(Prepared {
+        loaded,
+        analysed,
+        analysis_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+fn analyse(loaded: &Loaded, needs_descriptors: bool, budget: u64) -> Result<Analysed, String> {
+    let opts = analysis::Options {
+        budget,
+        may_loads: false,
+    };
+    let a = analysis::analyze_with(loaded.kernel(), &loaded.bound, Granularity::Line(128), &opts)
+        .map_err(|e| format!("static analysis: {e}"))?;
     let (graph, stats) = analysis::locality::build(&a.footprints);
     let descriptors = needs_descriptors.then(|| {
         let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);
         serde_json::to_value(ds).unwrap_or_default()
     });
     let (locality_class, inter_tb_fraction) = locality_class(&stats);
-    Ok(Prepared {
-        loaded,
+    Ok(Analysed {
         graph,
         descriptors,
         locality_class,
         inter_tb_fraction,
         stats: serde_json::to_value(&stats).unwrap_or_default(),
-        analysis_s: start.elapsed().as_secs_f64(),
     })
 }
 
@@ -122,6 +144,7 @@ fn tbs_override(overrides: &[String]) -> Option<u32> {
 }
 
 fn schedule_for(p: &Prepared, input: &LaunchInput, run: &RunSpec) -> Result<Schedule, String> {
+    let a = p.analysed.as_ref().map_err(Clone::clone)?;
     let opts = PartitionOpts {
         policy: run.tb_policy.clone(),
         gpu: run.gpu.clone(),
@@ -141,8 +164,8 @@ fn schedule_for(p: &Prepared, input: &LaunchInput, run: &RunSpec) -> Result<Sche
     };
     let (schedule, _) = crate::cmd::analyze::group_tbs(
         &p.loaded,
-        &p.graph,
-        p.descriptors.clone(),
+        &a.graph,
+        a.descriptors.clone(),
         &opts,
         &input.ptx,
     )
@@ -182,7 +205,7 @@ fn record(
     run: &RunSpec,
     input: &LaunchInput,
     kernel: String,
-    prepared: Option<&Prepared>,
+    analysed: Option<&Analysed>,
     timing: Timing,
     result: Result<serde_json::Value, String>,
 ) -> Record {
@@ -206,9 +229,9 @@ fn record(
         overrides: run.overrides.clone(),
         rb_leaf: run.rb_leaf.clone(),
         max_instructions: run.max_instructions,
-        locality_class: prepared.map(|p| p.locality_class.clone()),
-        inter_tb_fraction: prepared.map(|p| p.inter_tb_fraction),
-        analysis: prepared.map(|p| p.stats.clone()),
+        locality_class: analysed.map(|a| a.locality_class.clone()),
+        inter_tb_fraction: analysed.map(|a| a.inter_tb_fraction),
+        analysis: analysed.map(|a| a.stats.clone()),
         paver_version: env!("CARGO_PKG_VERSION").into(),
         paver_build: super::plan::build_id().into(),
         status: status.into(),
@@ -240,12 +263,13 @@ fn fallback_kernel(input: &LaunchInput) -> String {
 fn run_launch(
     input: &LaunchInput,
     runs: &[&RunSpec],
+    budget: u64,
     heatmaps: Option<&Path>,
     sink: &(dyn Fn(Record) + Sync),
 ) {
     let needs_descriptors = runs.iter().any(|r| r.tb_policy == "ld");
     let start = Instant::now();
-    let prepared = guarded(|| prepare(input, needs_descriptors));
+    let prepared = guarded(|| prepare(input, needs_descriptors, budget));
     let p = match prepared {
         Ok(p) => p,
         Err(e) => {
@@ -268,8 +292,8 @@ fn run_launch(
             return;
         }
     };
-    if let Some(dir) = heatmaps {
-        let map = Heatmap::new(input, &p.loaded.kernel().name, &p.graph, &p.locality_class);
+    if let (Some(dir), Ok(a)) = (heatmaps, &p.analysed) {
+        let map = Heatmap::new(input, &p.loaded.kernel().name, &a.graph, &a.locality_class);
         if let Err(e) = super::heatmap::write(dir, &map) {
             eprintln!("warning: heat map of {}: {e}", map.label());
         }
@@ -312,7 +336,14 @@ fn run_launch(
             partition_s,
             simulate_s: t.elapsed().as_secs_f64(),
         };
-        sink(record(run, input, kernel.clone(), Some(&p), timing, result));
+        sink(record(
+            run,
+            input,
+            kernel.clone(),
+            p.analysed.as_ref().ok(),
+            timing,
+            result,
+        ));
     });
 }
 
@@ -375,6 +406,9 @@ pub fn execute(
     for r in runs {
         by_launch.entry(r.launch).or_default().push(r);
     }
+    let budget = plan
+        .analysis_budget
+        .unwrap_or_else(|| analysis::default_memory_budget() / jobs.max(1) as u64);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .build()
@@ -382,7 +416,7 @@ pub fn execute(
     pool.install(|| {
         by_launch
             .par_iter()
-            .for_each(|(&li, rs)| run_launch(&plan.launches[li], rs, heatmaps, &sink));
+            .for_each(|(&li, rs)| run_launch(&plan.launches[li], rs, budget, heatmaps, &sink));
     });
     let (_, done, err) = state.into_inner().unwrap_or_else(|p| p.into_inner());
     match err {

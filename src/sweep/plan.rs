@@ -46,6 +46,11 @@ struct PlanFile {
     /// Budget of warp instructions per TB.
     #[serde(default = "default_budget")]
     max_instructions: u64,
+    /// Memory budget of each launch's static analysis, MiB (`paver analyze --max-memory`);
+    /// absent: the analysis's default share of the available memory, divided among the
+    /// workers (a sweep analyses up to `--jobs` launches at once).
+    #[serde(default)]
+    analysis_max_memory_mib: Option<u64>,
     /// The launches.
     #[serde(default)]
     kernels: Vec<KernelEntry>,
@@ -168,6 +173,8 @@ pub struct Plan {
     pub launches: Vec<LaunchInput>,
     /// Every run, in plan order.
     pub runs: Vec<RunSpec>,
+    /// The plan's `analysis_max_memory_mib`, in bytes.
+    pub analysis_budget: Option<u64>,
 }
 
 /// TB policies a plan may name (`paver simulate --tb-policy`).
@@ -373,6 +380,11 @@ impl Plan {
                                     if let Some(r) = rb_leaf {
                                         key["rb_leaf"] = r.as_str().into();
                                     }
+                                    // Only when given, so that plans without it keep their
+                                    // keys: the budget decides which loads are resolved.
+                                    if let Some(m) = file.analysis_max_memory_mib {
+                                        key["analysis_max_memory_mib"] = m.into();
+                                    }
                                     runs.push(RunSpec {
                                         index: runs.len(),
                                         launch: li,
@@ -393,7 +405,11 @@ impl Plan {
                 }
             }
         }
-        Ok(Plan { launches, runs })
+        Ok(Plan {
+            launches,
+            runs,
+            analysis_budget: file.analysis_max_memory_mib.map(|m| m.saturating_mul(1 << 20)),
+        })
     }
 }
 

@@ -288,6 +288,40 @@ fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A launch whose static analysis is refused (here a budget of 0 MiB; in kernels/paper.toml
+/// btree_search's 2 x 10^9-edge graph) still runs under the policies that need no graph:
+/// LRR and BCS simulate, the PAVER policy's run records the analysis's refusal.
+#[test]
+fn lrr_and_bcs_run_when_the_analysis_is_refused() {
+    let d = tmp("budget");
+    let k = root().join("kernels");
+    let text = format!(
+        "gpus = [\"volta\"]\ntb_policies = [\"lrr\", \"bcs\", \"rb-ts\"]\n\
+         analysis_max_memory_mib = 0\n\
+         [[kernels]]\nptx = \"{k}/mm_naive/mm_naive.compute_70.ptx\"\nlaunch = \"{k}/mm_naive/small.json\"\n",
+        k = k.display()
+    );
+    let plan = d.join("plan.toml");
+    std::fs::write(&plan, text).unwrap();
+    let out = d.join("out");
+    let err = sweep(&["sweep", s(&plan), "-o", s(&out)]);
+    assert!(err.contains("1 failed now"), "{err}");
+    let rs = records(&out);
+    assert_eq!(rs.len(), 3);
+    for r in &rs[..2] {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert!(r["stats"]["cycles"].as_u64().unwrap() > 0);
+        assert!(r["locality_class"].is_null(), "{r:?}");
+    }
+    assert_eq!(rs[2]["tb_policy"], "rb-ts");
+    assert_eq!(rs[2]["status"], "error");
+    let e = rs[2]["error"].as_str().unwrap();
+    assert!(e.starts_with("static analysis: ") && e.contains("budget of 0 MiB"), "{e}");
+    // No graph, no heat map.
+    assert!(!out.join("heatmaps").exists() || std::fs::read_dir(out.join("heatmaps")).unwrap().next().is_none());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn plan_errors_are_usage_errors_with_the_plan_named() {
     let d = tmp("errors");
