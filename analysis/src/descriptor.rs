@@ -156,7 +156,8 @@ pub fn existence_by_enumeration(a: &Analysis, launch: &BoundLaunch) -> Option<Ve
     let mut out = vec![Existence::default(); n];
     // element unit -> first TB reading it.
     let mut owner: FxMap<u64, u64> = FxMap::default();
-    let mut w = crate::reuse::Walker::new(a, launch, Granularity::Element);
+    let plan = crate::reuse::WalkPlan::new(a);
+    let mut w = crate::reuse::Walker::new(a, launch, Granularity::Element, &plan);
     w.per_thread = true;
     w.limit = ENUM_BUDGET;
     for tb in 0..launch.num_tbs() {

@@ -18,7 +18,7 @@
 use launch::BoundLaunch;
 use serde::Serialize;
 
-use crate::expr::{eval, Ctx, EvalError, Expr, Var};
+use crate::expr::{eval_tape, Ctx, EvalError, Expr, Tape, TapeState, Var};
 use crate::footprint::{unit_bytes, Granularity, Interval, PARAM_SHIFT};
 use crate::locality::Graph;
 use crate::Analysis;
@@ -197,11 +197,65 @@ fn mentions_iter(e: &Expr) -> bool {
     m
 }
 
+/// One load's expressions as a walk evaluates them, compiled once per walk.
+struct LoadTape {
+    tape: Tape,
+    /// Guards that do not mention a loop iteration: evaluated once per thread.
+    outer: Vec<u32>,
+    /// Guards that do: evaluated per point.
+    inner: Vec<u32>,
+    addr: u32,
+}
+
+/// The loads of an analysis compiled for point-by-point walks ([`Walker`]): a [`Tape`] per
+/// load with its guards split once by whether they mention an iteration. Shared by the
+/// walkers of every sampled TB; the tree-walking [`eval`] it replaces was most of a small
+/// launch's walk (gemv: half of the descriptors' enumeration).
+pub(crate) struct WalkPlan {
+    loads: Vec<Option<LoadTape>>,
+}
+
+impl WalkPlan {
+    pub(crate) fn new(a: &Analysis) -> WalkPlan {
+        let model = &a.model;
+        let loads = model
+            .loads
+            .iter()
+            .enumerate()
+            .map(|(i, site)| {
+                if a.unresolved[i].is_some() || !model.counts(i) {
+                    return None;
+                }
+                let (inner, outer): (Vec<&crate::expr::E>, Vec<&crate::expr::E>) =
+                    site.cond.iter().partition(|c| mentions_iter(c));
+                let tape = Tape::new(
+                    outer
+                        .iter()
+                        .chain(&inner)
+                        .copied()
+                        .chain(std::iter::once(&site.addr)),
+                );
+                let node = |e: &crate::expr::E| tape.node(e).expect("compiled root");
+                Some(LoadTape {
+                    outer: outer.iter().map(|e| node(e)).collect(),
+                    inner: inner.iter().map(|e| node(e)).collect(),
+                    addr: node(&site.addr),
+                    tape,
+                })
+            })
+            .collect();
+        WalkPlan { loads }
+    }
+}
+
 /// Enumerates the access events of TBs point by point.
 pub(crate) struct Walker<'a> {
     a: &'a Analysis,
     launch: &'a BoundLaunch,
     gran: Granularity,
+    plan: &'a WalkPlan,
+    /// Value slots of each load's tape.
+    slots: Vec<TapeState>,
     /// Points visited so far.
     pub(crate) points: u64,
     /// A TB's enumeration stopped at twice [`POINT_BUDGET`] points.
@@ -213,16 +267,37 @@ pub(crate) struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
-    pub(crate) fn new(a: &'a Analysis, launch: &'a BoundLaunch, gran: Granularity) -> Self {
+    pub(crate) fn new(
+        a: &'a Analysis,
+        launch: &'a BoundLaunch,
+        gran: Granularity,
+        plan: &'a WalkPlan,
+    ) -> Self {
         Walker {
             a,
             launch,
             gran,
+            plan,
+            slots: plan
+                .loads
+                .iter()
+                .map(|l| l.as_ref().map_or_else(TapeState::default, |l| TapeState::new(&l.tape)))
+                .collect(),
             points: 0,
             truncated: false,
             per_thread: false,
             limit: 2 * POINT_BUDGET,
         }
+    }
+
+    /// Node `n` of load `i`'s tape in `cx`.
+    fn eval(&mut self, i: usize, n: u32, cx: &Ctx) -> Result<i128, EvalError> {
+        let Some(l) = &self.plan.loads[i] else {
+            return Ok(0);
+        };
+        let st = &mut self.slots[i];
+        st.next();
+        eval_tape(&l.tape, st, n, cx, &self.a.model)
     }
 
     /// The events of one TB: (key, warp or thread, unit), unsorted.
@@ -236,6 +311,7 @@ impl<'a> Walker<'a> {
             i128::from(tb / (g.x * g.y)),
         ];
         let nthreads = b.x * b.y * b.z;
+        let plan = self.plan;
         let mut out = Vec::new();
         for t in 0..nthreads {
             cx.tid = [
@@ -245,32 +321,28 @@ impl<'a> Walker<'a> {
             ];
             let warp = if self.per_thread { t } else { t / 32 } as u32;
             for (i, site) in model.loads.iter().enumerate() {
-                if self.a.unresolved[i].is_some() || !model.counts(i) {
+                let Some(l) = &plan.loads[i] else {
                     continue;
-                }
-                let (inner, outer): (Vec<_>, Vec<_>) =
-                    site.cond.iter().partition(|c| mentions_iter(c));
+                };
                 let mut ok = true;
-                for c in outer {
-                    if eval(c, &cx, model)? == 0 {
+                for &c in &l.outer {
+                    if self.eval(i, c, &cx)? == 0 {
                         ok = false;
                         break;
                     }
                 }
                 if ok {
                     let mut key = Vec::with_capacity(2 * site.loops.len() + 1);
-                    self.walk(i, &inner, 0, &mut cx, &mut key, warp, &mut out)?;
+                    self.walk(i, 0, &mut cx, &mut key, warp, &mut out)?;
                 }
             }
         }
         Ok(out)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn walk(
         &mut self,
         i: usize,
-        inner: &[&crate::expr::E],
         depth: usize,
         cx: &mut Ctx,
         key: &mut Vec<u64>,
@@ -279,14 +351,18 @@ impl<'a> Walker<'a> {
     ) -> Result<(), EvalError> {
         let model = &self.a.model;
         let site = &model.loads[i];
+        let plan = self.plan;
+        let Some(l) = &plan.loads[i] else {
+            return Ok(());
+        };
         if depth == site.loops.len() {
             self.points += 1;
-            for c in inner {
-                if eval(c, cx, model)? == 0 {
+            for &c in &l.inner {
+                if self.eval(i, c, cx)? == 0 {
                     return Ok(());
                 }
             }
-            let a = eval(&site.addr, cx, model)?;
+            let a = self.eval(i, l.addr, cx)?;
             // The data structure holding the address (none: no footprint).
             let Some((p, off)) = u64::try_from(a).ok().and_then(|a| self.launch.buffer_at(a))
             else {
@@ -299,25 +375,25 @@ impl<'a> Walker<'a> {
             }
             return Ok(());
         }
-        let l = site.loops[depth];
-        cx.trips[l.index()] = None;
-        cx.iters[l.index()] = None;
-        let t = crate::expr::TripSource::trip(model, l, cx)?;
-        cx.trips[l.index()] = Some(t);
-        let header = self.header_pos(l);
+        let lp = site.loops[depth];
+        cx.trips[lp.index()] = None;
+        cx.iters[lp.index()] = None;
+        let t = crate::expr::TripSource::trip(model, lp, cx)?;
+        cx.trips[lp.index()] = Some(t);
+        let header = self.header_pos(lp);
         for k in 0..t {
             if self.points > self.limit {
                 self.truncated = true;
                 break;
             }
-            cx.iters[l.index()] = Some(k);
+            cx.iters[lp.index()] = Some(k);
             key.push(header);
             key.push(k as u64);
-            self.walk(i, inner, depth + 1, cx, key, warp, out)?;
+            self.walk(i, depth + 1, cx, key, warp, out)?;
             key.truncate(key.len() - 2);
         }
-        cx.iters[l.index()] = None;
-        cx.trips[l.index()] = None;
+        cx.iters[lp.index()] = None;
+        cx.trips[lp.index()] = None;
         Ok(())
     }
 
@@ -517,7 +593,8 @@ pub fn walk(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
         };
     }
     // Cost of TB 0 sets the sample size.
-    let mut w = Walker::new(a, launch, gran);
+    let plan = WalkPlan::new(a);
+    let mut w = Walker::new(a, launch, gran, &plan);
     let first = w.tb_events(0).unwrap_or_default();
     let per_tb = w.points.max(1);
     let n = (POINT_BUDGET / per_tb).clamp(1, total);
@@ -525,7 +602,7 @@ pub fn walk(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
     let rest: Vec<(SampledTb, bool)> = sample[1..]
         .par_iter()
         .map(|&tb| {
-            let mut w = Walker::new(a, launch, gran);
+            let mut w = Walker::new(a, launch, gran, &plan);
             let ev = w.tb_events(tb).unwrap_or_default();
             (SampledTb::new(ev), w.truncated)
         })
