@@ -152,11 +152,25 @@ pub fn load_params(a: &Analysis) -> Vec<Option<u32>> {
 /// The existence answers by enumerating every thread and iteration (`None` past
 /// [`ENUM_BUDGET`] points), per parameter index.
 pub fn existence_by_enumeration(a: &Analysis, launch: &BoundLaunch) -> Option<Vec<Existence>> {
+    existence_of(a, launch, |_| true)
+}
+
+/// [`existence_by_enumeration`] of the data structures `wanted` selects: only their loads are
+/// walked (the answers of the others stay false), so a launch where one parameter is left
+/// open walks that parameter's loads alone.
+fn existence_of(
+    a: &Analysis,
+    launch: &BoundLaunch,
+    wanted: impl Fn(u32) -> bool,
+) -> Option<Vec<Existence>> {
     let n = launch.region_ids().last().map_or(0, |m| m + 1);
     let mut out = vec![Existence::default(); n];
     // element unit -> first TB reading it.
     let mut owner: FxMap<u64, u64> = FxMap::default();
-    let plan = crate::reuse::WalkPlan::new(a);
+    let params = load_params(a);
+    let plan = crate::reuse::WalkPlan::of_loads(a, |i| {
+        params.get(i).copied().flatten().is_some_and(&wanted)
+    });
     let mut w = crate::reuse::Walker::new(a, launch, Granularity::Element, &plan);
     w.per_thread = true;
     w.limit = ENUM_BUDGET;
@@ -548,7 +562,11 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             Some(x) => x,
             None if open[p].is_none() => (Existence::default(), DecidedBy::Undecided),
             None => match enumerated
-                .get_or_insert_with(|| existence_by_enumeration(a, launch))
+                .get_or_insert_with(|| {
+                    existence_of(a, launch, |q| {
+                        open.get(q as usize).is_some_and(Option::is_some)
+                    })
+                })
                 .as_ref()
             {
                 Some(v) => (v[p], DecidedBy::Enumeration),

@@ -216,14 +216,20 @@ pub(crate) struct WalkPlan {
 }
 
 impl WalkPlan {
+    /// Every resolved load that counts.
     pub(crate) fn new(a: &Analysis) -> WalkPlan {
+        WalkPlan::of_loads(a, |_| true)
+    }
+
+    /// The resolved loads that count and that `keep` selects (by load index).
+    pub(crate) fn of_loads(a: &Analysis, keep: impl Fn(usize) -> bool) -> WalkPlan {
         let model = &a.model;
         let loads = model
             .loads
             .iter()
             .enumerate()
             .map(|(i, site)| {
-                if a.unresolved[i].is_some() || !model.counts(i) {
+                if a.unresolved[i].is_some() || !model.counts(i) || !keep(i) {
                     return None;
                 }
                 let (inner, outer): (Vec<&crate::expr::E>, Vec<&crate::expr::E>) =
@@ -281,7 +287,10 @@ impl<'a> Walker<'a> {
             slots: plan
                 .loads
                 .iter()
-                .map(|l| l.as_ref().map_or_else(TapeState::default, |l| TapeState::new(&l.tape)))
+                .map(|l| {
+                    l.as_ref()
+                        .map_or_else(TapeState::default, |l| TapeState::new(&l.tape))
+                })
                 .collect(),
             points: 0,
             truncated: false,

@@ -87,11 +87,7 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_text(p)))
 }
 
-fn prepare(
-    input: &LaunchInput,
-    needs_descriptors: bool,
-    budget: u64,
-) -> Result<Prepared, String> {
+fn prepare(input: &LaunchInput, needs_descriptors: bool, budget: u64) -> Result<Prepared, String> {
     let start = Instant::now();
     let args = KernelLaunchArgs {
         file: input.ptx.clone(),
@@ -118,8 +114,13 @@ fn analyse(loaded: &Loaded, needs_descriptors: bool, budget: u64) -> Result<Anal
         budget,
         may_loads: false,
     };
-    let a = analysis::analyze_with(loaded.kernel(), &loaded.bound, Granularity::Line(128), &opts)
-        .map_err(|e| format!("static analysis: {e}"))?;
+    let a = analysis::analyze_with(
+        loaded.kernel(),
+        &loaded.bound,
+        Granularity::Line(128),
+        &opts,
+    )
+    .map_err(|e| format!("static analysis: {e}"))?;
     let (graph, stats) = analysis::locality::build(&a.footprints);
     let descriptors = needs_descriptors.then(|| {
         let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);

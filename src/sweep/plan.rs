@@ -408,7 +408,9 @@ impl Plan {
         Ok(Plan {
             launches,
             runs,
-            analysis_budget: file.analysis_max_memory_mib.map(|m| m.saturating_mul(1 << 20)),
+            analysis_budget: file
+                .analysis_max_memory_mib
+                .map(|m| m.saturating_mul(1 << 20)),
         })
     }
 }

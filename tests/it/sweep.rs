@@ -316,9 +316,18 @@ fn lrr_and_bcs_run_when_the_analysis_is_refused() {
     assert_eq!(rs[2]["tb_policy"], "rb-ts");
     assert_eq!(rs[2]["status"], "error");
     let e = rs[2]["error"].as_str().unwrap();
-    assert!(e.starts_with("static analysis: ") && e.contains("budget of 0 MiB"), "{e}");
+    assert!(
+        e.starts_with("static analysis: ") && e.contains("budget of 0 MiB"),
+        "{e}"
+    );
     // No graph, no heat map.
-    assert!(!out.join("heatmaps").exists() || std::fs::read_dir(out.join("heatmaps")).unwrap().next().is_none());
+    assert!(
+        !out.join("heatmaps").exists()
+            || std::fs::read_dir(out.join("heatmaps"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
 
