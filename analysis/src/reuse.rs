@@ -18,7 +18,9 @@
 use launch::BoundLaunch;
 use serde::Serialize;
 
-use crate::expr::{eval_tape, Ctx, EvalError, Expr, Tape, TapeState, Var};
+use crate::expr::{
+    eval_tape, linear_coef, mentions, Ctx, EvalError, Expr, Obligation, Tape, TapeState, Var,
+};
 use crate::footprint::{unit_bytes, Granularity, Interval, PARAM_SHIFT};
 use crate::locality::Graph;
 use crate::Analysis;
@@ -205,6 +207,11 @@ struct LoadTape {
     /// Guards that do: evaluated per point.
     inner: Vec<u32>,
     addr: u32,
+    /// When the address is affine in the innermost loop's counter and no guard mentions
+    /// that counter: the coefficient's node and the extensions it crossed (nodes with
+    /// their ranges), so that the innermost loop steps the address instead of evaluating
+    /// it per iteration (as the footprints do).
+    inner_affine: Option<(u32, Vec<(u32, Obligation)>)>,
 }
 
 /// The loads of an analysis compiled for point-by-point walks ([`Walker`]): a [`Tape`] per
@@ -234,18 +241,35 @@ impl WalkPlan {
                 }
                 let (inner, outer): (Vec<&crate::expr::E>, Vec<&crate::expr::E>) =
                     site.cond.iter().partition(|c| mentions_iter(c));
-                let tape = Tape::new(
-                    outer
-                        .iter()
-                        .chain(&inner)
-                        .copied()
-                        .chain(std::iter::once(&site.addr)),
-                );
+                let affine = site.loops.last().and_then(|&l| {
+                    let k = Var::Iter(l);
+                    if inner.iter().any(|c| mentions(c, k)) {
+                        return None;
+                    }
+                    let dep = |x: &Expr| {
+                        matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_))
+                    };
+                    let mut obl = Vec::new();
+                    linear_coef(&site.addr, k, &mut obl, &dep).map(|c| (c, obl))
+                });
+                let mut roots: Vec<&crate::expr::E> = outer.iter().chain(&inner).copied().collect();
+                roots.push(&site.addr);
+                if let Some((c, obl)) = &affine {
+                    roots.push(c);
+                    roots.extend(obl.iter().map(|o| &o.e));
+                }
+                let tape = Tape::new(roots);
                 let node = |e: &crate::expr::E| tape.node(e).expect("compiled root");
                 Some(LoadTape {
                     outer: outer.iter().map(|e| node(e)).collect(),
                     inner: inner.iter().map(|e| node(e)).collect(),
                     addr: node(&site.addr),
+                    inner_affine: affine.as_ref().map(|(c, obl)| {
+                        (
+                            node(c),
+                            obl.iter().map(|o| (node(&o.e), o.clone())).collect(),
+                        )
+                    }),
                     tape,
                 })
             })
@@ -372,16 +396,7 @@ impl<'a> Walker<'a> {
                 }
             }
             let a = self.eval(i, l.addr, cx)?;
-            // The data structure holding the address (none: no footprint).
-            let Some((p, off)) = u64::try_from(a).ok().and_then(|a| self.launch.buffer_at(a))
-            else {
-                return Ok(());
-            };
-            let ub = unit_bytes(self.gran, self.launch, p as u32, u64::from(site.width));
-            let k = Key::new(key, site.inst.index() as u64);
-            for u in off / ub..=(off + u64::from(site.width) - 1) / ub {
-                out.push((k.clone(), warp, ((p as u64) << PARAM_SHIFT) | u));
-            }
+            self.emit(i, a, key, warp, out);
             return Ok(());
         }
         let lp = site.loops[depth];
@@ -390,6 +405,37 @@ impl<'a> Walker<'a> {
         let t = crate::expr::TripSource::trip(model, lp, cx)?;
         cx.trips[lp.index()] = Some(t);
         let header = self.header_pos(lp);
+        if depth + 1 == site.loops.len() && t > 1 {
+            if let Some(step) = self.affine_step(i, lp, t, cx)? {
+                // The points the loop below would visit, each address stepped from the
+                // first; the guards do not depend on the counter, so they hold for every
+                // iteration or for none.
+                if let Some((a0, c)) = step {
+                    for k in 0..t {
+                        if self.points > self.limit {
+                            self.truncated = true;
+                            break;
+                        }
+                        self.points += 1;
+                        key.push(header);
+                        key.push(k as u64);
+                        self.emit(i, a0.wrapping_add(c.wrapping_mul(k)), key, warp, out);
+                        key.truncate(key.len() - 2);
+                    }
+                } else {
+                    for _ in 0..t {
+                        if self.points > self.limit {
+                            self.truncated = true;
+                            break;
+                        }
+                        self.points += 1;
+                    }
+                }
+                cx.iters[lp.index()] = None;
+                cx.trips[lp.index()] = None;
+                return Ok(());
+            }
+        }
         for k in 0..t {
             if self.points > self.limit {
                 self.truncated = true;
@@ -404,6 +450,66 @@ impl<'a> Walker<'a> {
         cx.iters[lp.index()] = None;
         cx.trips[lp.index()] = None;
         Ok(())
+    }
+
+    /// For load `i`'s innermost loop `lp` of `t > 1` iterations in `cx`: `None` when its
+    /// address is not affine in the counter over `0..t` (the caller evaluates each
+    /// iteration); else `Some(None)` when the guards fail, `Some(Some((a0, c)))` with the
+    /// address `a0 + c k` of iteration `k`.
+    #[allow(clippy::type_complexity)]
+    fn affine_step(
+        &mut self,
+        i: usize,
+        lp: crate::loops::LoopId,
+        t: i128,
+        cx: &mut Ctx,
+    ) -> Result<Option<Option<(i128, i128)>>, EvalError> {
+        let plan = self.plan;
+        let Some(l) = &plan.loads[i] else {
+            return Ok(None);
+        };
+        let Some((coef, obl)) = &l.inner_affine else {
+            return Ok(None);
+        };
+        // An extension crossed by the affine form is exact over the loop when its operand
+        // (affine in the counter) is in range at both ends. What cannot be evaluated here
+        // (an operand under a branch the address does not take, say) leaves the loop to
+        // the per-iteration walk, which evaluates only what the address needs.
+        for at in [0, t - 1] {
+            cx.iters[lp.index()] = Some(at);
+            for (n, o) in obl {
+                if !self.eval(i, *n, cx).is_ok_and(|v| o.holds(v)) {
+                    cx.iters[lp.index()] = None;
+                    return Ok(None);
+                }
+            }
+        }
+        cx.iters[lp.index()] = Some(0);
+        let Ok(c) = self.eval(i, *coef, cx) else {
+            cx.iters[lp.index()] = None;
+            return Ok(None);
+        };
+        for &g in &l.inner {
+            if self.eval(i, g, cx)? == 0 {
+                return Ok(Some(None));
+            }
+        }
+        let a0 = self.eval(i, l.addr, cx)?;
+        Ok(Some(Some((a0, c))))
+    }
+
+    /// The events of one access of load `i` at address `a` under program-order prefix `key`.
+    fn emit(&self, i: usize, a: i128, key: &[u64], warp: u32, out: &mut Vec<Event>) {
+        let site = &self.a.model.loads[i];
+        // The data structure holding the address (none: no footprint).
+        let Some((p, off)) = u64::try_from(a).ok().and_then(|a| self.launch.buffer_at(a)) else {
+            return;
+        };
+        let ub = unit_bytes(self.gran, self.launch, p as u32, u64::from(site.width));
+        let k = Key::new(key, site.inst.index() as u64);
+        for u in off / ub..=(off + u64::from(site.width) - 1) / ub {
+            out.push((k.clone(), warp, ((p as u64) << PARAM_SHIFT) | u));
+        }
     }
 
     fn header_pos(&self, l: crate::loops::LoopId) -> u64 {
