@@ -878,34 +878,34 @@ pub fn intra_thread_witness(
     } else {
         &[[0; 3], last]
     };
-    let mut w = PairWalk {
-        a,
-        base: (i128::from(p) + 1) << 36,
-        eb: i128::from(eb),
-        points: 0,
-        budget: WITNESS_POINTS,
-    };
+    // The loads of `p` at element granularity (units = elements of `p`, as `eb` says).
+    debug_assert_eq!(
+        crate::footprint::unit_bytes(crate::footprint::Granularity::Element, launch, p, eb),
+        eb
+    );
+    let plan = crate::reuse::WalkPlan::of_loads(a, |i| loads.contains(&i));
+    let mut w = crate::reuse::Walker::new(a, launch, crate::footprint::Granularity::Element, &plan);
+    w.limit = WITNESS_POINTS;
     let mut cx = Ctx::new(a.model.loops.len());
     let mut ev = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for &ctaid in corners {
         cx.ctaid = ctaid;
         w.points = 0;
+        w.truncated = false;
         'tb: for t in 0..b.count() {
             cx.tid = thread_coords(t, b);
             seen.clear();
             for &i in loads {
                 ev.clear();
-                if w.walk(i, 0, &mut cx, &mut ev).is_none() {
+                if w.thread_events(i, &mut cx, &mut ev).is_err() || w.truncated {
                     break 'tb;
                 }
                 // An execution's elements are distinct: one met again comes from another
                 // execution (of this load or of an earlier one).
-                for &(f, l) in &ev {
-                    for e in f..=l {
-                        if !seen.insert(e) {
-                            return true;
-                        }
+                for (_, _, u) in &ev {
+                    if !seen.insert(*u) {
+                        return true;
                     }
                 }
             }

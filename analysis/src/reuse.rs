@@ -373,6 +373,27 @@ impl<'a> Walker<'a> {
         Ok(out)
     }
 
+    /// The events of load `i` in the thread of `cx` (its `%ctaid` and `%tid` set), with the
+    /// thread's linear id 0: its accesses in program order, each execution's units once.
+    pub(crate) fn thread_events(
+        &mut self,
+        i: usize,
+        cx: &mut Ctx,
+        out: &mut Vec<Event>,
+    ) -> Result<(), EvalError> {
+        let plan = self.plan;
+        let Some(l) = &plan.loads[i] else {
+            return Ok(());
+        };
+        for &c in &l.outer {
+            if self.eval(i, c, cx)? == 0 {
+                return Ok(());
+            }
+        }
+        let mut key = Vec::with_capacity(2 * self.a.model.loads[i].loops.len() + 1);
+        self.walk(i, 0, cx, &mut key, 0, out)
+    }
+
     fn walk(
         &mut self,
         i: usize,
