@@ -715,6 +715,10 @@ pub struct Tape {
 #[derive(Debug)]
 enum Node {
     Const(i128),
+    /// `%tid` and `%ctaid` by dimension, read from the context without going through
+    /// [`eval_memo`] (the leaves of every address).
+    Tid(usize),
+    Ctaid(usize),
     /// A variable, trip count or unknown: evaluated as an expression.
     Leaf(E),
     Add(u32, u32),
@@ -747,6 +751,8 @@ impl Tape {
         }
         let n = match &**e {
             Expr::Const(c) => Node::Const(*c),
+            Expr::Var(Var::Tid(d)) if *d < 3 => Node::Tid(usize::from(*d)),
+            Expr::Var(Var::Ctaid(d)) if *d < 3 => Node::Ctaid(usize::from(*d)),
             Expr::Var(_) | Expr::Trip(_) | Expr::Unknown(_) => Node::Leaf(e.clone()),
             Expr::Add(a, b) => Node::Add(self.add(a), self.add(b)),
             Expr::Sub(a, b) => Node::Sub(self.add(a), self.add(b)),
@@ -823,6 +829,8 @@ pub fn eval_tape(
     let mut go = |x: u32| eval_tape(t, st, x, cx, ts);
     let v = match &t.nodes[u] {
         Node::Const(c) => *c,
+        Node::Tid(d) => cx.tid[*d],
+        Node::Ctaid(d) => cx.ctaid[*d],
         Node::Leaf(e) => eval_memo(e, cx, ts, &mut Memo::default())?,
         Node::Add(a, b) => go(*a)?.wrapping_add(go(*b)?),
         Node::Sub(a, b) => go(*a)?.wrapping_sub(go(*b)?),
