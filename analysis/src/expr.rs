@@ -580,15 +580,20 @@ pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> 
         return eval_memo(e, cx, ts, &mut Memo::default());
     }
     let addr = e as *const Expr as usize;
-    let slot = (addr >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - EVAL_CACHE_BITS);
+    let set = (addr >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - EVAL_CACHE_SET_BITS);
+    let ways = set * EVAL_CACHE_WAYS..(set + 1) * EVAL_CACHE_WAYS;
     let hit = EVAL_CACHE.with(|c| {
         let mut c = c.borrow_mut();
-        match c.get_mut(slot) {
-            Some(Some((a, root, tape, st))) if *a == addr && **root == *e => {
-                Some((tape.clone(), std::mem::take(st)))
-            }
-            _ => None,
-        }
+        c.clock += 1;
+        let clock = c.clock;
+        let entry = c
+            .entries
+            .get_mut(ways.clone())?
+            .iter_mut()
+            .flatten()
+            .find(|x| x.addr == addr && *x.root == *e)?;
+        entry.used = clock;
+        Some((entry.tape.clone(), std::mem::take(&mut entry.slots)))
     });
     let (tape, mut st) = match hit {
         Some(x) => x,
@@ -597,10 +602,24 @@ pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> 
             let tape = std::rc::Rc::new(Tape::new([&root]));
             EVAL_CACHE.with(|c| {
                 let mut c = c.borrow_mut();
-                if c.is_empty() {
-                    c.resize_with(1 << EVAL_CACHE_BITS, || None);
+                if c.entries.is_empty() {
+                    c.entries
+                        .resize_with(EVAL_CACHE_WAYS << EVAL_CACHE_SET_BITS, || None);
                 }
-                c[slot] = Some((addr, root, tape.clone(), TapeState::default()));
+                let used = c.clock;
+                // An empty way, else the least recently used one.
+                let w = c.entries[ways.clone()]
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, x)| x.as_ref().map_or(0, |x| x.used))
+                    .map_or(ways.start, |(i, _)| ways.start + i);
+                c.entries[w] = Some(EvalEntry {
+                    addr,
+                    root,
+                    tape: tape.clone(),
+                    slots: TapeState::default(),
+                    used,
+                });
             });
             (tape, TapeState::default())
         }
@@ -613,26 +632,53 @@ pub fn eval(e: &Expr, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> 
     }
     let r = eval_tape(&tape, &mut st, (tape.len() - 1) as u32, cx, ts);
     EVAL_CACHE.with(|c| {
-        if let Some(Some((a, _, t, s))) = c.borrow_mut().get_mut(slot) {
-            if *a == addr && std::rc::Rc::ptr_eq(t, &tape) {
-                *s = st;
-            }
+        let mut c = c.borrow_mut();
+        if let Some(x) = c
+            .entries
+            .get_mut(ways)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|x| x.addr == addr && std::rc::Rc::ptr_eq(&x.tape, &tape))
+        {
+            x.slots = st;
         }
     });
     r
 }
 
-/// log2 of the number of entries of [`EVAL_CACHE`].
-const EVAL_CACHE_BITS: u32 = 8;
+/// log2 of the number of sets of [`EVAL_CACHE`].
+const EVAL_CACHE_SET_BITS: u32 = 6;
+/// Ways per set of [`EVAL_CACHE`]. Associative because a direct-mapped table let two
+/// expressions evaluated in turn evict each other on every call: scalar_prod's address and
+/// the trip count it reads shared a slot, and each evaluation recompiled the other (70,000
+/// compilations, half of the launch's analysis).
+const EVAL_CACHE_WAYS: usize = 4;
 
-/// An entry of [`EVAL_CACHE`]: the expression's address, a shallow copy of it (which keeps
-/// its children alive), its tape and slots.
-type EvalEntry = (usize, E, std::rc::Rc<Tape>, TapeState);
+/// An entry of [`EVAL_CACHE`].
+struct EvalEntry {
+    /// The expression's address.
+    addr: usize,
+    /// A shallow copy of it (which keeps its children alive).
+    root: E,
+    tape: std::rc::Rc<Tape>,
+    slots: TapeState,
+    /// When it was last used ([`EvalCache::clock`]).
+    used: u64,
+}
+
+/// Compiled expressions evaluated lately: set-associative by address, least recently used
+/// replaced.
+#[derive(Default)]
+struct EvalCache {
+    entries: Vec<Option<EvalEntry>>,
+    clock: u64,
+}
 
 thread_local! {
-    /// Compiled expressions evaluated lately, direct-mapped by address.
-    static EVAL_CACHE: std::cell::RefCell<Vec<Option<EvalEntry>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    /// This thread's [`EvalCache`].
+    static EVAL_CACHE: std::cell::RefCell<EvalCache> =
+        std::cell::RefCell::new(EvalCache::default());
 }
 
 /// [`eval`] sharing `memo` with other evaluations in the same context `cx` (the caller

@@ -434,20 +434,11 @@ pub fn compute_within(
             }
         }
     }
-    let deps: Vec<TripDeps> = (0..model.loops.len())
-        .map(|l| {
-            let mut d = TripDeps::default();
-            trip_deps(model, LoopId(l as u32), &mut d, &mut Vec::new());
-            d
-        })
-        .collect();
+    let deps = all_trip_deps(model);
     let run_job = |j: usize, allow: &Allowance| -> Result<(WarpRuns, Ranges), String> {
         let (i, key) = jobs[j];
         let p = plans[i].as_ref().ok_or_else(String::new)?;
-        let mut trips = TripCache {
-            deps: &deps,
-            memo: FxMap::default(),
-        };
+        let mut trips = TripCache::new(&deps);
         eval_load(model, launch, gran, p, key, block, &mut trips, allow).map_err(|e| e.to_string())
     };
     // Per load, its jobs `[first, end)`.
@@ -809,9 +800,20 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
 /// What a loop's trip count depends on besides `%ctaid` (fixed per job): thread
 /// coordinates and the iterations of other loops.
 #[derive(Clone, Debug, Default)]
-struct TripDeps {
+pub(crate) struct TripDeps {
     tid: [bool; 3],
     iters: Vec<LoopId>,
+}
+
+/// [`TripDeps`] of every loop of `model`, by loop index.
+pub(crate) fn all_trip_deps(model: &KernelModel) -> Vec<TripDeps> {
+    (0..model.loops.len())
+        .map(|l| {
+            let mut d = TripDeps::default();
+            trip_deps(model, LoopId(l as u32), &mut d, &mut Vec::new());
+            d
+        })
+        .collect()
 }
 
 fn trip_deps(model: &KernelModel, l: LoopId, out: &mut TripDeps, seen: &mut Vec<LoopId>) {
@@ -836,14 +838,33 @@ fn trip_deps(model: &KernelModel, l: LoopId, out: &mut TripDeps, seen: &mut Vec<
     }
 }
 
-/// Trip counts of one job, memoised on the values they depend on.
-struct TripCache<'a> {
+/// Trip counts of one job (one `%ctaid`), memoised on the values they depend on.
+pub(crate) struct TripCache<'a> {
     deps: &'a [TripDeps],
     memo: FxMap<(u32, Vec<i128>), i128>,
 }
 
-impl TripCache<'_> {
-    fn trip(&mut self, model: &KernelModel, l: LoopId, cx: &Ctx) -> Result<i128, EvalError> {
+impl<'a> TripCache<'a> {
+    /// An empty cache over `deps` ([`all_trip_deps`]).
+    pub(crate) fn new(deps: &'a [TripDeps]) -> Self {
+        TripCache {
+            deps,
+            memo: FxMap::default(),
+        }
+    }
+
+    /// Forgets every count (the `%ctaid` changed).
+    pub(crate) fn clear(&mut self) {
+        self.memo.clear();
+    }
+
+    /// The trip count of loop `l` in `cx`.
+    pub(crate) fn trip(
+        &mut self,
+        model: &KernelModel,
+        l: LoopId,
+        cx: &Ctx,
+    ) -> Result<i128, EvalError> {
         let d = &self.deps[l.index()];
         let mut key: Vec<i128> = (0..3).filter(|&i| d.tid[i]).map(|i| cx.tid[i]).collect();
         for q in &d.iters {

@@ -220,6 +220,9 @@ struct LoadTape {
 /// launch's walk (gemv: half of the descriptors' enumeration).
 pub(crate) struct WalkPlan {
     loads: Vec<Option<LoadTape>>,
+    /// What each loop's trip count depends on, for the walkers' trip caches: the loads of
+    /// one thread share their loops' counts.
+    deps: Vec<crate::footprint::TripDeps>,
 }
 
 impl WalkPlan {
@@ -274,7 +277,10 @@ impl WalkPlan {
                 })
             })
             .collect();
-        WalkPlan { loads }
+        WalkPlan {
+            loads,
+            deps: crate::footprint::all_trip_deps(model),
+        }
     }
 }
 
@@ -286,6 +292,9 @@ pub(crate) struct Walker<'a> {
     plan: &'a WalkPlan,
     /// Value slots of each load's tape.
     slots: Vec<TapeState>,
+    /// Trip counts of the TB being walked, and its `%ctaid`.
+    trips: crate::footprint::TripCache<'a>,
+    trips_ctaid: [i128; 3],
     /// Points visited so far.
     pub(crate) points: u64,
     /// A TB's enumeration stopped at twice [`POINT_BUDGET`] points.
@@ -316,6 +325,8 @@ impl<'a> Walker<'a> {
                         .map_or_else(TapeState::default, |l| TapeState::new(&l.tape))
                 })
                 .collect(),
+            trips: crate::footprint::TripCache::new(&plan.deps),
+            trips_ctaid: [-1; 3],
             points: 0,
             truncated: false,
             per_thread: false,
@@ -423,7 +434,11 @@ impl<'a> Walker<'a> {
         let lp = site.loops[depth];
         cx.trips[lp.index()] = None;
         cx.iters[lp.index()] = None;
-        let t = crate::expr::TripSource::trip(model, lp, cx)?;
+        if self.trips_ctaid != cx.ctaid {
+            self.trips.clear();
+            self.trips_ctaid = cx.ctaid;
+        }
+        let t = self.trips.trip(model, lp, cx)?;
         cx.trips[lp.index()] = Some(t);
         let header = self.header_pos(lp);
         if depth + 1 == site.loops.len() && t > 1 {
