@@ -44,6 +44,16 @@ fn sweep(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Writes `text` as `d/plan.toml` and sweeps it into `d/out`: the folder and the sweep's
+/// standard error.
+fn sweep_plan(d: &Path, text: &str) -> (PathBuf, String) {
+    let plan = d.join("plan.toml");
+    std::fs::write(&plan, text).unwrap();
+    let out = d.join("out");
+    let err = sweep(&["sweep", s(&plan), "-o", s(&out)]);
+    (out, err)
+}
+
 /// The records of a sweep folder without their wall-clock timings, one JSON per line.
 fn records(dir: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(dir.join("runs.jsonl"))
@@ -265,10 +275,7 @@ fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
          [[kernels]]\nptx = \"{k}/mm_naive/mm_naive.compute_70.ptx\"\nlaunch = \"{k}/mm_naive/small.json\"\n",
         k = k.display()
     );
-    let plan = d.join("plan.toml");
-    std::fs::write(&plan, text).unwrap();
-    let out = d.join("out");
-    let err = sweep(&["sweep", s(&plan), "-o", s(&out)]);
+    let (out, err) = sweep_plan(&d, &text);
     assert!(err.contains("2 failed now"), "{err}");
     let rs = records(&out);
     assert_eq!(rs.len(), 4);
@@ -301,10 +308,7 @@ fn lrr_and_bcs_run_when_the_analysis_is_refused() {
          [[kernels]]\nptx = \"{k}/mm_naive/mm_naive.compute_70.ptx\"\nlaunch = \"{k}/mm_naive/small.json\"\n",
         k = k.display()
     );
-    let plan = d.join("plan.toml");
-    std::fs::write(&plan, text).unwrap();
-    let out = d.join("out");
-    let err = sweep(&["sweep", s(&plan), "-o", s(&out)]);
+    let (out, err) = sweep_plan(&d, &text);
     assert!(err.contains("1 failed now"), "{err}");
     let rs = records(&out);
     assert_eq!(rs.len(), 3);
