@@ -216,8 +216,8 @@ struct LoadTape {
 
 /// The loads of an analysis compiled for point-by-point walks ([`Walker`]): a [`Tape`] per
 /// load with its guards split once by whether they mention an iteration. Shared by the
-/// walkers of every sampled TB; the tree-walking [`eval`] it replaces was most of a small
-/// launch's walk (gemv: half of the descriptors' enumeration).
+/// walkers of every sampled TB; the tree-walking [`crate::expr::eval`] it replaces was most
+/// of a small launch's walk (gemv: half of the descriptors' enumeration).
 pub(crate) struct WalkPlan {
     loads: Vec<Option<LoadTape>>,
     /// What each loop's trip count depends on, for the walkers' trip caches: the loads of
@@ -446,25 +446,13 @@ impl<'a> Walker<'a> {
                 // The points the loop below would visit, each address stepped from the
                 // first; the guards do not depend on the counter, so they hold for every
                 // iteration or for none.
+                let n = self.admit(t);
                 if let Some((a0, c)) = step {
-                    for k in 0..t {
-                        if self.points > self.limit {
-                            self.truncated = true;
-                            break;
-                        }
-                        self.points += 1;
+                    for k in 0..n {
                         key.push(header);
                         key.push(k as u64);
                         self.emit(i, a0.wrapping_add(c.wrapping_mul(k)), key, warp, out);
                         key.truncate(key.len() - 2);
-                    }
-                } else {
-                    for _ in 0..t {
-                        if self.points > self.limit {
-                            self.truncated = true;
-                            break;
-                        }
-                        self.points += 1;
                     }
                 }
                 cx.iters[lp.index()] = None;
@@ -486,6 +474,19 @@ impl<'a> Walker<'a> {
         cx.iters[lp.index()] = None;
         cx.trips[lp.index()] = None;
         Ok(())
+    }
+
+    /// The iterations of a `t`-iteration innermost loop the point budget lets the walk
+    /// visit, counted as visited, as the per-iteration walk counts them: it enters an
+    /// iteration while at most [`Walker::limit`] points are spent, else stops truncated.
+    fn admit(&mut self, t: i128) -> i128 {
+        let room = i128::from(self.limit.saturating_add(1).saturating_sub(self.points));
+        let n = t.min(room);
+        if n < t {
+            self.truncated = true;
+        }
+        self.points += n as u64;
+        n
     }
 
     /// For load `i`'s innermost loop `lp` of `t > 1` iterations in `cx`: `None` when its
