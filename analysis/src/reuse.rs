@@ -731,6 +731,21 @@ pub struct Walked {
 /// Enumerates the sampled TBs' streams (in parallel; their streams are added in TB order,
 /// so the result does not depend on the thread count) and computes the stream metrics.
 pub fn walk(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
+    walk_with(a, launch, gran, &WalkPlan::new(a))
+}
+
+/// [`walk`] evaluating every iteration's address, without stepping affine addresses: the
+/// reference the tests compare the stepped walk with.
+#[doc(hidden)]
+pub fn walk_per_iteration(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
+    let mut plan = WalkPlan::new(a);
+    for l in plan.loads.iter_mut().flatten() {
+        l.inner_affine = None;
+    }
+    walk_with(a, launch, gran, &plan)
+}
+
+fn walk_with(a: &Analysis, launch: &BoundLaunch, gran: Granularity, plan: &WalkPlan) -> Walked {
     use rayon::prelude::*;
     let total = launch.num_tbs();
     let mut out = Reuse {
@@ -745,8 +760,7 @@ pub fn walk(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
         };
     }
     // Cost of TB 0 sets the sample size.
-    let plan = WalkPlan::new(a);
-    let mut w = Walker::new(a, launch, gran, &plan);
+    let mut w = Walker::new(a, launch, gran, plan);
     let first = w.tb_events(0).unwrap_or_default();
     let per_tb = w.points.max(1);
     let n = (POINT_BUDGET / per_tb).clamp(1, total);
@@ -754,7 +768,7 @@ pub fn walk(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
     let rest: Vec<(SampledTb, bool)> = sample[1..]
         .par_iter()
         .map(|&tb| {
-            let mut w = Walker::new(a, launch, gran, &plan);
+            let mut w = Walker::new(a, launch, gran, plan);
             let ev = w.tb_events(tb).unwrap_or_default();
             (SampledTb::new(ev), w.truncated)
         })

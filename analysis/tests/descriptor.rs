@@ -169,36 +169,6 @@ fn gemm_1024_decided_without_enumeration() {
     }
 }
 
-/// Every small launch of the corpus, as (kernel directory, launch file).
-fn small_launches() -> Vec<(String, String)> {
-    let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
-    let mut launches: Vec<(String, String)> = Vec::new();
-    for d in std::fs::read_dir(&kernels).expect("kernels") {
-        let d = d.expect("entry").path();
-        if !d.is_dir() {
-            continue;
-        }
-        for f in std::fs::read_dir(&d).expect("kernel dir") {
-            let f = f.expect("entry").path();
-            let name = f
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("")
-                .to_string();
-            if name.starts_with("small") && name.ends_with(".json") {
-                let dir = d
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or("")
-                    .to_string();
-                launches.push((dir, name));
-            }
-        }
-    }
-    launches.sort();
-    launches
-}
-
 /// The fast paths against concrete enumeration (and z3, with the feature), on every load
 /// pair of every data structure of every small corpus launch: wherever the dependence test
 /// answers an intra-thread pair, a per-pair enumeration of every thread and iteration (and

@@ -49,3 +49,28 @@ fn transpose_has_no_reuse() {
         assert_eq!(r.pairs, 0);
     }
 }
+
+/// The walk that steps addresses affine in the innermost loop's counter against the walk
+/// that evaluates every iteration, on every small corpus launch, at line and element
+/// granularity: the same metrics, the same points counted, the same truncation.
+#[test]
+fn stepped_walk_equals_per_iteration_walk() {
+    let mut compared = 0;
+    for (dir, file) in &small_launches() {
+        for g in [Granularity::Line(128), Granularity::Element] {
+            let (a, b) = analyse(dir, "compute_70", file, g);
+            let (fast, slow) = (
+                analysis::reuse::walk(&a, &b, g),
+                analysis::reuse::walk_per_iteration(&a, &b, g),
+            );
+            let (gr, _) = analysis::locality::build(&a.footprints);
+            assert_eq!(
+                fast.finish(&a, &gr),
+                slow.finish(&a, &gr),
+                "{dir}/{file} {g:?}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 90, "{compared} launches");
+}
