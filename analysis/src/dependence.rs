@@ -878,11 +878,11 @@ pub fn intra_thread_witness(
     } else {
         &[[0; 3], last]
     };
-    // The loads of `p` at element granularity (units = elements of `p`, as `eb` says).
-    debug_assert_eq!(
-        crate::footprint::unit_bytes(crate::footprint::Granularity::Element, launch, p, eb),
-        eb
-    );
+    // The loads of `p` at element granularity: units are elements of `eb` bytes (should
+    // the walker's element size differ, no witness is looked for).
+    if crate::footprint::unit_bytes(crate::footprint::Granularity::Element, launch, p, eb) != eb {
+        return false;
+    }
     let plan = crate::reuse::WalkPlan::of_loads(a, |i| loads.contains(&i));
     let mut w = crate::reuse::Walker::new(a, launch, crate::footprint::Granularity::Element, &plan);
     w.limit = WITNESS_POINTS;
@@ -903,8 +903,10 @@ pub fn intra_thread_witness(
                 }
                 // An execution's elements are distinct: one met again comes from another
                 // execution (of this load or of an earlier one).
+                // Units are tagged with their data structure: an address of a load of
+                // `p` that falls in another structure's buffer witnesses nothing for `p`.
                 for (_, _, u) in &ev {
-                    if !seen.insert(*u) {
+                    if u >> crate::footprint::PARAM_SHIFT == u64::from(p) && !seen.insert(*u) {
                         return true;
                     }
                 }
