@@ -733,6 +733,24 @@ fn interval(e: &Expr, grid: [u32; 3], block: [u32; 3]) -> Option<(i128, i128)> {
     })
 }
 
+/// When load `s`'s address is affine in its innermost loop's counter and none of the guards
+/// `inner` mentions that counter: the coefficient (free of the counter) and the extensions
+/// the affine form crosses, which must hold over the loop for it to be exact. The
+/// footprints and the point walks (`reuse::WalkPlan`) step such loops instead of
+/// evaluating every iteration.
+pub(crate) fn innermost_affine<'a>(
+    s: &LoadSite,
+    mut inner: impl Iterator<Item = &'a E>,
+) -> Option<(E, Vec<Obligation>)> {
+    let k = Var::Iter(*s.loops.last()?);
+    if inner.any(|c| mentions(c, k)) {
+        return None;
+    }
+    let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
+    let mut obl = Vec::new();
+    linear_coef(&s.addr, k, &mut obl, &dep).map(|c| (c, obl))
+}
+
 fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3]) -> LoadPlan<'a> {
     let mut dims = [false; 3];
     let mut seen = Vec::new();
@@ -758,15 +776,7 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
     };
     let (inner_conds, outer_conds): (Vec<E>, Vec<E>) =
         cond.into_iter().partition(|c| mentions_iter(c));
-    let inner_affine = s.loops.last().and_then(|&l| {
-        let k = Var::Iter(l);
-        if inner_conds.iter().any(|c| mentions(c, k)) {
-            return None;
-        }
-        let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
-        let mut obl = Vec::new();
-        linear_coef(&s.addr, k, &mut obl, &dep).map(|c| (c, obl))
-    });
+    let inner_affine = innermost_affine(s, inner_conds.iter());
     let all: Vec<E> = outer_conds.iter().chain(&inner_conds).cloned().collect();
     let lanes = lane_plan(s, &all);
     let mut roots: Vec<&E> = vec![&s.addr];

@@ -18,9 +18,7 @@
 use launch::BoundLaunch;
 use serde::Serialize;
 
-use crate::expr::{
-    eval_tape, linear_coef, mentions, Ctx, EvalError, Expr, Obligation, Tape, TapeState, Var,
-};
+use crate::expr::{eval_tape, Ctx, EvalError, Expr, Obligation, Tape, TapeState, Var};
 use crate::footprint::{unit_bytes, Granularity, Interval, PARAM_SHIFT};
 use crate::locality::Graph;
 use crate::Analysis;
@@ -244,17 +242,7 @@ impl WalkPlan {
                 }
                 let (inner, outer): (Vec<&crate::expr::E>, Vec<&crate::expr::E>) =
                     site.cond.iter().partition(|c| mentions_iter(c));
-                let affine = site.loops.last().and_then(|&l| {
-                    let k = Var::Iter(l);
-                    if inner.iter().any(|c| mentions(c, k)) {
-                        return None;
-                    }
-                    let dep = |x: &Expr| {
-                        matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_))
-                    };
-                    let mut obl = Vec::new();
-                    linear_coef(&site.addr, k, &mut obl, &dep).map(|c| (c, obl))
-                });
+                let affine = crate::footprint::innermost_affine(site, inner.iter().copied());
                 let mut roots: Vec<&crate::expr::E> = outer.iter().chain(&inner).copied().collect();
                 roots.push(&site.addr);
                 if let Some((c, obl)) = &affine {
