@@ -276,6 +276,19 @@ fn bcs_loses_to_lrr_with_odd_tb_limit() {
 }
 
 #[test]
+fn bcs_issues_single_tbs_where_an_sm_holds_one() {
+    // A pair never fits an SM that holds one TB (1,024-thread TBs on Fermi): BCS used to
+    // wait for one forever ("timing model deadlocked at cycle 0").
+    let cfg = volta(&[("core.num_sms", "2"), ("tbs_per_sm", "1")]);
+    let launch = r#"{"format":"paver-launch/1","kernel":"stream","grid":[5,1,1],"block":[256,1,1],
+        "params":[{"index":0,"buffer":{"type":"u32","len":5120,"init":"zeros"}}]}"#;
+    let lrr = run(STREAM, "stream", launch, &cfg, TbPolicy::Lrr);
+    let bcs = run(STREAM, "stream", launch, &cfg, TbPolicy::Bcs);
+    assert_eq!(bcs.tbs, 5);
+    assert_eq!(bcs.warp_instructions, lrr.warp_instructions);
+}
+
+#[test]
 fn mm_naive_speed() {
     let (m, b) = corpus("mm_naive");
     let f = m.kernel(&b.kernel).expect("kernel");

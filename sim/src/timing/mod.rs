@@ -293,7 +293,7 @@ fn make_scheduler(
         TbPolicy::Lrr => Box::new(tb_sched::RoundRobin::lrr(num_tbs, n)),
         TbPolicy::GlobalRr => Box::new(tb_sched::global_rr(num_tbs, n)),
         TbPolicy::TwoLevelRr => Box::new(tb_sched::two_level_rr(num_tbs, n, spc)),
-        TbPolicy::Bcs => Box::new(tb_sched::Bcs::new(num_tbs)),
+        TbPolicy::Bcs => Box::new(tb_sched::Bcs::new(num_tbs, tbs_per_sm)),
         TbPolicy::Greedy => Box::new(tb_sched::Greedy::new(num_tbs, spc)),
         TbPolicy::Distributed => Box::new(tb_sched::Distributed::new(num_tbs, n, spc, 1)),
         TbPolicy::DistributedBlock => {
