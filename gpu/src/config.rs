@@ -222,8 +222,22 @@ pub struct DramConfig {
     pub bus_bytes_per_channel: u32,
     /// Transfers per command clock (4 = QDR).
     pub data_rate: u32,
-    /// Peak bandwidth = channels x bus bytes x clock x data rate.
+    /// Peak bandwidth = channels x bus bytes x clock x data rate ([`DramConfig::peak_gbps`]).
+    /// Stated in the file for the reader and checked against the four fields it derives
+    /// from; the simulator uses those fields.
     pub bandwidth_gbps: f64,
+}
+
+impl DramConfig {
+    /// Peak bandwidth in GB/s from the fields the DRAM model uses: channels x bus bytes x
+    /// command clock x data rate.
+    pub fn peak_gbps(&self) -> f64 {
+        f64::from(self.channels)
+            * f64::from(self.bus_bytes_per_channel)
+            * f64::from(self.clock_mhz)
+            * f64::from(self.data_rate)
+            / 1000.0
+    }
 }
 
 /// Largest GPU configuration file read (1 MiB; the shipped ones are about 5 KB).
@@ -496,6 +510,19 @@ impl GpuConfig {
                 dram.bandwidth_gbps
             )));
         }
+        // A stated bandwidth the model does not run at would be silently ignored: the
+        // channels move `peak_gbps` (1 % tolerance for rounded figures in a file).
+        let peak = dram.peak_gbps();
+        if (dram.bandwidth_gbps - peak).abs() > 0.01 * peak {
+            return Err(bad(format!(
+                "dram.bandwidth_gbps = {} disagrees with channels x bus_bytes_per_channel x clock_mhz x data_rate = {} x {} x {} x {} = {peak} GB/s, the bandwidth the DRAM model runs at; change those fields (`--set dram.clock_mhz=...` updates bandwidth_gbps)",
+                dram.bandwidth_gbps,
+                dram.channels,
+                dram.bus_bytes_per_channel,
+                dram.clock_mhz,
+                dram.data_rate
+            )));
+        }
         for (field, v) in [
             ("l1.line_bytes", l1.line_bytes),
             ("l2.line_bytes", l2.line_bytes),
@@ -655,11 +682,7 @@ mod tests {
         for name in GpuConfig::builtin_names() {
             let c = GpuConfig::builtin(name).unwrap();
             assert_eq!(c.name, name);
-            let bw = f64::from(c.dram.channels)
-                * f64::from(c.dram.bus_bytes_per_channel)
-                * f64::from(c.dram.clock_mhz)
-                * f64::from(c.dram.data_rate)
-                / 1000.0;
+            let bw = c.dram.peak_gbps();
             assert!((bw - c.dram.bandwidth_gbps).abs() < 0.1, "{name}: {bw}");
         }
     }
@@ -710,7 +733,7 @@ mod tests {
     fn validation_names_the_key() {
         let volta = GpuConfig::builtin("volta").unwrap();
         type Edit = fn(&mut GpuConfig);
-        let cases: [(Edit, &str); 10] = [
+        let cases: [(Edit, &str); 11] = [
             (|g| g.dram.channels = 0, "dram.channels = 0"),
             (
                 |g| g.core.warp_schedulers_per_sm = 0,
@@ -724,6 +747,10 @@ mod tests {
                 "core.num_sms = 100000000, more than the 4096",
             ),
             (|g| g.dram.bandwidth_gbps = f64::NAN, "dram.bandwidth_gbps"),
+            (
+                |g| g.dram.bandwidth_gbps = 10_000.0,
+                "dram.bandwidth_gbps = 10000 disagrees with channels",
+            ),
             (|g| g.l1.line_bytes = 96, "l1.line_bytes = 96"),
             (|g| g.l2.size_bytes = 1 << 40, "l2.size_bytes"),
             (

@@ -187,9 +187,18 @@ impl TimingConfig {
                 .and_then(|o| o.get_mut(*p))
                 .ok_or_else(|| err(format!("no field `{p}`")))?;
         }
+        if path[..] == ["gpu", "dram", "bandwidth_gbps"] {
+            return Err(err(
+                "the DRAM bandwidth is derived (channels x bus_bytes_per_channel x clock_mhz x data_rate): set one of those, e.g. dram.clock_mhz".into(),
+            ));
+        }
         *cur = serde_json::from_str(value)
             .unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
         *self = serde_json::from_value(root).map_err(|e| err(e.to_string()))?;
+        // Keep the stated peak equal to the one the channels now run at.
+        if path.len() == 3 && path[..2] == ["gpu", "dram"] {
+            self.gpu.dram.bandwidth_gbps = self.gpu.dram.peak_gbps();
+        }
         Ok(())
     }
 
@@ -262,6 +271,18 @@ mod tests {
             assert!(e.contains(want), "{e}");
         }
         assert!(c.set("core.num_sms", "\"x\"").is_err());
+        // The DRAM peak is derived: setting it is refused (it used to be accepted and
+        // ignored), changing a field it derives from updates it.
+        let e = c
+            .set("dram.bandwidth_gbps", "100000")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("derived"), "{e}");
+        let before = c.gpu.dram.bandwidth_gbps;
+        c.set("dram.clock_mhz", &(2 * c.gpu.dram.clock_mhz).to_string())
+            .expect("set");
+        assert!((c.gpu.dram.bandwidth_gbps - 2.0 * before).abs() < 0.01 * before);
+        c.validate("volta").expect("valid");
     }
 
     #[test]
