@@ -220,10 +220,11 @@ pub(crate) enum ClosedShape {
     Step,
     /// Nothing depends on the iteration: the loop leaves at iteration 0.
     Zero,
-    /// One comparison `d rel 0`, `d` affine in the iteration with coefficient `coef`, exact
-    /// while every obligation holds.
+    /// One comparison `lit` = `a rel b`, `d = a - b` affine in the iteration with
+    /// coefficient `coef`, exact while every obligation holds.
     Affine {
         rel: Rel,
+        lit: E,
         d: E,
         coef: E,
         obl: Vec<Obligation>,
@@ -261,14 +262,15 @@ impl TripPlan {
                 rel = Some(lit);
             }
         }
-        let shape = match rel.as_deref() {
+        let shape = match rel.as_ref().map(|lit| (lit, &**lit)) {
             None => ClosedShape::Zero,
-            Some(Expr::Cmp(r, a, b)) => {
+            Some((lit, Expr::Cmp(r, a, b))) => {
                 let d = sub(a.clone(), b.clone());
                 let mut obl = Vec::new();
                 match linear_coef(&d, k, &mut obl, &dep) {
                     Some(coef) => ClosedShape::Affine {
                         rel: *r,
+                        lit: lit.clone(),
                         d,
                         coef,
                         obl,
@@ -305,7 +307,7 @@ fn closed_form(
     exits: &[E],
     cx: &mut Ctx,
 ) -> Result<Option<i128>, EvalError> {
-    let [exit] = exits else { return Ok(None) };
+    let [_] = exits else { return Ok(None) };
     cx.iters[l.index()] = Some(0);
     for lit in free {
         if eval(lit, cx, m)? == 0 {
@@ -315,8 +317,15 @@ fn closed_form(
     let (r, d, coef, obl) = match shape {
         ClosedShape::Step => return Ok(None),
         ClosedShape::Zero => return Ok(Some(0)),
-        ClosedShape::Affine { rel, d, coef, obl } => (*rel, d, coef, obl),
+        ClosedShape::Affine {
+            rel,
+            lit,
+            d,
+            coef,
+            obl,
+        } => (*rel, (lit, d), coef, obl),
     };
+    let (lit, d) = d;
     let d0 = eval(d, cx, m)?;
     let ds = eval(coef, cx, m)?;
     let ceil_div = |a: i128, b: i128| -> i128 { (a + b - 1).div_euclid(b) };
@@ -362,7 +371,10 @@ fn closed_form(
     if s > STEP_LIMIT as i128 * 1024 {
         return Ok(None);
     }
-    // Verify: no extension wraps on [0, s], the exit holds at s and not at s - 1.
+    // Verify: no extension wraps on [0, s], the exit holds at s and not at s - 1. The exit
+    // is the free conjuncts, which hold (above) and do not depend on the iteration, and
+    // `lit`: evaluating `lit` alone decides it (the free ones are as large as the rest).
+    let exit = lit;
     for at in [0, s] {
         cx.iters[l.index()] = Some(at);
         for o in obl {

@@ -197,9 +197,8 @@ fn mentions_iter(e: &Expr) -> bool {
     m
 }
 
-/// One load's expressions as a walk evaluates them, compiled once per walk.
+/// One load's expressions as a walk evaluates them: nodes of the plan's [`Tape`].
 struct LoadTape {
-    tape: Tape,
     /// Guards that do not mention a loop iteration: evaluated once per thread.
     outer: Vec<u32>,
     /// Guards that do: evaluated per point.
@@ -212,15 +211,20 @@ struct LoadTape {
     inner_affine: Option<(u32, Vec<(u32, Obligation)>)>,
 }
 
-/// The loads of an analysis compiled for point-by-point walks ([`Walker`]): a [`Tape`] per
-/// load with its guards split once by whether they mention an iteration. Shared by the
+/// The loads of an analysis compiled for point-by-point walks ([`Walker`]): one [`Tape`]
+/// for every load, so that what the loads of a thread have in common (an unrolled loop's
+/// remainder guards, the thread's index arithmetic) is evaluated once per context, and
+/// each load's guards split once by whether they mention an iteration. Shared by the
 /// walkers of every sampled TB; the tree-walking [`crate::expr::eval`] it replaces was most
 /// of a small launch's walk (gemv: half of the descriptors' enumeration).
 pub(crate) struct WalkPlan {
+    tape: Tape,
     loads: Vec<Option<LoadTape>>,
     /// What each loop's trip count depends on, for the walkers' trip caches: the loads of
     /// one thread share their loops' counts.
     deps: Vec<crate::footprint::TripDeps>,
+    /// The `%ctaid`-free trip counts every walker of this plan shares.
+    shared_trips: crate::footprint::SharedTrips,
 }
 
 impl WalkPlan {
@@ -232,7 +236,13 @@ impl WalkPlan {
     /// The resolved loads that count and that `keep` selects (by load index).
     pub(crate) fn of_loads(a: &Analysis, keep: impl Fn(usize) -> bool) -> WalkPlan {
         let model = &a.model;
-        let loads = model
+        struct Roots<'e> {
+            outer: Vec<&'e crate::expr::E>,
+            inner: Vec<&'e crate::expr::E>,
+            addr: &'e crate::expr::E,
+            affine: Option<(crate::expr::E, Vec<Obligation>)>,
+        }
+        let roots: Vec<Option<Roots>> = model
             .loads
             .iter()
             .enumerate()
@@ -243,31 +253,47 @@ impl WalkPlan {
                 let (inner, outer): (Vec<&crate::expr::E>, Vec<&crate::expr::E>) =
                     site.cond.iter().partition(|c| mentions_iter(c));
                 let affine = crate::footprint::innermost_affine(site, inner.iter().copied());
-                let mut roots: Vec<&crate::expr::E> = outer.iter().chain(&inner).copied().collect();
-                roots.push(&site.addr);
-                if let Some((c, obl)) = &affine {
-                    roots.push(c);
-                    roots.extend(obl.iter().map(|o| &o.e));
-                }
-                let tape = Tape::new(roots);
-                let node = |e: &crate::expr::E| tape.node(e).expect("compiled root");
+                Some(Roots {
+                    outer,
+                    inner,
+                    addr: &site.addr,
+                    affine,
+                })
+            })
+            .collect();
+        let mut all: Vec<&crate::expr::E> = Vec::new();
+        for r in roots.iter().flatten() {
+            all.extend(r.outer.iter().chain(&r.inner).copied());
+            all.push(r.addr);
+            if let Some((c, obl)) = &r.affine {
+                all.push(c);
+                all.extend(obl.iter().map(|o| &o.e));
+            }
+        }
+        let tape = Tape::new(all);
+        let node = |e: &crate::expr::E| tape.node(e).expect("compiled root");
+        let loads = roots
+            .iter()
+            .map(|r| {
+                let r = r.as_ref()?;
                 Some(LoadTape {
-                    outer: outer.iter().map(|e| node(e)).collect(),
-                    inner: inner.iter().map(|e| node(e)).collect(),
-                    addr: node(&site.addr),
-                    inner_affine: affine.as_ref().map(|(c, obl)| {
+                    outer: r.outer.iter().map(|e| node(e)).collect(),
+                    inner: r.inner.iter().map(|e| node(e)).collect(),
+                    addr: node(r.addr),
+                    inner_affine: r.affine.as_ref().map(|(c, obl)| {
                         (
                             node(c),
                             obl.iter().map(|o| (node(&o.e), o.clone())).collect(),
                         )
                     }),
-                    tape,
                 })
             })
             .collect();
         WalkPlan {
+            tape,
             loads,
             deps: crate::footprint::all_trip_deps(model),
+            shared_trips: crate::footprint::SharedTrips::default(),
         }
     }
 }
@@ -278,8 +304,9 @@ pub(crate) struct Walker<'a> {
     launch: &'a BoundLaunch,
     gran: Granularity,
     plan: &'a WalkPlan,
-    /// Value slots of each load's tape.
-    slots: Vec<TapeState>,
+    /// Value slots of the plan's tape, valid for the context as it is since the last
+    /// [`Walker::moved`].
+    st: TapeState,
     /// Trip counts of the TB being walked, and its `%ctaid`.
     trips: crate::footprint::TripCache<'a>,
     trips_ctaid: [i128; 3],
@@ -305,15 +332,8 @@ impl<'a> Walker<'a> {
             launch,
             gran,
             plan,
-            slots: plan
-                .loads
-                .iter()
-                .map(|l| {
-                    l.as_ref()
-                        .map_or_else(TapeState::default, |l| TapeState::new(&l.tape))
-                })
-                .collect(),
-            trips: crate::footprint::TripCache::new(&plan.deps),
+            st: TapeState::new(&plan.tape),
+            trips: crate::footprint::TripCache::new(&plan.deps, &plan.shared_trips),
             trips_ctaid: [-1; 3],
             points: 0,
             truncated: false,
@@ -322,14 +342,21 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Node `n` of load `i`'s tape in `cx`.
-    fn eval(&mut self, i: usize, n: u32, cx: &Ctx) -> Result<i128, EvalError> {
-        let Some(l) = &self.plan.loads[i] else {
-            return Ok(0);
-        };
-        let st = &mut self.slots[i];
-        st.next();
-        eval_tape(&l.tape, st, n, cx, &self.a.model)
+    /// Node `n` of the plan's tape in `cx`, which has not changed since the last
+    /// [`Walker::moved`] (values computed since then are reused).
+    fn eval(&mut self, n: u32, cx: &Ctx) -> Result<i128, EvalError> {
+        eval_tape(&self.plan.tape, &mut self.st, n, cx, &self.a.model)
+    }
+
+    /// The context changed: forget the values computed in the old one.
+    fn moved(&mut self) {
+        self.st.next();
+    }
+
+    /// Sets loop `l`'s iteration in `cx` (a new context).
+    fn set_iter(&mut self, cx: &mut Ctx, l: crate::loops::LoopId, k: Option<i128>) {
+        cx.iters[l.index()] = k;
+        self.moved();
     }
 
     /// The events of one TB: (key, warp or thread, unit), unsorted.
@@ -351,6 +378,7 @@ impl<'a> Walker<'a> {
                 i128::from((t / b.x) % b.y),
                 i128::from(t / (b.x * b.y)),
             ];
+            self.moved();
             let warp = if self.per_thread { t } else { t / 32 } as u32;
             for (i, site) in model.loads.iter().enumerate() {
                 let Some(l) = &plan.loads[i] else {
@@ -358,7 +386,7 @@ impl<'a> Walker<'a> {
                 };
                 let mut ok = true;
                 for &c in &l.outer {
-                    if self.eval(i, c, &cx)? == 0 {
+                    if self.eval(c, &cx)? == 0 {
                         ok = false;
                         break;
                     }
@@ -384,8 +412,10 @@ impl<'a> Walker<'a> {
         let Some(l) = &plan.loads[i] else {
             return Ok(());
         };
+        // The caller set the context.
+        self.moved();
         for &c in &l.outer {
-            if self.eval(i, c, cx)? == 0 {
+            if self.eval(c, cx)? == 0 {
                 return Ok(());
             }
         }
@@ -411,23 +441,24 @@ impl<'a> Walker<'a> {
         if depth == site.loops.len() {
             self.points += 1;
             for &c in &l.inner {
-                if self.eval(i, c, cx)? == 0 {
+                if self.eval(c, cx)? == 0 {
                     return Ok(());
                 }
             }
-            let a = self.eval(i, l.addr, cx)?;
+            let a = self.eval(l.addr, cx)?;
             self.emit(i, a, key, warp, out);
             return Ok(());
         }
         let lp = site.loops[depth];
         cx.trips[lp.index()] = None;
-        cx.iters[lp.index()] = None;
+        self.set_iter(cx, lp, None);
         if self.trips_ctaid != cx.ctaid {
             self.trips.clear();
             self.trips_ctaid = cx.ctaid;
         }
         let t = self.trips.trip(model, lp, cx)?;
         cx.trips[lp.index()] = Some(t);
+        self.moved();
         let header = self.header_pos(lp);
         if depth + 1 == site.loops.len() && t > 1 {
             if let Some(step) = self.affine_step(i, lp, t, cx)? {
@@ -443,8 +474,8 @@ impl<'a> Walker<'a> {
                         key.truncate(key.len() - 2);
                     }
                 }
-                cx.iters[lp.index()] = None;
                 cx.trips[lp.index()] = None;
+                self.set_iter(cx, lp, None);
                 return Ok(());
             }
         }
@@ -453,14 +484,14 @@ impl<'a> Walker<'a> {
                 self.truncated = true;
                 break;
             }
-            cx.iters[lp.index()] = Some(k);
+            self.set_iter(cx, lp, Some(k));
             key.push(header);
             key.push(k as u64);
             self.walk(i, depth + 1, cx, key, warp, out)?;
             key.truncate(key.len() - 2);
         }
-        cx.iters[lp.index()] = None;
         cx.trips[lp.index()] = None;
+        self.set_iter(cx, lp, None);
         Ok(())
     }
 
@@ -501,25 +532,25 @@ impl<'a> Walker<'a> {
         // (an operand under a branch the address does not take, say) leaves the loop to
         // the per-iteration walk, which evaluates only what the address needs.
         for at in [0, t - 1] {
-            cx.iters[lp.index()] = Some(at);
+            self.set_iter(cx, lp, Some(at));
             for (n, o) in obl {
-                if !self.eval(i, *n, cx).is_ok_and(|v| o.holds(v)) {
-                    cx.iters[lp.index()] = None;
+                if !self.eval(*n, cx).is_ok_and(|v| o.holds(v)) {
+                    self.set_iter(cx, lp, None);
                     return Ok(None);
                 }
             }
         }
-        cx.iters[lp.index()] = Some(0);
-        let Ok(c) = self.eval(i, *coef, cx) else {
-            cx.iters[lp.index()] = None;
+        self.set_iter(cx, lp, Some(0));
+        let Ok(c) = self.eval(*coef, cx) else {
+            self.set_iter(cx, lp, None);
             return Ok(None);
         };
         for &g in &l.inner {
-            if self.eval(i, g, cx)? == 0 {
+            if self.eval(g, cx)? == 0 {
                 return Ok(Some(None));
             }
         }
-        let a0 = self.eval(i, l.addr, cx)?;
+        let a0 = self.eval(l.addr, cx)?;
         Ok(Some(Some((a0, c))))
     }
 
