@@ -494,7 +494,7 @@ pub fn compute_within(
         by_tb.entry(*key).or_default().push(j);
     }
     let by_tb: Vec<Vec<usize>> = by_tb.into_values().collect();
-    let per_tb: Vec<Vec<(usize, Result<(WarpRuns, Ranges), String>)>> = by_tb
+    let per_tb: Vec<Vec<(usize, JobResult)>> = by_tb
         .par_iter()
         .map(|js| {
             let mut trips = TripCache::new(&deps, &shared);
@@ -965,6 +965,8 @@ type Run = (u32, u64, u64, u64);
 type WarpRuns = Vec<Vec<Run>>;
 /// Byte ranges `(data structure, lo, hi)` one evaluation read.
 type Ranges = Vec<(u32, u64, u64)>;
+/// What one job (one load in one TB) gives: its runs and byte ranges, or why not.
+type JobResult = Result<(WarpRuns, Ranges), String>;
 
 /// Sorts and deduplicates runs, merging overlapping or adjacent intervals of one parameter.
 fn normalize_runs(mut rs: Vec<Run>) -> Vec<Run> {
