@@ -174,15 +174,27 @@ fn existence_of(
     let mut w = crate::reuse::Walker::new(a, launch, Granularity::Element, &plan);
     w.per_thread = true;
     w.limit = ENUM_BUDGET;
+    // A walk visits each point of a load once, and the key of a point is its iterations
+    // and its load's instruction, so when no two loads share an instruction no event
+    // repeats and the sort that removed repeats (most of a small launch's enumeration) is
+    // not needed.
+    let mut insts: Vec<usize> = a.model.loads.iter().map(|l| l.inst.index()).collect();
+    insts.sort_unstable();
+    let unique_keys = insts.windows(2).all(|x| x[0] != x[1]);
+    // Buffers reused from TB to TB.
+    let (mut ev, mut tu) = (Vec::new(), Vec::new());
     for tb in 0..launch.num_tbs() {
-        let mut ev = w.tb_events(tb).ok()?;
+        w.tb_events_into(tb, &mut ev).ok()?;
         if w.points > ENUM_BUDGET || w.truncated {
             return None;
         }
-        ev.sort_unstable();
-        ev.dedup();
+        if !unique_keys {
+            ev.sort_unstable();
+            ev.dedup();
+        }
         // (thread, unit) pairs seen twice at different keys: intra-thread reuse.
-        let mut tu: Vec<(u32, u64)> = ev.iter().map(|e| (e.1, e.2)).collect();
+        tu.clear();
+        tu.extend(ev.iter().map(|e| (e.1, e.2)));
         tu.sort_unstable();
         for x in tu.windows(2) {
             if x[0] == x[1] {
@@ -192,7 +204,7 @@ fn existence_of(
                 }
             }
         }
-        for (_, _, u) in ev {
+        for &(_, _, u) in &ev {
             let p = (u >> PARAM_SHIFT) as usize;
             let first = *owner.entry(u).or_insert(tb);
             if first != tb && p < n {

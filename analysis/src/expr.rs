@@ -905,11 +905,15 @@ pub fn eval_tape(
 }
 
 /// A compiled expression set with its slots: evaluates any compiled expression, falling back
-/// to [`eval`] for others. Each call starts a new generation (contexts change between calls).
+/// to [`eval`] for others. Values stay valid while the context does: a call in the same
+/// context as the one before reuses what that call computed (a load's guards and address
+/// share most of their nodes), a call in another context starts a new generation.
 #[derive(Debug)]
 pub struct Evaluator<'a> {
     tape: &'a Tape,
     st: TapeState,
+    /// The context the slots were filled in.
+    seen: Ctx,
 }
 
 impl<'a> Evaluator<'a> {
@@ -918,13 +922,27 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             tape,
             st: TapeState::new(tape),
+            seen: Ctx::new(0),
         }
     }
     /// The value of `e` in `cx`.
     pub fn eval(&mut self, e: &E, cx: &Ctx, ts: &dyn TripSource) -> Result<i128, EvalError> {
         match self.tape.node(e) {
             Some(n) => {
-                self.st.next();
+                let s = &mut self.seen;
+                if s.tid != cx.tid
+                    || s.ctaid != cx.ctaid
+                    || s.iters != cx.iters
+                    || s.trips != cx.trips
+                    || s.phis != cx.phis
+                {
+                    self.st.next();
+                    s.tid = cx.tid;
+                    s.ctaid = cx.ctaid;
+                    s.iters.clone_from(&cx.iters);
+                    s.trips.clone_from(&cx.trips);
+                    s.phis.clone_from(&cx.phis);
+                }
                 eval_tape(self.tape, &mut self.st, n, cx, ts)
             }
             None => eval(e, cx, ts),

@@ -361,6 +361,20 @@ impl<'a> Walker<'a> {
 
     /// The events of one TB: (key, warp or thread, unit), unsorted.
     pub(crate) fn tb_events(&mut self, tb: u64) -> Result<Vec<Event>, EvalError> {
+        let mut out = Vec::new();
+        self.tb_events_into(tb, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Walker::tb_events`] into `out` (cleared first), whose allocation a caller walking
+    /// many TBs reuses: a TB's events are megabytes, and a fresh vector per TB was paid in
+    /// page faults.
+    pub(crate) fn tb_events_into(
+        &mut self,
+        tb: u64,
+        out: &mut Vec<Event>,
+    ) -> Result<(), EvalError> {
+        out.clear();
         let (g, b) = (self.launch.grid, self.launch.block);
         let model = &self.a.model;
         let mut cx = Ctx::new(model.loops.len());
@@ -371,7 +385,6 @@ impl<'a> Walker<'a> {
         ];
         let nthreads = b.x * b.y * b.z;
         let plan = self.plan;
-        let mut out = Vec::new();
         for t in 0..nthreads {
             cx.tid = [
                 i128::from(t % b.x),
@@ -393,11 +406,11 @@ impl<'a> Walker<'a> {
                 }
                 if ok {
                     let mut key = Vec::with_capacity(2 * site.loops.len() + 1);
-                    self.walk(i, 0, &mut cx, &mut key, warp, &mut out)?;
+                    self.walk(i, 0, &mut cx, &mut key, warp, out)?;
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The events of load `i` in the thread of `cx` (its `%ctaid` and `%tid` set), with the
