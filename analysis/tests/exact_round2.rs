@@ -231,3 +231,32 @@ fn float_constant_folding_matches_the_launch() {
     let (_, b) = load("float_bound", "compute_70", "small.json");
     assert_eq!(scalar(&b, 3) as u32, 0.5f32.to_bits());
 }
+
+/// Trip counts that differ from TB to TB and from thread to thread (scalar_prod with 40
+/// vectors over 16 TBs and 1,000 elements over 256 threads): the footprints share the counts
+/// that depend on no `%ctaid` across TBs (`footprint::SharedTrips`), and must not share the
+/// others. Found by mutation: with every count shared, no other test failed.
+#[test]
+fn trip_counts_that_differ_across_tbs() {
+    check(
+        "scalar_prod",
+        "../../analysis/tests/launches/scalar_prod_uneven.json",
+        4,
+        |b, u| {
+            let (vectors, elements) = (scalar(b, 3), scalar(b, 4));
+            let grid = i64::try_from(b.grid.x).expect("grid");
+            mirror(b, u, |c, t, touch| {
+                let mut v = c[0];
+                while v < vectors {
+                    let mut e = t[0];
+                    while e < elements {
+                        touch(1, v * elements + e, 4, 4);
+                        touch(2, v * elements + e, 4, 4);
+                        e += 256;
+                    }
+                    v += grid;
+                }
+            })
+        },
+    );
+}
