@@ -562,8 +562,22 @@ pub fn simulate_with_info(
             now + 1
         } else if wake == u64::MAX {
             if memsys.is_idle() {
+                // Nothing in flight and nothing due: either every SM is empty and the TB
+                // scheduler will not issue what it still holds (a policy bug, named as
+                // such), or resident warps wait on each other forever.
+                let idle = sms.iter().all(|s| !s.is_busy());
+                let why = if idle && sched.pending() > 0 {
+                    format!(
+                        "the {} TB scheduler holds {} TBs but issues none to {} idle SMs",
+                        opts.policy_name,
+                        sched.pending(),
+                        n
+                    )
+                } else {
+                    "resident warps wait with nothing in flight".to_string()
+                };
                 return Err(SimError::Setup(format!(
-                    "timing model deadlocked at cycle {now} ({done} of {num_tbs} TBs done)"
+                    "timing model deadlocked at cycle {now} ({done} of {num_tbs} TBs done): {why}"
                 )));
             }
             now + 1
