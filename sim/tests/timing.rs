@@ -259,14 +259,24 @@ fn corpus(name: &str) -> (ptx_parser::Module, BoundLaunch) {
     (m, b)
 }
 
+/// `STREAM` over `tbs` TBs of 256 threads (16 bytes a thread) under LRR and under BCS.
+fn lrr_and_bcs(tbs: u32, cfg: &TimingConfig) -> (Stats, Stats) {
+    let launch = format!(
+        r#"{{"format":"paver-launch/1","kernel":"stream","grid":[{tbs},1,1],"block":[256,1,1],
+        "params":[{{"index":0,"buffer":{{"type":"u32","len":{},"init":"zeros"}}}}]}}"#,
+        tbs * 256 * 4
+    );
+    (
+        run(STREAM, "stream", &launch, cfg, TbPolicy::Lrr),
+        run(STREAM, "stream", &launch, cfg, TbPolicy::Bcs),
+    )
+}
+
 #[test]
 fn bcs_loses_to_lrr_with_odd_tb_limit() {
     // No inter-TB locality (streaming): BCS keeps one of three contexts idle.
     let cfg = volta(&[("core.num_sms", "2"), ("tbs_per_sm", "3")]);
-    let launch = r#"{"format":"paver-launch/1","kernel":"stream","grid":[96,1,1],"block":[256,1,1],
-        "params":[{"index":0,"buffer":{"type":"u32","len":98304,"init":"zeros"}}]}"#;
-    let lrr = run(STREAM, "stream", launch, &cfg, TbPolicy::Lrr);
-    let bcs = run(STREAM, "stream", launch, &cfg, TbPolicy::Bcs);
+    let (lrr, bcs) = lrr_and_bcs(96, &cfg);
     eprintln!(
         "stream, 2 SMs x 3 TBs: LRR {} cycles, BCS {} cycles",
         lrr.cycles, bcs.cycles
@@ -280,10 +290,7 @@ fn bcs_issues_single_tbs_where_an_sm_holds_one() {
     // A pair never fits an SM that holds one TB (1,024-thread TBs on Fermi): BCS used to
     // wait for one forever ("timing model deadlocked at cycle 0").
     let cfg = volta(&[("core.num_sms", "2"), ("tbs_per_sm", "1")]);
-    let launch = r#"{"format":"paver-launch/1","kernel":"stream","grid":[5,1,1],"block":[256,1,1],
-        "params":[{"index":0,"buffer":{"type":"u32","len":5120,"init":"zeros"}}]}"#;
-    let lrr = run(STREAM, "stream", launch, &cfg, TbPolicy::Lrr);
-    let bcs = run(STREAM, "stream", launch, &cfg, TbPolicy::Bcs);
+    let (lrr, bcs) = lrr_and_bcs(5, &cfg);
     assert_eq!(bcs.tbs, 5);
     assert_eq!(bcs.warp_instructions, lrr.warp_instructions);
 }
