@@ -8,7 +8,8 @@ For every `kernels/K/{small,paper}*.json` it runs, one after the other,
     /usr/bin/time -f "%e %M" paver analyze kernels/K/K.compute_70.ptx --launch L --quiet --dynamic -o D.json
 
 each under `timeout T` (default 120 s), and prints one row per launch: static seconds, static
-max RSS (MiB), dynamic (interpreter) seconds and RSS, their ratio, and the static JSON's
+max RSS (MiB), dynamic (interpreter) seconds and RSS, their ratio, the CPU seconds (user +
+system) of both, and the static JSON's
 `loads_total` / `loads_resolved` / `loads_never_executed`; a run stopped by the time-out shows
 `>T`. The last lines give the resolved fraction over the whole corpus (launches whose static
 run finished).
@@ -30,23 +31,26 @@ import time
 
 
 def timed(cmd, timeout):
-    """(seconds, MiB) of `cmd`, or (None, None) when the time-out stopped it or it failed."""
+    """(wall seconds, MiB, CPU seconds) of `cmd` and an error, or Nones and why (a time-out
+    or a failure)."""
     with tempfile.NamedTemporaryFile(mode="r", suffix=".time") as tf:
         # `timeout` under `time`: the kill reaches paver itself, and `time` still reports.
-        full = ["/usr/bin/time", "-o", tf.name, "-f", "%e %M", "timeout", "-s", "KILL",
+        full = ["/usr/bin/time", "-o", tf.name, "-f", "%e %M %U %S", "timeout", "-s", "KILL",
                 str(timeout)] + cmd
         t0 = time.perf_counter()
         p = subprocess.run(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         wall = time.perf_counter() - t0
         if p.returncode == 137 or p.returncode == 124:
-            return None, None, "timeout"
+            return None, None, None, "timeout"
         txt = open(tf.name).read().split()
         if p.returncode != 0:
             if "137" in txt or "signal" in txt:
-                return None, None, "timeout"
-            return None, None, (p.stderr.strip().splitlines() or ["failed"])[-1][:80]
+                return None, None, None, "timeout"
+            return None, None, None, (p.stderr.strip().splitlines() or ["failed"])[-1][:80]
         # `time`'s %e has a resolution of 10 ms; the launches of the corpus take 20-300 ms.
-        return wall, int(txt[-1]) / 1024.0, None
+        # CPU time (user + system, 10 ms resolution) moves less with the machine's load than
+        # wall time, which on the small launches swings by +-20 % between passes.
+        return wall, int(txt[-3]) / 1024.0, float(txt[-2]) + float(txt[-1]), None
 
 
 def main():
@@ -70,7 +74,7 @@ def main():
     out = tempfile.mkdtemp(prefix="corpus_times.")
     sep = " | " if a.markdown else "  "
     hdr = ["launch", "static s", "static MiB", "interp s", "interp MiB", "static/interp",
-           "loads", "resolved", "never run"]
+           "static CPU s", "interp CPU s", "loads", "resolved", "never run"]
     print(("| " if a.markdown else "") + sep.join(hdr) + (" |" if a.markdown else ""))
     if a.markdown:
         print("|" + "---|" * len(hdr))
@@ -83,12 +87,15 @@ def main():
             if os.path.exists(f):
                 os.remove(f)
         base = [a.paver, "analyze", ptx, "--launch", l, "--quiet"]
-        st = dt = None
+        st = dt = sc = dc = None
+
+        def least(x, y):
+            return y if x is None or (y is not None and y < x) else x
         for _ in range(max(1, a.repeat)):
-            t, sm, se = timed(base + ["-o", s_json], a.timeout)
-            st = t if st is None or (t is not None and t < st) else st
-            t, dm, de = timed(base + ["--dynamic", "-o", d_json], a.timeout)
-            dt = t if dt is None or (t is not None and t < dt) else dt
+            t, sm, c, se = timed(base + ["-o", s_json], a.timeout)
+            st, sc = least(st, t), least(sc, c)
+            t, dm, c, de = timed(base + ["--dynamic", "-o", d_json], a.timeout)
+            dt, dc = least(dt, t), least(dc, c)
             if se or de:
                 break
         loads = ""
@@ -107,7 +114,8 @@ def main():
         s1, s2 = fmt(st, sm, se)
         d1, d2 = fmt(dt, dm, de)
         ratio = f"{st / max(dt, 0.001):.2f}" if st is not None and dt is not None else "-"
-        row = [name, s1, s2, d1, d2, ratio] + loads
+        cpu = [f"{c:.2f}" if c is not None else "-" for c in (sc, dc)]
+        row = [name, s1, s2, d1, d2, ratio] + cpu + loads
         print(("| " if a.markdown else "") + sep.join(row) + (" |" if a.markdown else ""),
               flush=True)
     if tot:
