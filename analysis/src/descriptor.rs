@@ -181,6 +181,15 @@ fn existence_of(
     let mut insts: Vec<usize> = a.model.loads.iter().map(|l| l.inst.index()).collect();
     insts.sort_unstable();
     let unique_keys = insts.windows(2).all(|x| x[0] != x[1]);
+    // A walk past the budget decides nothing: it is counted first (a fraction of the walk:
+    // innermost loops are not visited) and not started.
+    let mut total = 0u64;
+    for tb in 0..launch.num_tbs() {
+        total = total.saturating_add(w.tb_points(tb).ok()?);
+        if total > ENUM_BUDGET {
+            return None;
+        }
+    }
     // Buffers reused from TB to TB.
     let (mut ev, mut tu) = (Vec::new(), Vec::new());
     for tb in 0..launch.num_tbs() {

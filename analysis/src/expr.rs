@@ -953,29 +953,85 @@ impl<'a> Evaluator<'a> {
 /// Largest iteration a recurrence is stepped to.
 pub const REC_LIMIT: i128 = 1 << 24;
 
-type RecKey = (
-    usize,
-    [i128; 3],
-    [i128; 3],
-    Vec<Option<i128>>,
-    Vec<(u32, i128)>,
-);
-/// A cached recurrence state: the system, the context, the iteration, the registers.
-type RecEntry = (Arc<RecSys>, RecKey, i128, Vec<i128>);
+/// Most register values the recurrence histories of one worker thread keep (16 MB of
+/// `i128`); beyond it they are dropped and later evaluations step again from the start.
+const REC_HISTORY_CAP: usize = 1 << 20;
+
+/// The states a recurrence system reached in one context: register `r` at iteration `k` is
+/// `states[(k - first) * m + r]` (`m` registers), for `k` from `first` on.
+struct RecHistory {
+    sys: Arc<RecSys>,
+    tid: [i128; 3],
+    ctaid: [i128; 3],
+    /// The other loops' iterations (the system's own is `None`).
+    iters: Vec<Option<i128>>,
+    phis: Vec<(u32, i128)>,
+    first: i128,
+    states: Vec<i128>,
+}
+
+impl RecHistory {
+    /// Whether this is the history of `r` (whose loop is `li`) in `cx`.
+    fn is(&self, r: &Arc<RecSys>, li: usize, cx: &Ctx) -> bool {
+        Arc::ptr_eq(&self.sys, r)
+            && self.tid == cx.tid
+            && self.ctaid == cx.ctaid
+            && self.iters.len() == cx.iters.len()
+            && self
+                .iters
+                .iter()
+                .zip(&cx.iters)
+                .enumerate()
+                .all(|(n, (a, b))| n == li || a == b)
+            && self.phis == cx.phis
+    }
+    /// Iterations recorded.
+    fn len(&self) -> i128 {
+        (self.states.len() / self.sys.regs.len().max(1)) as i128
+    }
+}
+
+/// The recurrence histories of one worker thread, and the systems' compiled steps.
+#[derive(Default)]
+struct RecMemo {
+    /// History by hash of system and context (a collision replaces the older one).
+    index: crate::footprint::FxMap<u64, u32>,
+    histories: Vec<RecHistory>,
+    /// Register values held by `histories`.
+    values: usize,
+    /// Compiled step tapes of the systems stepped lately (the `Arc` keeps each system, hence
+    /// the tape's node addresses, alive).
+    tapes: Vec<StepTape>,
+}
 
 /// A recurrence system's compiled steps and their slots.
 type StepTape = (Arc<RecSys>, std::rc::Rc<Tape>, TapeState);
 
 thread_local! {
-    /// Compiled step tapes of the systems stepped lately (the `Arc` keeps each system, hence
-    /// the tape's node addresses, alive).
-    static STEP_TAPES: std::cell::RefCell<Vec<StepTape>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-    /// The last states reached per recurrence and context (a loop walks `k = 0, 1, ...`:
-    /// each evaluation resumes from the previous one instead of restarting at 0). The
-    /// `Arc` keeps the system alive, so its address identifies it while cached.
-    static REC_CACHE: std::cell::RefCell<Vec<RecEntry>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    /// Every state a recurrence reached, per system and context: the walks visit a loop's
+    /// iterations `k = 0, 1, ...` once per load (and, in the footprints, once per load for
+    /// each thread of a TB in turn), so each state is stepped once and read many times.
+    static REC_MEMO: std::cell::RefCell<RecMemo> = std::cell::RefCell::new(RecMemo::default());
+}
+
+/// The key of `r`'s history in `cx` (its own loop `li` left out).
+fn rec_hash(r: &Arc<RecSys>, li: usize, cx: &Ctx) -> u64 {
+    use std::hash::Hasher;
+    let mut h = crate::footprint::FxHasher::default();
+    h.write_usize(Arc::as_ptr(r) as usize);
+    for v in cx.tid.iter().chain(&cx.ctaid) {
+        h.write_u64(*v as u64);
+    }
+    for (n, it) in cx.iters.iter().enumerate() {
+        if n != li {
+            h.write_u64(it.map_or(u64::MAX, |v| v as u64));
+        }
+    }
+    for (reg, v) in &cx.phis {
+        h.write_u32(*reg);
+        h.write_u64(*v as u64);
+    }
+    h.finish()
 }
 
 /// Register `i` of recurrence `r` at iteration `k` in context `cx`.
@@ -989,42 +1045,53 @@ fn eval_rec(
     if !(0..=REC_LIMIT).contains(&k) {
         return Err(EvalError::TripLimit(r.l, REC_LIMIT as u64));
     }
+    let m = r.regs.len();
+    if i >= m {
+        return Err(EvalError::Unbound(Var::Phi(i as u32)));
+    }
     let li = r.l.index();
-    let ptr = Arc::as_ptr(r) as usize;
-    // The cache entry of this system and context (the recurrence's own counter excluded),
-    // compared in place: a hit costs no allocation.
-    let same = |kk: &RecKey| {
-        kk.0 == ptr
-            && kk.1 == cx.tid
-            && kk.2 == cx.ctaid
-            && kk.3.len() == cx.iters.len()
-            && kk
-                .3
-                .iter()
-                .zip(&cx.iters)
-                .enumerate()
-                .all(|(n, (a, b))| n == li || a == b)
-            && kk.4 == cx.phis
-    };
-    let cached = REC_CACHE.with(|c| {
-        let c = c.borrow();
-        let (_, _, j, st) = c.iter().find(|(_, kk, j, _)| same(kk) && *j <= k)?;
-        if *j == k {
-            return Some(Err(st.get(i).copied()));
+    let hash = rec_hash(r, li, cx);
+    // A recorded state answers at once; otherwise step from the latest one before `k`.
+    let start = REC_MEMO.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.values > REC_HISTORY_CAP {
+            c.index.clear();
+            c.histories.clear();
+            c.values = 0;
         }
-        Some(Ok((*j, st.clone())))
+        let h = c.index.get(&hash).map(|&x| &c.histories[x as usize])?;
+        if !h.is(r, li, cx) || k < h.first {
+            return None;
+        }
+        let n = h.len();
+        if k < h.first + n {
+            let at = (k - h.first) as usize * m + i;
+            return Some(Err(h.states[at]));
+        }
+        let last = (h.first + n - 1 - h.first) as usize * m;
+        Some(Ok((h.first + n - 1, h.states[last..last + m].to_vec())))
     });
-    let (mut j, mut state) = match cached {
-        Some(Err(v)) => return v.ok_or(EvalError::Unbound(Var::Phi(i as u32))),
-        Some(Ok(x)) => x,
+    let (mut j, mut state, fresh) = match start {
+        Some(Err(v)) => return Ok(v),
+        Some(Ok((j, s))) => (j, s, false),
         None => (
             0,
             r.init
                 .iter()
                 .map(|e| eval(e, cx, ts))
                 .collect::<Result<Vec<_>, _>>()?,
+            true,
         ),
     };
+    if state.len() != m {
+        return Err(EvalError::Unbound(Var::Phi(i as u32)));
+    }
+    // The states to record, the last at `k` (the initial one too when stepping starts at
+    // 0), appended to the history below; a long loop keeps its later ones only.
+    let mut stepped = Vec::with_capacity(((k - j + 1) as usize).min(1 << 12) * m);
+    if fresh {
+        stepped.extend_from_slice(&state);
+    }
     if j < k {
         let mut c = cx.clone();
         for t in c.trips.iter_mut() {
@@ -1033,8 +1100,8 @@ fn eval_rec(
         let base = c.phis.len();
         // The step expressions share most of their nodes: they are compiled once per system
         // into one tape, and each step fills its slots once.
-        let (tape, mut tst) = STEP_TAPES.with(|t| {
-            let mut t = t.borrow_mut();
+        let (tape, mut tst) = REC_MEMO.with(|t| {
+            let t = &mut t.borrow_mut().tapes;
             match t.iter().position(|(s, _, _)| Arc::ptr_eq(s, r)) {
                 Some(p) => {
                     let (_, tape, st) = &mut t[p];
@@ -1054,7 +1121,6 @@ fn eval_rec(
             tst = TapeState::new(&tape);
         }
         let roots: Vec<u32> = r.step.iter().filter_map(|e| tape.node(e)).collect();
-        let mut next = Vec::with_capacity(state.len());
         let res = (|| {
             while j < k {
                 if let Some(x) = c.iters.get_mut(li) {
@@ -1064,18 +1130,21 @@ fn eval_rec(
                 c.phis
                     .extend(r.regs.iter().copied().zip(state.iter().copied()));
                 tst.next();
-                next.clear();
-                for &n in &roots {
-                    next.push(eval_tape(&tape, &mut tst, n, &c, ts)?);
+                for (s, &n) in state.iter_mut().zip(&roots) {
+                    *s = eval_tape(&tape, &mut tst, n, &c, ts)?;
                 }
-                std::mem::swap(&mut state, &mut next);
+                stepped.extend_from_slice(&state);
+                if stepped.len() > REC_HISTORY_CAP / 4 {
+                    stepped.drain(..stepped.len() / m / 2 * m);
+                }
                 j += 1;
             }
             Ok(())
         })();
-        STEP_TAPES.with(|t| {
+        REC_MEMO.with(|t| {
             if let Some(e) = t
                 .borrow_mut()
+                .tapes
                 .iter_mut()
                 .find(|(s, _, _)| Arc::ptr_eq(s, r))
             {
@@ -1084,25 +1153,50 @@ fn eval_rec(
         });
         res?;
     }
-    let v = state
-        .get(i)
-        .copied()
-        .ok_or(EvalError::Unbound(Var::Phi(i as u32)))?;
-    REC_CACHE.with(|c| {
+    let v = state[i];
+    // Record what was computed (the history may have been dropped meanwhile by the
+    // evaluations the steps made: it is then started again from here).
+    let from = k + 1 - (stepped.len() / m) as i128;
+    REC_MEMO.with(|c| {
         let mut c = c.borrow_mut();
-        if let Some(e) = c.iter_mut().find(|(_, kk, _, _)| same(kk)) {
-            e.2 = k;
-            e.3 = state;
-        } else {
-            if c.len() >= 16 {
-                c.remove(0);
+        let c = &mut *c;
+        let found = c
+            .index
+            .get(&hash)
+            .map(|&x| x as usize)
+            .filter(|&x| {
+                let h = &c.histories[x];
+                h.is(r, li, cx) && h.first + h.len() == from
+            });
+        c.values += stepped.len();
+        match found {
+            Some(x) => {
+                let h = &mut c.histories[x];
+                h.states.extend_from_slice(&stepped);
+                // One long loop keeps at most a quarter of the cap: its older half goes.
+                if h.states.len() > REC_HISTORY_CAP / 4 {
+                    let drop = h.states.len() / m / 2;
+                    h.states.drain(..drop * m);
+                    h.first += drop as i128;
+                    c.values -= drop * m;
+                }
             }
-            let mut iters = cx.iters.clone();
-            if let Some(x) = iters.get_mut(li) {
-                *x = None;
+            None => {
+                let mut iters = cx.iters.clone();
+                if let Some(x) = iters.get_mut(li) {
+                    *x = None;
+                }
+                c.histories.push(RecHistory {
+                    sys: r.clone(),
+                    tid: cx.tid,
+                    ctaid: cx.ctaid,
+                    iters,
+                    phis: cx.phis.clone(),
+                    first: from,
+                    states: stepped,
+                });
+                c.index.insert(hash, (c.histories.len() - 1) as u32);
             }
-            let key: RecKey = (ptr, cx.tid, cx.ctaid, iters, cx.phis.clone());
-            c.push((r.clone(), key, k, state));
         }
     });
     Ok(v)
@@ -1330,4 +1424,57 @@ mod tests {
             cmp(Rel::Ge, var(Var::Tid(0)), konst(3))
         );
     }
+
+    /// Steps `r` from its initial values to `k`, the reference for [`eval_rec`].
+    fn stepped(r: &RecSys, k: i128, cx: &Ctx) -> Vec<i128> {
+        let mut st: Vec<i128> = r.init.iter().map(|e| eval(e, cx, &NoTrips).unwrap()).collect();
+        let mut c = cx.clone();
+        for j in 0..k {
+            c.iters[r.l.index()] = Some(j);
+            c.phis = r.regs.iter().copied().zip(st.iter().copied()).collect();
+            st = r.step.iter().map(|e| eval(e, &c, &NoTrips).unwrap()).collect();
+        }
+        st
+    }
+
+    #[test]
+    fn recurrence_history_answers_any_order_of_iterations() {
+        // x' = (5x + j) mod 17 + y, y' = 3 - y: not affine, two registers.
+        let (x, y) = (var(Var::Phi(0)), var(Var::Phi(1)));
+        let j = var(Var::Iter(LoopId(0)));
+        let r = Arc::new(RecSys {
+            l: LoopId(0),
+            regs: vec![0, 1],
+            init: vec![var(Var::Tid(0)), konst(1)],
+            step: vec![
+                add(op(IntOp::Rem, add(mul(konst(5), x), j), konst(17)), y.clone()),
+                sub(konst(3), y),
+            ],
+        });
+        let at = |k: i128, reg: u32| Arc::new(Expr::Rec(r.clone(), reg, konst(k)));
+        let mut cx = Ctx::new(1);
+        // Ascending, descending and interleaved across threads, as the walks ask.
+        let mut order: Vec<(i128, i128)> = Vec::new();
+        for t in 0..3 {
+            order.extend((0..40).map(|k| (t, k)));
+        }
+        order.extend((0..40).rev().map(|k| (1, k)));
+        order.extend((0..40).flat_map(|k| (0..3).map(move |t| (t, (k * 7) % 40))));
+        for (t, k) in order {
+            cx.tid[0] = t;
+            let want = stepped(&r, k, &cx);
+            for reg in 0..2 {
+                assert_eq!(eval(&at(k, reg), &cx, &NoTrips), Ok(want[reg as usize]), "tid {t} k {k}");
+            }
+        }
+        // A loop longer than one history keeps: its early states are stepped again.
+        cx.tid[0] = 5;
+        let long = (REC_HISTORY_CAP / 4) as i128;
+        for k in [long, long + 10, long - 5, 3, long + 5, 0] {
+            assert_eq!(eval(&at(k, 0), &cx, &NoTrips), Ok(stepped(&r, k, &cx)[0]), "k {k}");
+        }
+        // Past the limit: an error, not a walk of 2^24 steps per call.
+        assert!(eval(&at(REC_LIMIT + 1, 0), &cx, &NoTrips).is_err());
+    }
+
 }

@@ -413,6 +413,78 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
+    /// The points [`Walker::tb_events_into`] visits in TB `tb` when no budget stops it,
+    /// counted without walking innermost loops (their trip counts are the points): a walk
+    /// that would pass its budget is known before it starts. Evaluates what the walk
+    /// evaluates before each point, in the same order, so it fails where the walk would.
+    pub(crate) fn tb_points(&mut self, tb: u64) -> Result<u64, EvalError> {
+        let (g, b) = (self.launch.grid, self.launch.block);
+        let model = &self.a.model;
+        let mut cx = Ctx::new(model.loops.len());
+        cx.ctaid = [
+            i128::from(tb % g.x),
+            i128::from((tb / g.x) % g.y),
+            i128::from(tb / (g.x * g.y)),
+        ];
+        let plan = self.plan;
+        let mut n = 0u64;
+        for t in 0..b.x * b.y * b.z {
+            cx.tid = [
+                i128::from(t % b.x),
+                i128::from((t / b.x) % b.y),
+                i128::from(t / (b.x * b.y)),
+            ];
+            self.moved();
+            for i in 0..model.loads.len() {
+                let Some(l) = &plan.loads[i] else {
+                    continue;
+                };
+                let mut ok = true;
+                for &c in &l.outer {
+                    if self.eval(c, &cx)? == 0 {
+                        ok = false;
+                        break;
+                    }
+                }
+                if ok {
+                    n = n.saturating_add(self.count(i, 0, &mut cx)?);
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// The points of load `i` below loop depth `depth` (see [`Walker::tb_points`]).
+    fn count(&mut self, i: usize, depth: usize, cx: &mut Ctx) -> Result<u64, EvalError> {
+        let model = &self.a.model;
+        let site = &model.loads[i];
+        if depth == site.loops.len() {
+            return Ok(1);
+        }
+        let lp = site.loops[depth];
+        cx.trips[lp.index()] = None;
+        self.set_iter(cx, lp, None);
+        if self.trips_ctaid != cx.ctaid {
+            self.trips.clear();
+            self.trips_ctaid = cx.ctaid;
+        }
+        let t = self.trips.trip(model, lp, cx)?;
+        cx.trips[lp.index()] = Some(t);
+        self.moved();
+        let mut n = 0u64;
+        if depth + 1 == site.loops.len() {
+            n = u64::try_from(t).unwrap_or(0);
+        } else {
+            for k in 0..t {
+                self.set_iter(cx, lp, Some(k));
+                n = n.saturating_add(self.count(i, depth + 1, cx)?);
+            }
+        }
+        cx.trips[lp.index()] = None;
+        self.set_iter(cx, lp, None);
+        Ok(n)
+    }
+
     /// The events of load `i` in the thread of `cx` (its `%ctaid` and `%tid` set), with the
     /// thread's linear id 0: its accesses in program order, each execution's units once.
     pub(crate) fn thread_events(
