@@ -1160,14 +1160,10 @@ fn eval_rec(
     REC_MEMO.with(|c| {
         let mut c = c.borrow_mut();
         let c = &mut *c;
-        let found = c
-            .index
-            .get(&hash)
-            .map(|&x| x as usize)
-            .filter(|&x| {
-                let h = &c.histories[x];
-                h.is(r, li, cx) && h.first + h.len() == from
-            });
+        let found = c.index.get(&hash).map(|&x| x as usize).filter(|&x| {
+            let h = &c.histories[x];
+            h.is(r, li, cx) && h.first + h.len() == from
+        });
         c.values += stepped.len();
         match found {
             Some(x) => {
@@ -1427,12 +1423,20 @@ mod tests {
 
     /// Steps `r` from its initial values to `k`, the reference for [`eval_rec`].
     fn stepped(r: &RecSys, k: i128, cx: &Ctx) -> Vec<i128> {
-        let mut st: Vec<i128> = r.init.iter().map(|e| eval(e, cx, &NoTrips).unwrap()).collect();
+        let mut st: Vec<i128> = r
+            .init
+            .iter()
+            .map(|e| eval(e, cx, &NoTrips).unwrap())
+            .collect();
         let mut c = cx.clone();
         for j in 0..k {
             c.iters[r.l.index()] = Some(j);
             c.phis = r.regs.iter().copied().zip(st.iter().copied()).collect();
-            st = r.step.iter().map(|e| eval(e, &c, &NoTrips).unwrap()).collect();
+            st = r
+                .step
+                .iter()
+                .map(|e| eval(e, &c, &NoTrips).unwrap())
+                .collect();
         }
         st
     }
@@ -1447,7 +1451,10 @@ mod tests {
             regs: vec![0, 1],
             init: vec![var(Var::Tid(0)), konst(1)],
             step: vec![
-                add(op(IntOp::Rem, add(mul(konst(5), x), j), konst(17)), y.clone()),
+                add(
+                    op(IntOp::Rem, add(mul(konst(5), x), j), konst(17)),
+                    y.clone(),
+                ),
                 sub(konst(3), y),
             ],
         });
@@ -1464,17 +1471,24 @@ mod tests {
             cx.tid[0] = t;
             let want = stepped(&r, k, &cx);
             for reg in 0..2 {
-                assert_eq!(eval(&at(k, reg), &cx, &NoTrips), Ok(want[reg as usize]), "tid {t} k {k}");
+                assert_eq!(
+                    eval(&at(k, reg), &cx, &NoTrips),
+                    Ok(want[reg as usize]),
+                    "tid {t} k {k}"
+                );
             }
         }
         // A loop longer than one history keeps: its early states are stepped again.
         cx.tid[0] = 5;
         let long = (REC_HISTORY_CAP / 4) as i128;
         for k in [long, long + 10, long - 5, 3, long + 5, 0] {
-            assert_eq!(eval(&at(k, 0), &cx, &NoTrips), Ok(stepped(&r, k, &cx)[0]), "k {k}");
+            assert_eq!(
+                eval(&at(k, 0), &cx, &NoTrips),
+                Ok(stepped(&r, k, &cx)[0]),
+                "k {k}"
+            );
         }
         // Past the limit: an error, not a walk of 2^24 steps per call.
         assert!(eval(&at(REC_LIMIT + 1, 0), &cx, &NoTrips).is_err());
     }
-
 }

@@ -278,8 +278,8 @@ pub fn unit_bytes(g: Granularity, launch: &BoundLaunch, p: u32, fallback: u64) -
 struct LoadPlan<'a> {
     site: &'a LoadSite,
     dims: [bool; 3],
-    /// For the innermost loop: coefficient of its counter in the address and obligations.
-    inner_affine: Option<(E, Vec<Obligation>)>,
+    /// For the innermost loop: the address and the guards as affine functions of its counter.
+    inner_affine: Option<InnerAffine>,
     /// Guard literals not depending on any loop counter / depending on some.
     outer_conds: Vec<E>,
     inner_conds: Vec<E>,
@@ -309,6 +309,27 @@ fn lane_plan(s: &LoadSite, conds: &[E]) -> Option<LanePlan> {
     let dep = |e: &Expr| matches!(e, Expr::Var(v) if *v == x) || matches!(e, Expr::Trip(_));
     let mut obl = Vec::new();
     let coef = linear_coef(&s.addr, x, &mut obl, &dep)?;
+    let (free, affine) = split_affine(conds.iter(), x, &dep)?;
+    Some(LanePlan {
+        coef,
+        obl,
+        free,
+        affine,
+    })
+}
+
+/// A guard literal `d rel 0` with `d` affine in a variable: the relation, `d`, its
+/// coefficient, and the obligations under which `d` is affine.
+pub(crate) type AffineLit = (Rel, E, E, Vec<Obligation>);
+
+/// The guard literals (conjuncts of `conds`) that depend on nothing `dep` marks, and those
+/// that do, as affine comparisons in `x`; `None` when one of the latter is not one (or is
+/// a `!=`, which holds on no interval).
+fn split_affine<'a>(
+    conds: impl Iterator<Item = &'a E>,
+    x: Var,
+    dep: &dyn Fn(&Expr) -> bool,
+) -> Option<(Vec<E>, Vec<AffineLit>)> {
     let (mut free, mut affine) = (Vec::new(), Vec::new());
     let mut lits = Vec::new();
     for c in conds {
@@ -329,15 +350,37 @@ fn lane_plan(s: &LoadSite, conds: &[E]) -> Option<LanePlan> {
         }
         let diff = sub(a.clone(), b.clone());
         let mut o = Vec::new();
-        let c = linear_coef(&diff, x, &mut o, &dep)?;
+        let c = linear_coef(&diff, x, &mut o, dep)?;
         affine.push((*r, diff, c, o));
     }
-    Some(LanePlan {
-        coef,
-        obl,
-        free,
-        affine,
-    })
+    Some((free, affine))
+}
+
+/// The `k` in `[0, n)` where every literal holds, given each literal's `d` at `k = 0` and
+/// its coefficient, as a half-open range (empty when `lo >= hi`).
+pub(crate) fn affine_range(
+    lits: impl Iterator<Item = (Rel, i128, i128)>,
+    n: i128,
+) -> Option<(i128, i128)> {
+    let (mut lo, mut hi) = (0i128, n);
+    let mut cut = |(a, b): (i128, i128)| {
+        lo = lo.max(a);
+        hi = hi.min(b);
+    };
+    for (r, d0, ds) in lits {
+        match r {
+            Rel::Lt => cut(solve_le(d0 + 1, ds, n)),
+            Rel::Le => cut(solve_le(d0, ds, n)),
+            Rel::Gt => cut(solve_le(1 - d0, -ds, n)),
+            Rel::Ge => cut(solve_le(-d0, -ds, n)),
+            Rel::Eq => {
+                cut(solve_le(d0, ds, n));
+                cut(solve_le(-d0, -ds, n));
+            }
+            Rel::Ne => return None,
+        }
+    }
+    Some((lo, hi))
 }
 
 /// The `k` in `[0, n)` with `a + b * k <= 0`, as a half-open range.
@@ -764,15 +807,49 @@ fn interval(e: &Expr, grid: [u32; 3], block: [u32; 3]) -> Option<(i128, i128)> {
 /// evaluating every iteration.
 pub(crate) fn innermost_affine<'a>(
     s: &LoadSite,
-    mut inner: impl Iterator<Item = &'a E>,
-) -> Option<(E, Vec<Obligation>)> {
+    inner: impl Iterator<Item = &'a E>,
+) -> Option<InnerAffine> {
     let k = Var::Iter(*s.loops.last()?);
-    if inner.any(|c| mentions(c, k)) {
-        return None;
-    }
     let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
     let mut obl = Vec::new();
-    linear_coef(&s.addr, k, &mut obl, &dep).map(|c| (c, obl))
+    let coef = linear_coef(&s.addr, k, &mut obl, &dep)?;
+    let (with_k, mut free): (Vec<&E>, Vec<&E>) = inner.partition(|c| mentions(c, k));
+    let (conj_free, lits) = split_affine(with_k.into_iter(), k, &dep)?;
+    let mut free: Vec<E> = free.drain(..).cloned().collect();
+    free.extend(conj_free);
+    Some(InnerAffine {
+        coef,
+        obl,
+        free,
+        lits,
+    })
+}
+
+/// A load's address and guards as affine functions of its innermost loop's counter, so that
+/// the walks visit the iterations where the guards hold as one stepped run.
+#[derive(Debug)]
+pub(crate) struct InnerAffine {
+    /// The address's coefficient, and the extensions it crosses.
+    pub(crate) coef: E,
+    pub(crate) obl: Vec<Obligation>,
+    /// Guards (and guard literals) free of the counter.
+    pub(crate) free: Vec<E>,
+    /// Guard literals affine in the counter: they hold on one interval of iterations.
+    pub(crate) lits: Vec<AffineLit>,
+}
+
+impl InnerAffine {
+    /// Every expression the walks evaluate.
+    pub(crate) fn roots(&self) -> impl Iterator<Item = &E> {
+        std::iter::once(&self.coef)
+            .chain(self.obl.iter().map(|o| &o.e))
+            .chain(&self.free)
+            .chain(
+                self.lits
+                    .iter()
+                    .flat_map(|(_, d, c, o)| [d, c].into_iter().chain(o.iter().map(|o| &o.e))),
+            )
+    }
 }
 
 fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3]) -> LoadPlan<'a> {
@@ -805,9 +882,8 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
     let lanes = lane_plan(s, &all);
     let mut roots: Vec<&E> = vec![&s.addr];
     roots.extend(&all);
-    if let Some((c, obl)) = &inner_affine {
-        roots.push(c);
-        roots.extend(obl.iter().map(|o| &o.e));
+    if let Some(ia) = &inner_affine {
+        roots.extend(ia.roots());
     }
     if let Some(lp) = &lanes {
         roots.push(&lp.coef);
@@ -1234,28 +1310,16 @@ fn lanes(
             return Ok(true);
         }
     }
-    let (mut lo, mut hi) = (0i128, n);
+    let mut ends = Vec::with_capacity(lp.affine.len());
     for (r, d, c, obl) in &lp.affine {
         if !holds_at(cx, ev, obl, 0)? || !holds_at(cx, ev, obl, n - 1)? {
             return Ok(false);
         }
-        let (d0, ds) = (ev.eval(d, cx, model)?, ev.eval(c, cx, model)?);
-        let mut cut = |(a, b): (i128, i128)| {
-            lo = lo.max(a);
-            hi = hi.min(b);
-        };
-        match r {
-            Rel::Lt => cut(solve_le(d0 + 1, ds, n)),
-            Rel::Le => cut(solve_le(d0, ds, n)),
-            Rel::Gt => cut(solve_le(1 - d0, -ds, n)),
-            Rel::Ge => cut(solve_le(-d0, -ds, n)),
-            Rel::Eq => {
-                cut(solve_le(d0, ds, n));
-                cut(solve_le(-d0, -ds, n));
-            }
-            Rel::Ne => return Ok(false),
-        }
+        ends.push((*r, ev.eval(d, cx, model)?, ev.eval(c, cx, model)?));
     }
+    let Some((lo, hi)) = affine_range(ends.into_iter(), n) else {
+        return Ok(false);
+    };
     if lo >= hi {
         return Ok(true);
     }
@@ -1266,6 +1330,101 @@ fn lanes(
     let a0 = ev.eval(&p.site.addr, cx, model)?;
     let c = ev.eval(&lp.coef, cx, model)?;
     cx.tid[0] = x0;
+    sink.ap(a0, c, hi - lo)?;
+    Ok(true)
+}
+
+/// The `t > 1` iterations of load `p`'s innermost loop `l`, whose guards do not mention its
+/// counter, as one stepped run; `false` when the address is not affine over them (an
+/// extension it crosses wraps), and the caller walks them one by one.
+#[allow(clippy::too_many_arguments)]
+fn affine_run(
+    model: &KernelModel,
+    p: &LoadPlan,
+    ia: &InnerAffine,
+    l: LoopId,
+    t: i128,
+    cx: &mut Ctx,
+    sink: &mut Sink,
+    ev: &mut Evaluator,
+) -> Result<bool, EvalError> {
+    for at in [0, t - 1] {
+        cx.iters[l.index()] = Some(at);
+        for o in &ia.obl {
+            if !o.holds(ev.eval(&o.e, cx, model)?) {
+                return Ok(false);
+            }
+        }
+    }
+    cx.iters[l.index()] = Some(0);
+    let ok = ia.free.iter().try_fold(true, |acc, c| {
+        Ok::<bool, EvalError>(acc && ev.eval(c, cx, model)? != 0)
+    })?;
+    if ok {
+        let a0 = ev.eval(&p.site.addr, cx, model)?;
+        let c = ev.eval(&ia.coef, cx, model)?;
+        sink.ap(a0, c, t)?;
+    }
+    Ok(true)
+}
+
+/// [`affine_run`] for a loop whose guards compare affine functions of the counter (a
+/// bound check `c * 512 + tid < n`): they hold on one interval of iterations, which is
+/// recorded as one run. `false` (the caller walks the iterations) when a guard is not
+/// affine over the loop or anything here cannot be evaluated: the walk one iteration at a
+/// time evaluates only what each iteration needs, and reports what it cannot evaluate.
+#[allow(clippy::too_many_arguments)]
+fn guarded_affine_run(
+    model: &KernelModel,
+    p: &LoadPlan,
+    ia: &InnerAffine,
+    l: LoopId,
+    t: i128,
+    cx: &mut Ctx,
+    sink: &mut Sink,
+    ev: &mut Evaluator,
+) -> Result<bool, EvalError> {
+    let holds_at = |cx: &mut Ctx, ev: &mut Evaluator, obl: &[Obligation], at: i128| {
+        cx.iters[l.index()] = Some(at);
+        obl.iter()
+            .all(|o| ev.eval(&o.e, cx, model).is_ok_and(|v| o.holds(v)))
+    };
+    for (_, _, _, obl) in &ia.lits {
+        if !holds_at(cx, ev, obl, 0) || !holds_at(cx, ev, obl, t - 1) {
+            return Ok(false);
+        }
+    }
+    cx.iters[l.index()] = Some(0);
+    for c in &ia.free {
+        match ev.eval(c, cx, model) {
+            Ok(0) => return Ok(true),
+            Ok(_) => {}
+            Err(_) => return Ok(false),
+        }
+    }
+    let mut ends = Vec::with_capacity(ia.lits.len());
+    for (r, d, c, _) in &ia.lits {
+        match (ev.eval(d, cx, model), ev.eval(c, cx, model)) {
+            (Ok(d0), Ok(ds)) => ends.push((*r, d0, ds)),
+            _ => return Ok(false),
+        }
+    }
+    let Some((lo, hi)) = affine_range(ends.into_iter(), t) else {
+        return Ok(false);
+    };
+    if lo >= hi {
+        return Ok(true);
+    }
+    if !holds_at(cx, ev, &ia.obl, lo) || !holds_at(cx, ev, &ia.obl, hi - 1) {
+        return Ok(false);
+    }
+    cx.iters[l.index()] = Some(lo);
+    let (Ok(a0), Ok(c)) = (
+        ev.eval(&p.site.addr, cx, model),
+        ev.eval(&ia.coef, cx, model),
+    ) else {
+        return Ok(false);
+    };
     sink.ap(a0, c, hi - lo)?;
     Ok(true)
 }
@@ -1296,29 +1455,14 @@ fn walk(
     cx.trips[l.index()] = Some(t);
     let innermost = depth + 1 == loops.len();
     if innermost && t > 1 {
-        if let Some((coef, obl)) = &p.inner_affine {
-            cx.iters[l.index()] = Some(0);
-            let mut fits = true;
-            'o: for at in [0, t - 1] {
-                cx.iters[l.index()] = Some(at);
-                for o in obl {
-                    if !o.holds(ev.eval(&o.e, cx, model)?) {
-                        fits = false;
-                        break 'o;
-                    }
-                }
-            }
-            if fits {
-                cx.iters[l.index()] = Some(0);
-                let ok = p.inner_conds.iter().try_fold(true, |acc, c| {
-                    Ok::<bool, EvalError>(acc && ev.eval(c, cx, model)? != 0)
-                })?;
-                if ok {
-                    let a0 = ev.eval(&p.site.addr, cx, model)?;
-                    let c = ev.eval(coef, cx, model)?;
-                    sink.ap(a0, c, t)?;
-                }
-                cx.iters[l.index()] = None;
+        if let Some(ia) = &p.inner_affine {
+            let done = if ia.lits.is_empty() {
+                affine_run(model, p, ia, l, t, cx, sink, ev)?
+            } else {
+                guarded_affine_run(model, p, ia, l, t, cx, sink, ev)?
+            };
+            cx.iters[l.index()] = None;
+            if done {
                 cx.trips[l.index()] = None;
                 return Ok(());
             }

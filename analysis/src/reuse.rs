@@ -204,12 +204,25 @@ struct LoadTape {
     /// Guards that do: evaluated per point.
     inner: Vec<u32>,
     addr: u32,
-    /// When the address is affine in the innermost loop's counter and no guard mentions
-    /// that counter: the coefficient's node and the extensions it crossed (nodes with
-    /// their ranges), so that the innermost loop steps the address instead of evaluating
-    /// it per iteration (as the footprints do).
-    inner_affine: Option<(u32, Vec<(u32, Obligation)>)>,
+    /// When the address and the guards are affine in the innermost loop's counter
+    /// ([`crate::footprint::InnerAffine`]): their nodes, so that the innermost loop steps
+    /// the address over the iterations where the guards hold instead of evaluating it per
+    /// iteration (as the footprints do).
+    inner_affine: Option<AffineTape>,
 }
+
+/// [`crate::footprint::InnerAffine`] as nodes of a [`WalkPlan`]'s tape.
+struct AffineTape {
+    coef: u32,
+    /// The extensions the address crosses: nodes with their ranges.
+    obl: Vec<(u32, Obligation)>,
+    free: Vec<u32>,
+    lits: Vec<AffineLitTape>,
+}
+
+/// A literal `d rel 0` affine in the counter: relation, `d`'s node, its coefficient's node,
+/// and the obligations under which `d` is affine.
+type AffineLitTape = (crate::expr::Rel, u32, u32, Vec<(u32, Obligation)>);
 
 /// The loads of an analysis compiled for point-by-point walks ([`Walker`]): one [`Tape`]
 /// for every load, so that what the loads of a thread have in common (an unrolled loop's
@@ -240,7 +253,7 @@ impl WalkPlan {
             outer: Vec<&'e crate::expr::E>,
             inner: Vec<&'e crate::expr::E>,
             addr: &'e crate::expr::E,
-            affine: Option<(crate::expr::E, Vec<Obligation>)>,
+            affine: Option<crate::footprint::InnerAffine>,
         }
         let roots: Vec<Option<Roots>> = model
             .loads
@@ -265,9 +278,8 @@ impl WalkPlan {
         for r in roots.iter().flatten() {
             all.extend(r.outer.iter().chain(&r.inner).copied());
             all.push(r.addr);
-            if let Some((c, obl)) = &r.affine {
-                all.push(c);
-                all.extend(obl.iter().map(|o| &o.e));
+            if let Some(ia) = &r.affine {
+                all.extend(ia.roots());
             }
         }
         let tape = Tape::new(all);
@@ -280,11 +292,20 @@ impl WalkPlan {
                     outer: r.outer.iter().map(|e| node(e)).collect(),
                     inner: r.inner.iter().map(|e| node(e)).collect(),
                     addr: node(r.addr),
-                    inner_affine: r.affine.as_ref().map(|(c, obl)| {
-                        (
-                            node(c),
-                            obl.iter().map(|o| (node(&o.e), o.clone())).collect(),
-                        )
+                    inner_affine: r.affine.as_ref().map(|ia| {
+                        let obl = |o: &[Obligation]| -> Vec<(u32, Obligation)> {
+                            o.iter().map(|o| (node(&o.e), o.clone())).collect()
+                        };
+                        AffineTape {
+                            coef: node(&ia.coef),
+                            obl: obl(&ia.obl),
+                            free: ia.free.iter().map(&node).collect(),
+                            lits: ia
+                                .lits
+                                .iter()
+                                .map(|(r, d, c, o)| (*r, node(d), node(c), obl(o)))
+                                .collect(),
+                        }
                     }),
                 })
             })
@@ -551,11 +572,12 @@ impl<'a> Walker<'a> {
                 // first; the guards do not depend on the counter, so they hold for every
                 // iteration or for none.
                 let n = self.admit(t);
-                if let Some((a0, c)) = step {
-                    for k in 0..n {
+                if let Some((a0, c, lo, hi)) = step {
+                    for k in lo..hi.min(n) {
                         key.push(header);
                         key.push(k as u64);
-                        self.emit(i, a0.wrapping_add(c.wrapping_mul(k)), key, warp, out);
+                        let a = a0.wrapping_add(c.wrapping_mul(k - lo));
+                        self.emit(i, a, key, warp, out);
                         key.truncate(key.len() - 2);
                     }
                 }
@@ -594,9 +616,10 @@ impl<'a> Walker<'a> {
     }
 
     /// For load `i`'s innermost loop `lp` of `t > 1` iterations in `cx`: `None` when its
-    /// address is not affine in the counter over `0..t` (the caller evaluates each
-    /// iteration); else `Some(None)` when the guards fail, `Some(Some((a0, c)))` with the
-    /// address `a0 + c k` of iteration `k`.
+    /// address or guards are not affine in the counter over `0..t` (the caller evaluates
+    /// each iteration); else `Some(None)` when the guards fail, `Some(Some((a, c, lo, hi)))`
+    /// when they hold for the iterations `lo..hi`, with the address `a + c (k - lo)` of
+    /// iteration `k`.
     #[allow(clippy::type_complexity)]
     fn affine_step(
         &mut self,
@@ -604,39 +627,113 @@ impl<'a> Walker<'a> {
         lp: crate::loops::LoopId,
         t: i128,
         cx: &mut Ctx,
-    ) -> Result<Option<Option<(i128, i128)>>, EvalError> {
+    ) -> Result<Option<Option<(i128, i128, i128, i128)>>, EvalError> {
         let plan = self.plan;
         let Some(l) = &plan.loads[i] else {
             return Ok(None);
         };
-        let Some((coef, obl)) = &l.inner_affine else {
+        let Some(ia) = &l.inner_affine else {
             return Ok(None);
         };
+        let r = if ia.lits.is_empty() {
+            self.unguarded_step(l, ia, lp, t, cx)
+        } else {
+            self.guarded_step(l, ia, lp, t, cx)
+        };
+        self.set_iter(cx, lp, None);
+        r
+    }
+
+    /// Whether the extensions `obl` are exact at iteration `at` of `lp` (`false` where they
+    /// cannot be evaluated).
+    fn holds_at(
+        &mut self,
+        cx: &mut Ctx,
+        lp: crate::loops::LoopId,
+        obl: &[(u32, Obligation)],
+        at: i128,
+    ) -> bool {
+        self.set_iter(cx, lp, Some(at));
+        obl.iter()
+            .all(|(n, o)| self.eval(*n, cx).is_ok_and(|v| o.holds(v)))
+    }
+
+    /// [`Walker::affine_step`] when no guard mentions the counter.
+    #[allow(clippy::type_complexity)]
+    fn unguarded_step(
+        &mut self,
+        l: &LoadTape,
+        ia: &AffineTape,
+        lp: crate::loops::LoopId,
+        t: i128,
+        cx: &mut Ctx,
+    ) -> Result<Option<Option<(i128, i128, i128, i128)>>, EvalError> {
         // An extension crossed by the affine form is exact over the loop when its operand
         // (affine in the counter) is in range at both ends. What cannot be evaluated here
         // (an operand under a branch the address does not take, say) leaves the loop to
         // the per-iteration walk, which evaluates only what the address needs.
-        for at in [0, t - 1] {
-            self.set_iter(cx, lp, Some(at));
-            for (n, o) in obl {
-                if !self.eval(*n, cx).is_ok_and(|v| o.holds(v)) {
-                    self.set_iter(cx, lp, None);
-                    return Ok(None);
-                }
-            }
+        if !self.holds_at(cx, lp, &ia.obl, 0) || !self.holds_at(cx, lp, &ia.obl, t - 1) {
+            return Ok(None);
         }
         self.set_iter(cx, lp, Some(0));
-        let Ok(c) = self.eval(*coef, cx) else {
-            self.set_iter(cx, lp, None);
+        let Ok(c) = self.eval(ia.coef, cx) else {
             return Ok(None);
         };
-        for &g in &l.inner {
+        for &g in &ia.free {
             if self.eval(g, cx)? == 0 {
                 return Ok(Some(None));
             }
         }
         let a0 = self.eval(l.addr, cx)?;
-        Ok(Some(Some((a0, c))))
+        Ok(Some(Some((a0, c, 0, t))))
+    }
+
+    /// [`Walker::affine_step`] when guards compare affine functions of the counter: they
+    /// hold on one interval of iterations. Anything that cannot be evaluated here leaves
+    /// the loop to the per-iteration walk (as in [`crate::footprint`]).
+    #[allow(clippy::type_complexity)]
+    fn guarded_step(
+        &mut self,
+        l: &LoadTape,
+        ia: &AffineTape,
+        lp: crate::loops::LoopId,
+        t: i128,
+        cx: &mut Ctx,
+    ) -> Result<Option<Option<(i128, i128, i128, i128)>>, EvalError> {
+        for (_, _, _, obl) in &ia.lits {
+            if !self.holds_at(cx, lp, obl, 0) || !self.holds_at(cx, lp, obl, t - 1) {
+                return Ok(None);
+            }
+        }
+        self.set_iter(cx, lp, Some(0));
+        for &g in &ia.free {
+            match self.eval(g, cx) {
+                Ok(0) => return Ok(Some(None)),
+                Ok(_) => {}
+                Err(_) => return Ok(None),
+            }
+        }
+        let mut ends = Vec::with_capacity(ia.lits.len());
+        for &(r, d, c, _) in &ia.lits {
+            match (self.eval(d, cx), self.eval(c, cx)) {
+                (Ok(d0), Ok(ds)) => ends.push((r, d0, ds)),
+                _ => return Ok(None),
+            }
+        }
+        let Some((lo, hi)) = crate::footprint::affine_range(ends.into_iter(), t) else {
+            return Ok(None);
+        };
+        if lo >= hi {
+            return Ok(Some(None));
+        }
+        if !self.holds_at(cx, lp, &ia.obl, lo) || !self.holds_at(cx, lp, &ia.obl, hi - 1) {
+            return Ok(None);
+        }
+        self.set_iter(cx, lp, Some(lo));
+        let (Ok(a0), Ok(c)) = (self.eval(l.addr, cx), self.eval(ia.coef, cx)) else {
+            return Ok(None);
+        };
+        Ok(Some(Some((a0, c, lo, hi))))
     }
 
     /// The events of one access of load `i` at address `a` under program-order prefix `key`.
@@ -836,6 +933,32 @@ pub struct Walked {
 /// so the result does not depend on the thread count) and computes the stream metrics.
 pub fn walk(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
     walk_with(a, launch, gran, &WalkPlan::new(a))
+}
+
+/// For up to `n` evenly spaced TBs: the points [`Walker::tb_points`] counts and the points
+/// an unbudgeted walk of the TB visits (the tests check they are equal).
+#[doc(hidden)]
+pub fn counted_and_walked_points(
+    a: &Analysis,
+    launch: &BoundLaunch,
+    n: u64,
+) -> Result<Vec<(u64, u64)>, EvalError> {
+    let plan = WalkPlan::new(a);
+    let mut w = Walker::new(a, launch, Granularity::Element, &plan);
+    w.limit = u64::MAX;
+    let total = launch.num_tbs();
+    let n = n.clamp(1, total.max(1));
+    let mut ev = Vec::new();
+    (0..n)
+        .map(|i| i * total / n)
+        .filter(|&tb| tb < total)
+        .map(|tb| {
+            let counted = w.tb_points(tb)?;
+            let before = w.points;
+            w.tb_events_into(tb, &mut ev)?;
+            Ok((counted, w.points - before))
+        })
+        .collect()
 }
 
 /// [`walk`] evaluating every iteration's address, without stepping affine addresses: the

@@ -74,3 +74,21 @@ fn stepped_walk_equals_per_iteration_walk() {
     }
     assert!(compared >= 90, "{compared} launches");
 }
+
+/// The count that lets the descriptors' enumeration stop before walking past its budget
+/// equals the points the walk visits, TB by TB, on every small corpus launch.
+#[test]
+fn counted_points_equal_walked_points() {
+    let mut compared = 0;
+    for (dir, file) in &small_launches() {
+        let (a, b) = analyse(dir, "compute_70", file, Granularity::Element);
+        let Ok(pts) = analysis::reuse::counted_and_walked_points(&a, &b, 16) else {
+            continue;
+        };
+        for (tb, (counted, walked)) in pts.iter().enumerate() {
+            assert_eq!(counted, walked, "{dir}/{file}: sampled TB {tb}");
+        }
+        compared += usize::from(pts.iter().any(|p| p.1 > 0));
+    }
+    assert!(compared >= 45, "{compared} launches");
+}
