@@ -817,6 +817,21 @@ impl Tape {
         self.index.insert(key, i);
         i
     }
+    /// The operands of node `n`.
+    fn operands(&self, n: u32) -> Vec<u32> {
+        match &self.nodes[n as usize] {
+            Node::Const(_) | Node::Tid(_) | Node::Ctaid(_) | Node::Leaf(_) => Vec::new(),
+            Node::Ext(_, _, a) | Node::Not(a) | Node::Rec(_, _, a) => vec![*a],
+            Node::Add(a, b)
+            | Node::Sub(a, b)
+            | Node::Mul(a, b)
+            | Node::Op(_, a, b)
+            | Node::Cmp(_, a, b)
+            | Node::And(a, b)
+            | Node::Or(a, b) => vec![*a, *b],
+            Node::Select(c, a, b) => vec![*c, *a, *b],
+        }
+    }
     /// The node of a compiled expression (a root or any node under one).
     pub fn node(&self, e: &E) -> Option<u32> {
         self.index.get(&(Arc::as_ptr(e) as usize)).copied()
@@ -902,6 +917,151 @@ pub fn eval_tape(
     st.vals[u] = v;
     st.gens[u] = st.cur;
     Ok(v)
+}
+
+/// Most lanes [`LaneEval`] evaluates at once (a warp).
+pub const LANES: usize = 32;
+
+/// The nodes of a [`Tape`] that some roots need, evaluated for up to [`LANES`] threads at
+/// once, threads that differ only in `%tid.x` (consecutive lanes of one warp row): one pass
+/// over the nodes in topological order, each node a loop over the lanes, where evaluating
+/// thread by thread dispatches on every node of every thread. The pass is eager (both
+/// branches of a `select`, both operands of `and`/`or`), so it gives up on the first error
+/// anywhere, even in a branch a lazy evaluation would not take: the caller then evaluates
+/// those threads one by one, which reports exactly what a lazy evaluation reports.
+#[derive(Debug, Default)]
+pub struct LaneEval {
+    /// The needed nodes, in topological order.
+    needed: Vec<u32>,
+    /// `vals[node * LANES + lane]` (sized on the first run; a caller evaluating many
+    /// launches' worth of lanes reuses it with [`LaneEval::with_values`]).
+    vals: Vec<i128>,
+}
+
+impl LaneEval {
+    /// An evaluator of `roots` (nodes of `t`) and everything under them.
+    pub fn new(t: &Tape, roots: &[u32]) -> LaneEval {
+        let mut seen = vec![false; t.len()];
+        let mut stack: Vec<u32> = roots.to_vec();
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut seen[n as usize], true) {
+                continue;
+            }
+            stack.extend(t.operands(n));
+        }
+        LaneEval {
+            needed: (0..t.len() as u32).filter(|&n| seen[n as usize]).collect(),
+            vals: Vec::new(),
+        }
+    }
+
+    /// The same nodes, with `vals` as value storage (its contents do not matter).
+    pub fn with_values(&self, vals: Vec<i128>) -> LaneEval {
+        LaneEval {
+            needed: self.needed.clone(),
+            vals,
+        }
+    }
+
+    /// The value storage, for reuse.
+    pub fn into_values(self) -> Vec<i128> {
+        self.vals
+    }
+
+    /// Evaluates the needed nodes for lanes `0..n` (`n <= LANES`), lane `l` being the thread
+    /// of `cx` with `%tid.x` increased by `l`; `false` on any error (nothing is reported:
+    /// evaluate the lanes one by one instead).
+    pub fn run(&mut self, t: &Tape, n: usize, cx: &Ctx, ts: &dyn TripSource) -> bool {
+        let n = n.min(LANES);
+        if self.vals.len() < t.len() * LANES {
+            self.vals.resize(t.len() * LANES, 0);
+        }
+        let mut lane_cx: Option<Ctx> = None;
+        for &u in &self.needed {
+            let (head, rest) = self.vals.split_at_mut(u as usize * LANES);
+            let out = &mut rest[..n];
+            let get = |x: u32| &head[x as usize * LANES..x as usize * LANES + n];
+            match &t.nodes[u as usize] {
+                Node::Const(c) => out.fill(*c),
+                Node::Tid(0) => {
+                    for (l, o) in out.iter_mut().enumerate() {
+                        *o = cx.tid[0] + l as i128;
+                    }
+                }
+                Node::Tid(d) => out.fill(cx.tid[*d]),
+                Node::Ctaid(d) => out.fill(cx.ctaid[*d]),
+                Node::Add(a, b) => lanes2(out, get(*a), get(*b), |x, y| x.wrapping_add(y)),
+                Node::Sub(a, b) => lanes2(out, get(*a), get(*b), |x, y| x.wrapping_sub(y)),
+                Node::Mul(a, b) => lanes2(out, get(*a), get(*b), |x, y| x.wrapping_mul(y)),
+                Node::Ext(bits, signed, a) => {
+                    for (o, &x) in out.iter_mut().zip(get(*a)) {
+                        *o = ext_value(x, *bits, *signed);
+                    }
+                }
+                Node::Op(op, a, b) => {
+                    for ((o, &x), &y) in out.iter_mut().zip(get(*a)).zip(get(*b)) {
+                        match apply_op(*op, x, y) {
+                            Ok(v) => *o = v,
+                            Err(_) => return false,
+                        }
+                    }
+                }
+                Node::Cmp(r, a, b) => {
+                    lanes2(out, get(*a), get(*b), |x, y| i128::from(r.holds(x, y)))
+                }
+                Node::Not(a) => {
+                    for (o, &x) in out.iter_mut().zip(get(*a)) {
+                        *o = i128::from(x == 0);
+                    }
+                }
+                Node::And(a, b) => {
+                    lanes2(out, get(*a), get(*b), |x, y| i128::from(x != 0 && y != 0))
+                }
+                Node::Or(a, b) => {
+                    lanes2(out, get(*a), get(*b), |x, y| i128::from(x != 0 || y != 0))
+                }
+                Node::Select(c, a, b) => {
+                    let (c, a, b) = (get(*c), get(*a), get(*b));
+                    for l in 0..n {
+                        out[l] = if c[l] != 0 { a[l] } else { b[l] };
+                    }
+                }
+                // Variables, trip counts and recurrences: per lane, in the lane's context.
+                Node::Leaf(_) | Node::Rec(..) => {
+                    let c = lane_cx.get_or_insert_with(|| cx.clone());
+                    let k: Option<Vec<i128>> = match &t.nodes[u as usize] {
+                        Node::Rec(_, _, k) => Some(get(*k).to_vec()),
+                        _ => None,
+                    };
+                    for l in 0..n {
+                        c.tid[0] = cx.tid[0] + l as i128;
+                        let v = match (&t.nodes[u as usize], &k) {
+                            (Node::Leaf(e), _) => eval_memo(e, c, ts, &mut Memo::default()),
+                            (Node::Rec(r, i, _), Some(k)) => eval_rec(r, *i as usize, k[l], c, ts),
+                            _ => unreachable!("leaf or recurrence"),
+                        };
+                        match v {
+                            Ok(v) => out[l] = v,
+                            Err(_) => return false,
+                        }
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// The value of node `n` (a needed one) in lane `l` of the last [`LaneEval::run`].
+    pub fn value(&self, n: u32, l: usize) -> i128 {
+        self.vals[n as usize * LANES + l]
+    }
+}
+
+/// `out[l] = f(a[l], b[l])`.
+fn lanes2(out: &mut [i128], a: &[i128], b: &[i128], f: impl Fn(i128, i128) -> i128) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = f(x, y);
+    }
 }
 
 /// A compiled expression set with its slots: evaluates any compiled expression, falling back
@@ -1490,5 +1650,48 @@ mod tests {
         }
         // Past the limit: an error, not a walk of 2^24 steps per call.
         assert!(eval(&at(REC_LIMIT + 1, 0), &cx, &NoTrips).is_err());
+    }
+
+    #[test]
+    fn lane_pass_equals_lane_by_lane_evaluation() {
+        // A clamped, wrapped index with a guard, and a division whose divisor is 0 on one
+        // lane (in the branch not taken there).
+        let x = add(mul(var(Var::Ctaid(0)), konst(8)), var(Var::Tid(0)));
+        let clamped = select(cmp(Rel::Lt, x.clone(), konst(3)), konst(3), x.clone());
+        let idx = ext(sub(clamped, konst(5)), 32, true);
+        let guard = and(
+            cmp(Rel::Ge, x.clone(), konst(1)),
+            not(cmp(Rel::Eq, var(Var::Tid(1)), konst(2))),
+        );
+        let div = op(IntOp::Div, konst(100), sub(x.clone(), konst(11)));
+        let safe = select(cmp(Rel::Eq, x.clone(), konst(11)), konst(0), div.clone());
+        let roots = [idx.clone(), guard.clone(), safe.clone()];
+        let tape = Tape::new(roots.iter());
+        let nodes: Vec<u32> = roots.iter().map(|e| tape.node(e).unwrap()).collect();
+        let mut le = LaneEval::new(&tape, &nodes);
+        let mut cx = Ctx::new(0);
+        for (ctaid, tid1, n) in [(0, 0, 8), (1, 2, 5), (2, 1, 32)] {
+            cx.ctaid[0] = ctaid;
+            cx.tid[1] = tid1;
+            cx.tid[0] = 0;
+            // Lane 3 of TB 1 divides by zero in the branch the select does not take: the
+            // eager pass gives up there, the lazy evaluation does not fail.
+            let ok = le.run(&tape, n, &cx, &NoTrips);
+            assert_eq!(ok, !(ctaid == 1 && n > 3), "ctaid {ctaid}");
+            for l in 0..n {
+                let mut c = cx.clone();
+                c.tid[0] = l as i128;
+                assert!(eval(&safe, &c, &NoTrips).is_ok());
+                if ok {
+                    for (e, &nd) in roots.iter().zip(&nodes) {
+                        assert_eq!(
+                            Ok(le.value(nd, l)),
+                            eval(e, &c, &NoTrips),
+                            "ctaid {ctaid} lane {l}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -288,6 +288,15 @@ struct LoadPlan<'a> {
     lanes: Option<LanePlan>,
     /// Every expression above compiled into one DAG (shared nodes evaluated once per call).
     tape: Tape,
+    /// For a load outside loops: the nodes of its address and guards (address first), and
+    /// the evaluator of a warp row's lanes together ([`LaneEval`]) over the whole tape.
+    lane_roots: Option<Vec<u32>>,
+    lane_eval: Option<LaneEval>,
+}
+
+thread_local! {
+    /// Value storage of the lane evaluators, reused from job to job.
+    static LANE_VALS: std::cell::RefCell<Vec<i128>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A loop-free load's address and guard as affine functions of `%tid.x`.
@@ -896,6 +905,18 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         }
     }
     let tape = Tape::new(roots);
+    let node = |e: &E| tape.node(e).expect("compiled root");
+    let lane_roots: Option<Vec<u32>> = s.loops.is_empty().then(|| {
+        std::iter::once(&s.addr)
+            .chain(&outer_conds)
+            .chain(&inner_conds)
+            .map(node)
+            .collect()
+    });
+    // Every node of the tape: the lanes' run evaluates the lane plan's expressions too.
+    let lane_eval = lane_roots
+        .as_ref()
+        .map(|_| LaneEval::new(&tape, &(0..tape.len() as u32).collect::<Vec<_>>()));
     LoadPlan {
         site: s,
         dims,
@@ -904,6 +925,8 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         inner_conds,
         lanes,
         tape,
+        lane_roots,
+        lane_eval,
     }
 }
 
@@ -1241,6 +1264,10 @@ fn eval_load(
         ranges: Vec::new(),
     };
     let mut ev = Evaluator::new(&p.tape);
+    let mut lane_ev = p
+        .lane_eval
+        .as_ref()
+        .map(|le| le.with_values(LANE_VALS.with(|v| v.take())));
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
     let mut t = 0u32;
@@ -1251,10 +1278,41 @@ fn eval_load(
             i128::from(t / (block[0] * block[1])),
         ];
         sink.warp = (t / 32) as usize;
+        // The lanes of this warp in this row of the block.
+        let n = (block[0] - t % block[0]).min(32 - t % 32);
+        if let (Some(le), Some([addr, conds @ ..])) = (&mut lane_ev, p.lane_roots.as_deref()) {
+            // A loop-free load: every lane's values in one pass. They make the same
+            // decisions as the lanes' affine view and the walk below, which evaluate them
+            // lane by lane (and are used where the pass meets an error).
+            if n > 1 && le.run(&p.tape, n as usize, &cx, model) {
+                let node = |e: &E| p.tape.node(e).expect("compiled root");
+                let le = &*le;
+                let run = match &p.lanes {
+                    Some(lp) => lanes_with(p, lp, i128::from(n), &mut sink, &mut |e, l| {
+                        Ok(le.value(node(e), l as usize))
+                    })?,
+                    None => false,
+                };
+                if !run {
+                    for l in 0..n as usize {
+                        if conds.iter().all(|&c| le.value(c, l) != 0) {
+                            sink.ap(le.value(*addr, l), 0, 1)?;
+                        }
+                    }
+                }
+                t += n;
+                continue;
+            }
+        }
         if let Some(lp) = &p.lanes {
-            // The lanes of this warp in this row of the block.
-            let n = (block[0] - t % block[0]).min(32 - t % 32);
-            if lanes(model, p, lp, &mut cx, i128::from(n), &mut sink, &mut ev)? {
+            let x0 = cx.tid[0];
+            let run = lanes_with(p, lp, i128::from(n), &mut sink, &mut |e, l| {
+                cx.tid[0] = x0 + l;
+                let v = ev.eval(e, &cx, model);
+                cx.tid[0] = x0;
+                v
+            })?;
+            if run {
                 t += n;
                 continue;
             }
@@ -1271,6 +1329,9 @@ fn eval_load(
             walk(model, p, 0, &mut cx, &mut sink, trips, &mut ev)?;
         }
     }
+    if let Some(le) = lane_ev {
+        LANE_VALS.with(|v| *v.borrow_mut() = le.into_values());
+    }
     sink.flush()?;
     Ok((
         sink.runs.into_iter().map(normalize_runs).collect(),
@@ -1278,44 +1339,38 @@ fn eval_load(
     ))
 }
 
-/// Records the accesses of lanes `x0 .. x0 + n` of one warp row (`cx.tid` at `x0`) as one
-/// run; `false` when the affine view does not hold over them (the caller enumerates).
-fn lanes(
-    model: &KernelModel,
+/// Records the accesses of lanes `0 .. n` of one warp row as one run; `false` when the
+/// affine view does not hold over them (the caller enumerates). `val(e, l)` is the value of
+/// `e` in lane `l`: evaluated lane by lane, or read from a [`LaneEval`] pass.
+fn lanes_with(
     p: &LoadPlan,
     lp: &LanePlan,
-    cx: &mut Ctx,
     n: i128,
     sink: &mut Sink,
-    ev: &mut Evaluator,
+    val: &mut dyn FnMut(&E, i128) -> Result<i128, EvalError>,
 ) -> Result<bool, EvalError> {
-    let x0 = cx.tid[0];
-    let holds_at = |cx: &mut Ctx,
-                    ev: &mut Evaluator,
+    let holds_at = |val: &mut dyn FnMut(&E, i128) -> Result<i128, EvalError>,
                     obl: &[Obligation],
                     at: i128|
      -> Result<bool, EvalError> {
-        cx.tid[0] = x0 + at;
         for o in obl {
-            if !o.holds(ev.eval(&o.e, cx, model)?) {
-                cx.tid[0] = x0;
+            if !o.holds(val(&o.e, at)?) {
                 return Ok(false);
             }
         }
-        cx.tid[0] = x0;
         Ok(true)
     };
     for c in &lp.free {
-        if ev.eval(c, cx, model)? == 0 {
+        if val(c, 0)? == 0 {
             return Ok(true);
         }
     }
     let mut ends = Vec::with_capacity(lp.affine.len());
     for (r, d, c, obl) in &lp.affine {
-        if !holds_at(cx, ev, obl, 0)? || !holds_at(cx, ev, obl, n - 1)? {
+        if !holds_at(val, obl, 0)? || !holds_at(val, obl, n - 1)? {
             return Ok(false);
         }
-        ends.push((*r, ev.eval(d, cx, model)?, ev.eval(c, cx, model)?));
+        ends.push((*r, val(d, 0)?, val(c, 0)?));
     }
     let Some((lo, hi)) = affine_range(ends.into_iter(), n) else {
         return Ok(false);
@@ -1323,13 +1378,11 @@ fn lanes(
     if lo >= hi {
         return Ok(true);
     }
-    if !holds_at(cx, ev, &lp.obl, lo)? || !holds_at(cx, ev, &lp.obl, hi - 1)? {
+    if !holds_at(val, &lp.obl, lo)? || !holds_at(val, &lp.obl, hi - 1)? {
         return Ok(false);
     }
-    cx.tid[0] = x0 + lo;
-    let a0 = ev.eval(&p.site.addr, cx, model)?;
-    let c = ev.eval(&lp.coef, cx, model)?;
-    cx.tid[0] = x0;
+    let a0 = val(&p.site.addr, lo)?;
+    let c = val(&lp.coef, lo)?;
     sink.ap(a0, c, hi - lo)?;
     Ok(true)
 }
