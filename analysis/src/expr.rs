@@ -955,6 +955,14 @@ impl LaneEval {
         }
     }
 
+    /// An evaluator of every node of `t`.
+    pub fn all(t: &Tape) -> LaneEval {
+        LaneEval {
+            needed: (0..t.len() as u32).collect(),
+            vals: Vec::new(),
+        }
+    }
+
     /// The same nodes, with `vals` as value storage (its contents do not matter).
     pub fn with_values(&self, vals: Vec<i128>) -> LaneEval {
         LaneEval {

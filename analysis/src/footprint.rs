@@ -822,10 +822,9 @@ pub(crate) fn innermost_affine<'a>(
     let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
     let mut obl = Vec::new();
     let coef = linear_coef(&s.addr, k, &mut obl, &dep)?;
-    let (with_k, mut free): (Vec<&E>, Vec<&E>) = inner.partition(|c| mentions(c, k));
+    let (with_k, free): (Vec<&E>, Vec<&E>) = inner.partition(|c| mentions(c, k));
     let (conj_free, lits) = split_affine(with_k.into_iter(), k, &dep)?;
-    let mut free: Vec<E> = free.drain(..).cloned().collect();
-    free.extend(conj_free);
+    let free = free.into_iter().cloned().chain(conj_free).collect();
     Some(InnerAffine {
         coef,
         obl,
@@ -914,9 +913,7 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
             .collect()
     });
     // Every node of the tape: the lanes' run evaluates the lane plan's expressions too.
-    let lane_eval = lane_roots
-        .as_ref()
-        .map(|_| LaneEval::new(&tape, &(0..tape.len() as u32).collect::<Vec<_>>()));
+    let lane_eval = lane_roots.as_ref().map(|_| LaneEval::all(&tape));
     LoadPlan {
         site: s,
         dims,
