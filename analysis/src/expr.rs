@@ -817,6 +817,16 @@ impl Tape {
         self.index.insert(key, i);
         i
     }
+    /// Whether no node needs a trip count or a recurrence: every value is a few operations
+    /// on the context, cheap to compute eagerly for every lane ([`LaneEval`]) even where a
+    /// lazy evaluation would skip it.
+    pub fn is_cheap(&self) -> bool {
+        self.nodes.iter().all(|n| match n {
+            Node::Rec(..) => false,
+            Node::Leaf(e) => !matches!(**e, Expr::Trip(_)),
+            _ => true,
+        })
+    }
     /// The operands of node `n`.
     fn operands(&self, n: u32) -> Vec<u32> {
         match &self.nodes[n as usize] {

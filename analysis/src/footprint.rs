@@ -912,8 +912,13 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
             .map(node)
             .collect()
     });
-    // Every node of the tape: the lanes' run evaluates the lane plan's expressions too.
-    let lane_eval = lane_roots.as_ref().map(|_| LaneEval::all(&tape));
+    // Every node of the tape: the lanes' run evaluates the lane plan's expressions too. Not
+    // where a node solves a trip count or steps a recurrence: evaluated eagerly, in a
+    // branch a lane does not take, that could cost a walk of millions of iterations.
+    let lane_eval = lane_roots
+        .as_ref()
+        .filter(|_| tape.is_cheap())
+        .map(|_| LaneEval::all(&tape));
     LoadPlan {
         site: s,
         dims,
