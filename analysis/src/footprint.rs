@@ -1389,47 +1389,14 @@ fn lanes_with(
     Ok(true)
 }
 
-/// The `t > 1` iterations of load `p`'s innermost loop `l`, whose guards do not mention its
-/// counter, as one stepped run; `false` when the address is not affine over them (an
-/// extension it crosses wraps), and the caller walks them one by one.
+/// The `t > 1` iterations of load `p`'s innermost loop `l` as one stepped run: the address is
+/// affine in the counter, and so are the guards that mention it (a bound check `c * 512 +
+/// tid < n`), which hold on one interval of iterations. `false` (the caller walks the
+/// iterations) when the affine forms do not hold over the loop (an extension they cross
+/// wraps) or anything here cannot be evaluated: the walk one iteration at a time evaluates
+/// only what each iteration needs, and reports what it cannot evaluate.
 #[allow(clippy::too_many_arguments)]
 fn affine_run(
-    model: &KernelModel,
-    p: &LoadPlan,
-    ia: &InnerAffine,
-    l: LoopId,
-    t: i128,
-    cx: &mut Ctx,
-    sink: &mut Sink,
-    ev: &mut Evaluator,
-) -> Result<bool, EvalError> {
-    for at in [0, t - 1] {
-        cx.iters[l.index()] = Some(at);
-        for o in &ia.obl {
-            if !o.holds(ev.eval(&o.e, cx, model)?) {
-                return Ok(false);
-            }
-        }
-    }
-    cx.iters[l.index()] = Some(0);
-    let ok = ia.free.iter().try_fold(true, |acc, c| {
-        Ok::<bool, EvalError>(acc && ev.eval(c, cx, model)? != 0)
-    })?;
-    if ok {
-        let a0 = ev.eval(&p.site.addr, cx, model)?;
-        let c = ev.eval(&ia.coef, cx, model)?;
-        sink.ap(a0, c, t)?;
-    }
-    Ok(true)
-}
-
-/// [`affine_run`] for a loop whose guards compare affine functions of the counter (a
-/// bound check `c * 512 + tid < n`): they hold on one interval of iterations, which is
-/// recorded as one run. `false` (the caller walks the iterations) when a guard is not
-/// affine over the loop or anything here cannot be evaluated: the walk one iteration at a
-/// time evaluates only what each iteration needs, and reports what it cannot evaluate.
-#[allow(clippy::too_many_arguments)]
-fn guarded_affine_run(
     model: &KernelModel,
     p: &LoadPlan,
     ia: &InnerAffine,
@@ -1511,11 +1478,7 @@ fn walk(
     let innermost = depth + 1 == loops.len();
     if innermost && t > 1 {
         if let Some(ia) = &p.inner_affine {
-            let done = if ia.lits.is_empty() {
-                affine_run(model, p, ia, l, t, cx, sink, ev)?
-            } else {
-                guarded_affine_run(model, p, ia, l, t, cx, sink, ev)?
-            };
+            let done = affine_run(model, p, ia, l, t, cx, sink, ev)?;
             cx.iters[l.index()] = None;
             if done {
                 cx.trips[l.index()] = None;

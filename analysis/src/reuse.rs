@@ -396,17 +396,30 @@ impl<'a> Walker<'a> {
         out: &mut Vec<Event>,
     ) -> Result<(), EvalError> {
         out.clear();
+        self.each_guarded_load(tb, &mut |w, i, cx, warp| {
+            let mut key = Vec::with_capacity(2 * w.a.model.loads[i].loops.len() + 1);
+            w.walk(i, 0, cx, &mut key, warp, out)
+        })
+    }
+
+    /// Calls `f(self, load, cx, warp)` for every thread of TB `tb` and every load whose
+    /// guards free of loop counters hold for it, in the walk's order (threads in linear
+    /// order, loads in program order), `cx` set to the thread.
+    #[allow(clippy::type_complexity)]
+    fn each_guarded_load(
+        &mut self,
+        tb: u64,
+        f: &mut dyn FnMut(&mut Self, usize, &mut Ctx, u32) -> Result<(), EvalError>,
+    ) -> Result<(), EvalError> {
         let (g, b) = (self.launch.grid, self.launch.block);
-        let model = &self.a.model;
-        let mut cx = Ctx::new(model.loops.len());
+        let mut cx = Ctx::new(self.a.model.loops.len());
         cx.ctaid = [
             i128::from(tb % g.x),
             i128::from((tb / g.x) % g.y),
             i128::from(tb / (g.x * g.y)),
         ];
-        let nthreads = b.x * b.y * b.z;
         let plan = self.plan;
-        for t in 0..nthreads {
+        for t in 0..b.x * b.y * b.z {
             cx.tid = [
                 i128::from(t % b.x),
                 i128::from((t / b.x) % b.y),
@@ -414,8 +427,8 @@ impl<'a> Walker<'a> {
             ];
             self.moved();
             let warp = if self.per_thread { t } else { t / 32 } as u32;
-            for (i, site) in model.loads.iter().enumerate() {
-                let Some(l) = &plan.loads[i] else {
+            for (i, l) in plan.loads.iter().enumerate() {
+                let Some(l) = l else {
                     continue;
                 };
                 let mut ok = true;
@@ -426,8 +439,7 @@ impl<'a> Walker<'a> {
                     }
                 }
                 if ok {
-                    let mut key = Vec::with_capacity(2 * site.loops.len() + 1);
-                    self.walk(i, 0, &mut cx, &mut key, warp, out)?;
+                    f(self, i, &mut cx, warp)?;
                 }
             }
         }
@@ -439,40 +451,27 @@ impl<'a> Walker<'a> {
     /// that would pass its budget is known before it starts. Evaluates what the walk
     /// evaluates before each point, in the same order, so it fails where the walk would.
     pub(crate) fn tb_points(&mut self, tb: u64) -> Result<u64, EvalError> {
-        let (g, b) = (self.launch.grid, self.launch.block);
-        let model = &self.a.model;
-        let mut cx = Ctx::new(model.loops.len());
-        cx.ctaid = [
-            i128::from(tb % g.x),
-            i128::from((tb / g.x) % g.y),
-            i128::from(tb / (g.x * g.y)),
-        ];
-        let plan = self.plan;
         let mut n = 0u64;
-        for t in 0..b.x * b.y * b.z {
-            cx.tid = [
-                i128::from(t % b.x),
-                i128::from((t / b.x) % b.y),
-                i128::from(t / (b.x * b.y)),
-            ];
-            self.moved();
-            for i in 0..model.loads.len() {
-                let Some(l) = &plan.loads[i] else {
-                    continue;
-                };
-                let mut ok = true;
-                for &c in &l.outer {
-                    if self.eval(c, &cx)? == 0 {
-                        ok = false;
-                        break;
-                    }
-                }
-                if ok {
-                    n = n.saturating_add(self.count(i, 0, &mut cx)?);
-                }
-            }
-        }
+        self.each_guarded_load(tb, &mut |w, i, cx, _| {
+            n = n.saturating_add(w.count(i, 0, cx)?);
+            Ok(())
+        })?;
         Ok(n)
+    }
+
+    /// Enters loop `lp` in `cx`: its trip count for the context (memoised per TB), set in
+    /// `cx` with the iteration left unset.
+    fn enter(&mut self, lp: crate::loops::LoopId, cx: &mut Ctx) -> Result<i128, EvalError> {
+        cx.trips[lp.index()] = None;
+        self.set_iter(cx, lp, None);
+        if self.trips_ctaid != cx.ctaid {
+            self.trips.clear();
+            self.trips_ctaid = cx.ctaid;
+        }
+        let t = self.trips.trip(&self.a.model, lp, cx)?;
+        cx.trips[lp.index()] = Some(t);
+        self.moved();
+        Ok(t)
     }
 
     /// The points of load `i` below loop depth `depth` (see [`Walker::tb_points`]).
@@ -483,15 +482,7 @@ impl<'a> Walker<'a> {
             return Ok(1);
         }
         let lp = site.loops[depth];
-        cx.trips[lp.index()] = None;
-        self.set_iter(cx, lp, None);
-        if self.trips_ctaid != cx.ctaid {
-            self.trips.clear();
-            self.trips_ctaid = cx.ctaid;
-        }
-        let t = self.trips.trip(model, lp, cx)?;
-        cx.trips[lp.index()] = Some(t);
-        self.moved();
+        let t = self.enter(lp, cx)?;
         let mut n = 0u64;
         if depth + 1 == site.loops.len() {
             n = u64::try_from(t).unwrap_or(0);
@@ -556,15 +547,7 @@ impl<'a> Walker<'a> {
             return Ok(());
         }
         let lp = site.loops[depth];
-        cx.trips[lp.index()] = None;
-        self.set_iter(cx, lp, None);
-        if self.trips_ctaid != cx.ctaid {
-            self.trips.clear();
-            self.trips_ctaid = cx.ctaid;
-        }
-        let t = self.trips.trip(model, lp, cx)?;
-        cx.trips[lp.index()] = Some(t);
-        self.moved();
+        let t = self.enter(lp, cx)?;
         let header = self.header_pos(lp);
         if depth + 1 == site.loops.len() && t > 1 {
             if let Some(step) = self.affine_step(i, lp, t, cx)? {
@@ -635,11 +618,7 @@ impl<'a> Walker<'a> {
         let Some(ia) = &l.inner_affine else {
             return Ok(None);
         };
-        let r = if ia.lits.is_empty() {
-            self.unguarded_step(l, ia, lp, t, cx)
-        } else {
-            self.guarded_step(l, ia, lp, t, cx)
-        };
+        let r = self.affine_interval(l, ia, lp, t, cx);
         self.set_iter(cx, lp, None);
         r
     }
@@ -658,41 +637,13 @@ impl<'a> Walker<'a> {
             .all(|(n, o)| self.eval(*n, cx).is_ok_and(|v| o.holds(v)))
     }
 
-    /// [`Walker::affine_step`] when no guard mentions the counter.
+    /// [`Walker::affine_step`]: the guards that mention the counter hold on one interval of
+    /// iterations. An extension crossed by an affine form is exact over the loop when its
+    /// operand (affine in the counter) is in range at both ends. Anything that cannot be
+    /// evaluated here (an operand under a branch the address does not take, say) leaves the
+    /// loop to the per-iteration walk, which evaluates only what each iteration needs.
     #[allow(clippy::type_complexity)]
-    fn unguarded_step(
-        &mut self,
-        l: &LoadTape,
-        ia: &AffineTape,
-        lp: crate::loops::LoopId,
-        t: i128,
-        cx: &mut Ctx,
-    ) -> Result<Option<Option<(i128, i128, i128, i128)>>, EvalError> {
-        // An extension crossed by the affine form is exact over the loop when its operand
-        // (affine in the counter) is in range at both ends. What cannot be evaluated here
-        // (an operand under a branch the address does not take, say) leaves the loop to
-        // the per-iteration walk, which evaluates only what the address needs.
-        if !self.holds_at(cx, lp, &ia.obl, 0) || !self.holds_at(cx, lp, &ia.obl, t - 1) {
-            return Ok(None);
-        }
-        self.set_iter(cx, lp, Some(0));
-        let Ok(c) = self.eval(ia.coef, cx) else {
-            return Ok(None);
-        };
-        for &g in &ia.free {
-            if self.eval(g, cx)? == 0 {
-                return Ok(Some(None));
-            }
-        }
-        let a0 = self.eval(l.addr, cx)?;
-        Ok(Some(Some((a0, c, 0, t))))
-    }
-
-    /// [`Walker::affine_step`] when guards compare affine functions of the counter: they
-    /// hold on one interval of iterations. Anything that cannot be evaluated here leaves
-    /// the loop to the per-iteration walk (as in [`crate::footprint`]).
-    #[allow(clippy::type_complexity)]
-    fn guarded_step(
+    fn affine_interval(
         &mut self,
         l: &LoadTape,
         ia: &AffineTape,
