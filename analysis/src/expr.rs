@@ -943,8 +943,8 @@ pub const LANES: usize = 32;
 pub struct LaneEval {
     /// The needed nodes, in topological order.
     needed: Vec<u32>,
-    /// `vals[node * LANES + lane]` (sized on the first run; a caller evaluating many
-    /// launches' worth of lanes reuses it with [`LaneEval::with_values`]).
+    /// `vals[node * LANES + lane]` (sized on the first run; a caller running many
+    /// evaluators one after the other reuses it with [`LaneEval::with_values`]).
     vals: Vec<i128>,
 }
 
@@ -1045,23 +1045,17 @@ impl LaneEval {
                     }
                 }
                 // Variables, trip counts and recurrences: per lane, in the lane's context.
-                Node::Leaf(_) | Node::Rec(..) => {
+                Node::Leaf(e) => {
                     let c = lane_cx.get_or_insert_with(|| cx.clone());
-                    let k: Option<Vec<i128>> = match &t.nodes[u as usize] {
-                        Node::Rec(_, _, k) => Some(get(*k).to_vec()),
-                        _ => None,
-                    };
-                    for l in 0..n {
-                        c.tid[0] = cx.tid[0] + l as i128;
-                        let v = match (&t.nodes[u as usize], &k) {
-                            (Node::Leaf(e), _) => eval_memo(e, c, ts, &mut Memo::default()),
-                            (Node::Rec(r, i, _), Some(k)) => eval_rec(r, *i as usize, k[l], c, ts),
-                            _ => unreachable!("leaf or recurrence"),
-                        };
-                        match v {
-                            Ok(v) => out[l] = v,
-                            Err(_) => return false,
-                        }
+                    if !per_lane(out, c, cx, |c, _| eval_memo(e, c, ts, &mut Memo::default())) {
+                        return false;
+                    }
+                }
+                Node::Rec(r, i, k) => {
+                    let c = lane_cx.get_or_insert_with(|| cx.clone());
+                    let k = get(*k).to_vec();
+                    if !per_lane(out, c, cx, |c, l| eval_rec(r, *i as usize, k[l], c, ts)) {
+                        return false;
                     }
                 }
             }
@@ -1073,6 +1067,24 @@ impl LaneEval {
     pub fn value(&self, n: u32, l: usize) -> i128 {
         self.vals[n as usize * LANES + l]
     }
+}
+
+/// `out[l] = f(lane l's context, l)` with `c` set to each lane's context (`cx` with `%tid.x`
+/// increased by `l`); `false` at the first error.
+fn per_lane(
+    out: &mut [i128],
+    c: &mut Ctx,
+    cx: &Ctx,
+    mut f: impl FnMut(&Ctx, usize) -> Result<i128, EvalError>,
+) -> bool {
+    for (l, o) in out.iter_mut().enumerate() {
+        c.tid[0] = cx.tid[0] + l as i128;
+        match f(c, l) {
+            Ok(v) => *o = v,
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// `out[l] = f(a[l], b[l])`.
