@@ -827,21 +827,6 @@ impl Tape {
             _ => true,
         })
     }
-    /// The operands of node `n`.
-    fn operands(&self, n: u32) -> Vec<u32> {
-        match &self.nodes[n as usize] {
-            Node::Const(_) | Node::Tid(_) | Node::Ctaid(_) | Node::Leaf(_) => Vec::new(),
-            Node::Ext(_, _, a) | Node::Not(a) | Node::Rec(_, _, a) => vec![*a],
-            Node::Add(a, b)
-            | Node::Sub(a, b)
-            | Node::Mul(a, b)
-            | Node::Op(_, a, b)
-            | Node::Cmp(_, a, b)
-            | Node::And(a, b)
-            | Node::Or(a, b) => vec![*a, *b],
-            Node::Select(c, a, b) => vec![*c, *a, *b],
-        }
-    }
     /// The node of a compiled expression (a root or any node under one).
     pub fn node(&self, e: &E) -> Option<u32> {
         self.index.get(&(Arc::as_ptr(e) as usize)).copied()
@@ -932,53 +917,24 @@ pub fn eval_tape(
 /// Most lanes [`LaneEval`] evaluates at once (a warp).
 pub const LANES: usize = 32;
 
-/// The nodes of a [`Tape`] that some roots need, evaluated for up to [`LANES`] threads at
-/// once, threads that differ only in `%tid.x` (consecutive lanes of one warp row): one pass
-/// over the nodes in topological order, each node a loop over the lanes, where evaluating
-/// thread by thread dispatches on every node of every thread. The pass is eager (both
-/// branches of a `select`, both operands of `and`/`or`), so it gives up on the first error
-/// anywhere, even in a branch a lazy evaluation would not take: the caller then evaluates
-/// those threads one by one, which reports exactly what a lazy evaluation reports.
+/// Every node of a [`Tape`] evaluated for up to [`LANES`] threads at once, threads that
+/// differ only in `%tid.x` (consecutive lanes of one warp row): one pass over the nodes in
+/// topological order, each node a loop over the lanes, where evaluating thread by thread
+/// dispatches on every node of every thread. The pass is eager (both branches of a
+/// `select`, both operands of `and`/`or`), so it gives up on the first error anywhere, even
+/// in a branch a lazy evaluation would not take: the caller then evaluates those threads one
+/// by one, which reports exactly what a lazy evaluation reports.
 #[derive(Debug, Default)]
 pub struct LaneEval {
-    /// The needed nodes, in topological order.
-    needed: Vec<u32>,
-    /// `vals[node * LANES + lane]` (sized on the first run; a caller running many
-    /// evaluators one after the other reuses it with [`LaneEval::with_values`]).
+    /// `vals[node * LANES + lane]`, sized on the first run.
     vals: Vec<i128>,
 }
 
 impl LaneEval {
-    /// An evaluator of `roots` (nodes of `t`) and everything under them.
-    pub fn new(t: &Tape, roots: &[u32]) -> LaneEval {
-        let mut seen = vec![false; t.len()];
-        let mut stack: Vec<u32> = roots.to_vec();
-        while let Some(n) = stack.pop() {
-            if std::mem::replace(&mut seen[n as usize], true) {
-                continue;
-            }
-            stack.extend(t.operands(n));
-        }
-        LaneEval {
-            needed: (0..t.len() as u32).filter(|&n| seen[n as usize]).collect(),
-            vals: Vec::new(),
-        }
-    }
-
-    /// An evaluator of every node of `t`.
-    pub fn all(t: &Tape) -> LaneEval {
-        LaneEval {
-            needed: (0..t.len() as u32).collect(),
-            vals: Vec::new(),
-        }
-    }
-
-    /// The same nodes, with `vals` as value storage (its contents do not matter).
-    pub fn with_values(&self, vals: Vec<i128>) -> LaneEval {
-        LaneEval {
-            needed: self.needed.clone(),
-            vals,
-        }
+    /// An evaluator storing its values in `vals` (its contents do not matter): a caller
+    /// running many evaluators one after the other reuses one allocation.
+    pub fn with_values(vals: Vec<i128>) -> LaneEval {
+        LaneEval { vals }
     }
 
     /// The value storage, for reuse.
@@ -986,7 +942,7 @@ impl LaneEval {
         self.vals
     }
 
-    /// Evaluates the needed nodes for lanes `0..n` (`n <= LANES`), lane `l` being the thread
+    /// Evaluates every node of `t` for lanes `0..n` (`n <= LANES`), lane `l` being the thread
     /// of `cx` with `%tid.x` increased by `l`; `false` on any error (nothing is reported:
     /// evaluate the lanes one by one instead).
     pub fn run(&mut self, t: &Tape, n: usize, cx: &Ctx, ts: &dyn TripSource) -> bool {
@@ -995,7 +951,7 @@ impl LaneEval {
             self.vals.resize(t.len() * LANES, 0);
         }
         let mut lane_cx: Option<Ctx> = None;
-        for &u in &self.needed {
+        for u in 0..t.len() as u32 {
             let (head, rest) = self.vals.split_at_mut(u as usize * LANES);
             let out = &mut rest[..n];
             let get = |x: u32| &head[x as usize * LANES..x as usize * LANES + n];
@@ -1063,7 +1019,7 @@ impl LaneEval {
         true
     }
 
-    /// The value of node `n` (a needed one) in lane `l` of the last [`LaneEval::run`].
+    /// The value of node `n` in lane `l` of the last [`LaneEval::run`].
     pub fn value(&self, n: u32, l: usize) -> i128 {
         self.vals[n as usize * LANES + l]
     }
@@ -1698,7 +1654,7 @@ mod tests {
         let roots = [idx.clone(), guard.clone(), safe.clone()];
         let tape = Tape::new(roots.iter());
         let nodes: Vec<u32> = roots.iter().map(|e| tape.node(e).unwrap()).collect();
-        let mut le = LaneEval::new(&tape, &nodes);
+        let mut le = LaneEval::default();
         let mut cx = Ctx::new(0);
         for (ctaid, tid1, n) in [(0, 0, 8), (1, 2, 5), (2, 1, 32)] {
             cx.ctaid[0] = ctaid;

@@ -288,10 +288,10 @@ struct LoadPlan<'a> {
     lanes: Option<LanePlan>,
     /// Every expression above compiled into one DAG (shared nodes evaluated once per call).
     tape: Tape,
-    /// For a load outside loops: the nodes of its address and guards (address first), and
-    /// the evaluator of a warp row's lanes together ([`LaneEval`]) over the whole tape.
+    /// For a load outside loops whose tape is cheap to evaluate eagerly: the nodes of its
+    /// address and guards (address first), for evaluating a warp row's lanes together
+    /// ([`LaneEval`]).
     lane_roots: Option<Vec<u32>>,
-    lane_eval: Option<LaneEval>,
 }
 
 thread_local! {
@@ -904,21 +904,16 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         }
     }
     let tape = Tape::new(roots);
+    // Not where a node solves a trip count or steps a recurrence: evaluated eagerly, in a
+    // branch a lane does not take, that could cost a walk of millions of iterations.
     let node = |e: &E| tape.node(e).expect("compiled root");
-    let lane_roots: Option<Vec<u32>> = s.loops.is_empty().then(|| {
+    let lane_roots: Option<Vec<u32>> = (s.loops.is_empty() && tape.is_cheap()).then(|| {
         std::iter::once(&s.addr)
             .chain(&outer_conds)
             .chain(&inner_conds)
             .map(node)
             .collect()
     });
-    // Every node of the tape: the lanes' run evaluates the lane plan's expressions too. Not
-    // where a node solves a trip count or steps a recurrence: evaluated eagerly, in a
-    // branch a lane does not take, that could cost a walk of millions of iterations.
-    let lane_eval = lane_roots
-        .as_ref()
-        .filter(|_| tape.is_cheap())
-        .map(|_| LaneEval::all(&tape));
     LoadPlan {
         site: s,
         dims,
@@ -928,7 +923,6 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         lanes,
         tape,
         lane_roots,
-        lane_eval,
     }
 }
 
@@ -1267,9 +1261,9 @@ fn eval_load(
     };
     let mut ev = Evaluator::new(&p.tape);
     let mut lane_ev = p
-        .lane_eval
+        .lane_roots
         .as_ref()
-        .map(|le| le.with_values(LANE_VALS.with(|v| v.take())));
+        .map(|_| LaneEval::with_values(LANE_VALS.with(|v| v.take())));
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
     let mut t = 0u32;

@@ -552,8 +552,8 @@ impl<'a> Walker<'a> {
         if depth + 1 == site.loops.len() && t > 1 {
             if let Some(step) = self.affine_step(i, lp, t, cx)? {
                 // The points the loop below would visit, each address stepped from the
-                // first; the guards do not depend on the counter, so they hold for every
-                // iteration or for none.
+                // first; the guards hold on one interval of them (all, or none, when no
+                // guard mentions the counter).
                 let n = self.admit(t);
                 if let Some((a0, c, lo, hi)) = step {
                     for k in lo..hi.min(n) {
