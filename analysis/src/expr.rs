@@ -827,6 +827,32 @@ impl Tape {
             _ => true,
         })
     }
+    /// Whether every value is cheap to compute eagerly in a thread inside `loops` (whose
+    /// iterations and trip counts the context fixes): trip counts only of those loops, and
+    /// recurrences only at a loop counter (a state the walk of that loop steps to anyway).
+    pub fn is_cheap_in(&self, loops: &[LoopId]) -> bool {
+        let at_counter = |k: u32| matches!(&self.nodes[k as usize], Node::Leaf(e) if matches!(**e, Expr::Var(Var::Iter(_))));
+        self.nodes.iter().all(|n| match n {
+            Node::Rec(_, _, k) => at_counter(*k),
+            Node::Leaf(e) => match **e {
+                Expr::Trip(l) => loops.contains(&l),
+                _ => true,
+            },
+            _ => true,
+        })
+    }
+    /// The recurrence systems the tape reads, each once.
+    pub fn recs(&self) -> Vec<Arc<RecSys>> {
+        let mut out: Vec<Arc<RecSys>> = Vec::new();
+        for n in &self.nodes {
+            if let Node::Rec(r, _, _) = n {
+                if !out.iter().any(|x| Arc::ptr_eq(x, r)) {
+                    out.push(r.clone());
+                }
+            }
+        }
+        out
+    }
     /// The node of a compiled expression (a root or any node under one).
     pub fn node(&self, e: &E) -> Option<u32> {
         self.index.get(&(Arc::as_ptr(e) as usize)).copied()
@@ -917,24 +943,37 @@ pub fn eval_tape(
 /// Most lanes [`LaneEval`] evaluates at once (a warp).
 pub const LANES: usize = 32;
 
-/// Every node of a [`Tape`] evaluated for up to [`LANES`] threads at once, threads that
-/// differ only in `%tid.x` (consecutive lanes of one warp row): one pass over the nodes in
-/// topological order, each node a loop over the lanes, where evaluating thread by thread
-/// dispatches on every node of every thread. The pass is eager (both branches of a
-/// `select`, both operands of `and`/`or`), so it gives up on the first error anywhere, even
-/// in a branch a lazy evaluation would not take: the caller then evaluates those threads one
-/// by one, which reports exactly what a lazy evaluation reports.
+/// What the lanes of a [`LaneEval`] pass differ in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneAxis {
+    /// `%tid.x`: lane `l` is the thread of the context with `%tid.x` increased by `l`
+    /// (consecutive lanes of one warp row).
+    Tid,
+    /// The iteration of one loop: lane `l` is iteration `k0 + l` of the loop, `k0` being its
+    /// iteration in the context (one thread's consecutive iterations).
+    Iter(LoopId),
+}
+
+/// Every node of a [`Tape`] evaluated for up to [`LANES`] contexts at once, contexts that
+/// differ along one [`LaneAxis`]: one pass over the nodes in topological order, each node a
+/// loop over the lanes, where evaluating context by context dispatches on every node of
+/// every context. The pass is eager (both branches of a `select`, both operands of
+/// `and`/`or`), so it gives up on the first error anywhere, even in a branch a lazy
+/// evaluation would not take: the caller then evaluates those contexts one by one, which
+/// reports exactly what a lazy evaluation reports.
 #[derive(Debug, Default)]
 pub struct LaneEval {
-    /// `vals[node * LANES + lane]`, sized on the first run.
+    /// `vals[node * lanes + lane]`, sized by each run.
     vals: Vec<i128>,
+    /// Lanes of the last run.
+    lanes: usize,
 }
 
 impl LaneEval {
     /// An evaluator storing its values in `vals` (its contents do not matter): a caller
     /// running many evaluators one after the other reuses one allocation.
     pub fn with_values(vals: Vec<i128>) -> LaneEval {
-        LaneEval { vals }
+        LaneEval { vals, lanes: 0 }
     }
 
     /// The value storage, for reuse.
@@ -942,22 +981,74 @@ impl LaneEval {
         self.vals
     }
 
-    /// Evaluates every node of `t` for lanes `0..n` (`n <= LANES`), lane `l` being the thread
-    /// of `cx` with `%tid.x` increased by `l`; `false` on any error (nothing is reported:
-    /// evaluate the lanes one by one instead).
-    pub fn run(&mut self, t: &Tape, n: usize, cx: &Ctx, ts: &dyn TripSource) -> bool {
-        let n = n.min(LANES);
-        if self.vals.len() < t.len() * LANES {
-            self.vals.resize(t.len() * LANES, 0);
+    /// Evaluates every node of `t` for lanes `0..n` (`n <= LANES`) along `axis`; `false` on
+    /// any error (nothing is reported: evaluate the lanes one by one instead).
+    pub fn run(
+        &mut self,
+        t: &Tape,
+        axis: LaneAxis,
+        n: usize,
+        cx: &Ctx,
+        ts: &dyn TripSource,
+    ) -> bool {
+        // One lane (a recurrence's step) is the common case of a long walk: compiled apart,
+        // its lane loops vanish.
+        if n == 1 {
+            self.run_lanes(t, axis, 1, cx, ts, None)
+        } else {
+            self.run_lanes(t, axis, n.min(LANES), cx, ts, None)
         }
+    }
+
+    /// Evaluates every node of a recurrence's step `t` for lanes `0..n` (`n <= LANES`) along
+    /// `%tid.x`, lane `l`'s registers `regs` holding `state[l * regs.len() ..]`; `false` on
+    /// any error.
+    pub fn run_steps(
+        &mut self,
+        t: &Tape,
+        n: usize,
+        cx: &Ctx,
+        ts: &dyn TripSource,
+        regs: &[u32],
+        state: &[i128],
+    ) -> bool {
+        let n = n.min(LANES);
+        state.len() >= n * regs.len()
+            && self.run_lanes(t, LaneAxis::Tid, n, cx, ts, Some((regs, state)))
+    }
+
+    /// [`LaneEval::run`], with the lanes' own values of some `Var::Phi` registers (`phis`:
+    /// the registers and `state[lane * registers + register]`).
+    #[inline(always)]
+    fn run_lanes(
+        &mut self,
+        t: &Tape,
+        axis: LaneAxis,
+        n: usize,
+        cx: &Ctx,
+        ts: &dyn TripSource,
+        phis: Option<(&[u32], &[i128])>,
+    ) -> bool {
+        self.lanes = n;
+        if self.vals.len() < t.len() * n {
+            self.vals.resize(t.len() * n, 0);
+        }
+        // The loop whose iteration the lanes differ in, and the first lane's iteration.
+        let iter = match axis {
+            LaneAxis::Tid => None,
+            LaneAxis::Iter(l) => match cx.iters.get(l.index()).copied().flatten() {
+                Some(k0) => Some((l, k0)),
+                None => return false,
+            },
+        };
         let mut lane_cx: Option<Ctx> = None;
         for u in 0..t.len() as u32 {
-            let (head, rest) = self.vals.split_at_mut(u as usize * LANES);
+            let (head, rest) = self.vals.split_at_mut(u as usize * n);
             let out = &mut rest[..n];
-            let get = |x: u32| &head[x as usize * LANES..x as usize * LANES + n];
+            let get = |x: u32| &head[x as usize * n..x as usize * n + n];
             match &t.nodes[u as usize] {
                 Node::Const(c) => out.fill(*c),
-                Node::Tid(0) => {
+                Node::Tid(0) if axis == LaneAxis::Tid => {
                     for (l, o) in out.iter_mut().enumerate() {
                         *o = cx.tid[0] + l as i128;
                     }
@@ -1000,17 +1091,55 @@ impl LaneEval {
                         out[l] = if c[l] != 0 { a[l] } else { b[l] };
                     }
                 }
-                // Variables, trip counts and recurrences: per lane, in the lane's context.
                 Node::Leaf(e) => {
-                    let c = lane_cx.get_or_insert_with(|| cx.clone());
-                    if !per_lane(out, c, cx, |c, _| eval_memo(e, c, ts, &mut Memo::default())) {
+                    // The lanes' own loop counter, or their own recurrence registers.
+                    let own_iter = match (&**e, iter) {
+                        (Expr::Var(Var::Iter(v)), Some((l, k0))) if *v == l => Some(k0),
+                        _ => None,
+                    };
+                    let own_phi = match (&**e, phis) {
+                        (Expr::Var(Var::Phi(reg)), Some((regs, state))) => regs
+                            .iter()
+                            .position(|x| x == reg)
+                            .map(|ri| (ri, regs.len(), state)),
+                        _ => None,
+                    };
+                    if let Some(k0) = own_iter {
+                        for (l, o) in out.iter_mut().enumerate() {
+                            *o = k0 + l as i128;
+                        }
+                    } else if let Some((ri, m, state)) = own_phi {
+                        for (l, o) in out.iter_mut().enumerate() {
+                            *o = state[l * m + ri];
+                        }
+                    } else if matches!(**e, Expr::Var(_)) {
+                        // Any other variable is the same in every lane.
+                        match eval_memo(e, cx, ts, &mut Memo::default()) {
+                            Ok(v) => out.fill(v),
+                            Err(_) => return false,
+                        }
+                    } else {
+                        // Trip counts and unknowns: per lane, in the lane's context.
+                        let c = lane_cx.get_or_insert_with(|| cx.clone());
+                        if !per_lane(out, c, cx, iter, |c, _| {
+                            eval_memo(e, c, ts, &mut Memo::default())
+                        }) {
+                            return false;
+                        }
+                    }
+                }
+                // A recurrence of the lanes' own loop: one history answers every lane.
+                Node::Rec(r, i, k) if iter.is_some_and(|(l, _)| r.l == l) => {
+                    if eval_rec_lanes(r, *i as usize, get(*k), cx, ts, out).is_err() {
                         return false;
                     }
                 }
                 Node::Rec(r, i, k) => {
                     let c = lane_cx.get_or_insert_with(|| cx.clone());
                     let k = get(*k).to_vec();
-                    if !per_lane(out, c, cx, |c, l| eval_rec(r, *i as usize, k[l], c, ts)) {
+                    if !per_lane(out, c, cx, iter, |c, l| {
+                        eval_rec(r, *i as usize, k[l], c, ts)
+                    }) {
                         return false;
                     }
                 }
@@ -1021,20 +1150,25 @@ impl LaneEval {
 
     /// The value of node `n` in lane `l` of the last [`LaneEval::run`].
     pub fn value(&self, n: u32, l: usize) -> i128 {
-        self.vals[n as usize * LANES + l]
+        self.vals[n as usize * self.lanes + l]
     }
 }
 
-/// `out[l] = f(lane l's context, l)` with `c` set to each lane's context (`cx` with `%tid.x`
-/// increased by `l`); `false` at the first error.
+/// `out[l] = f(lane l's context, l)` with `c` set to each lane's context: `cx` with `%tid.x`
+/// increased by `l`, or with loop `iter.0`'s iteration `iter.1 + l`; `false` at the first
+/// error.
 fn per_lane(
     out: &mut [i128],
     c: &mut Ctx,
     cx: &Ctx,
+    iter: Option<(LoopId, i128)>,
     mut f: impl FnMut(&Ctx, usize) -> Result<i128, EvalError>,
 ) -> bool {
     for (l, o) in out.iter_mut().enumerate() {
-        c.tid[0] = cx.tid[0] + l as i128;
+        match iter {
+            None => c.tid[0] = cx.tid[0] + l as i128,
+            Some((lp, k0)) => c.iters[lp.index()] = Some(k0 + l as i128),
+        }
         match f(c, l) {
             Ok(v) => *o = v,
             Err(_) => return false,
@@ -1160,6 +1294,11 @@ thread_local! {
     static REC_MEMO: std::cell::RefCell<RecMemo> = std::cell::RefCell::new(RecMemo::default());
 }
 
+thread_local! {
+    /// Value storage of the eager step passes, reused from call to call.
+    static STEP_VALS: std::cell::RefCell<Vec<i128>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// The key of `r`'s history in `cx` (its own loop `li` left out).
 fn rec_hash(r: &Arc<RecSys>, li: usize, cx: &Ctx) -> u64 {
     use std::hash::Hasher;
@@ -1178,6 +1317,50 @@ fn rec_hash(r: &Arc<RecSys>, li: usize, cx: &Ctx) -> u64 {
         h.write_u64(*v as u64);
     }
     h.finish()
+}
+
+/// Register `i` of recurrence `r` at iterations `ks` of its own loop, in contexts that are
+/// `cx` but for that loop's iteration: they share one history, stepped once to the last of
+/// them and read for all of them.
+fn eval_rec_lanes(
+    r: &Arc<RecSys>,
+    i: usize,
+    ks: &[i128],
+    cx: &Ctx,
+    ts: &dyn TripSource,
+    out: &mut [i128],
+) -> Result<(), EvalError> {
+    let Some(&last) = ks.iter().max() else {
+        return Ok(());
+    };
+    eval_rec(r, i, last, cx, ts)?;
+    let li = r.l.index();
+    let hash = rec_hash(r, li, cx);
+    let m = r.regs.len();
+    let mut missed = false;
+    REC_MEMO.with(|c| {
+        let c = c.borrow();
+        let h = c
+            .index
+            .get(&hash)
+            .map(|&x| &c.histories[x as usize])
+            .filter(|h| h.is(r, li, cx));
+        for (o, &k) in out.iter_mut().zip(ks) {
+            match h {
+                Some(h) if k >= h.first && k < h.first + h.len() => {
+                    *o = h.states[(k - h.first) as usize * m + i];
+                }
+                _ => missed = true,
+            }
+        }
+    });
+    // States the history no longer holds (or never held: `ks` out of range) one by one.
+    if missed {
+        for (o, &k) in out.iter_mut().zip(ks) {
+            *o = eval_rec(r, i, k, cx, ts)?;
+        }
+    }
+    Ok(())
 }
 
 /// Register `i` of recurrence `r` at iteration `k` in context `cx`.
@@ -1246,27 +1429,13 @@ fn eval_rec(
         let base = c.phis.len();
         // The step expressions share most of their nodes: they are compiled once per system
         // into one tape, and each step fills its slots once.
-        let (tape, mut tst) = REC_MEMO.with(|t| {
-            let t = &mut t.borrow_mut().tapes;
-            match t.iter().position(|(s, _, _)| Arc::ptr_eq(s, r)) {
-                Some(p) => {
-                    let (_, tape, st) = &mut t[p];
-                    (tape.clone(), std::mem::take(st))
-                }
-                None => {
-                    if t.len() >= 16 {
-                        t.remove(0);
-                    }
-                    let tape = std::rc::Rc::new(Tape::new(&r.step));
-                    t.push((r.clone(), tape.clone(), TapeState::default()));
-                    (tape, TapeState::default())
-                }
-            }
-        });
-        if tst.vals.len() != tape.len() {
-            tst = TapeState::new(&tape);
-        }
+        let (tape, mut tst) = step_tape(r);
         let roots: Vec<u32> = r.step.iter().filter_map(|e| tape.node(e)).collect();
+        // A step whose every node is cheap is one eager pass over the tape; a step that
+        // meets an error there is evaluated lazily, which reports what it must.
+        let mut eager = tape
+            .is_cheap()
+            .then(|| LaneEval::with_values(STEP_VALS.with(|v| v.take())));
         let res = (|| {
             while j < k {
                 if let Some(x) = c.iters.get_mut(li) {
@@ -1275,9 +1444,19 @@ fn eval_rec(
                 c.phis.truncate(base);
                 c.phis
                     .extend(r.regs.iter().copied().zip(state.iter().copied()));
-                tst.next();
-                for (s, &n) in state.iter_mut().zip(&roots) {
-                    *s = eval_tape(&tape, &mut tst, n, &c, ts)?;
+                let ran = match eager.as_mut() {
+                    Some(le) => le.run(&tape, LaneAxis::Tid, 1, &c, ts).then_some(&*le),
+                    None => None,
+                };
+                if let Some(le) = ran {
+                    for (s, &n) in state.iter_mut().zip(&roots) {
+                        *s = le.value(n, 0);
+                    }
+                } else {
+                    tst.next();
+                    for (s, &n) in state.iter_mut().zip(&roots) {
+                        *s = eval_tape(&tape, &mut tst, n, &c, ts)?;
+                    }
                 }
                 stepped.extend_from_slice(&state);
                 if stepped.len() > REC_HISTORY_CAP / 4 {
@@ -1287,22 +1466,24 @@ fn eval_rec(
             }
             Ok(())
         })();
-        REC_MEMO.with(|t| {
-            if let Some(e) = t
-                .borrow_mut()
-                .tapes
-                .iter_mut()
-                .find(|(s, _, _)| Arc::ptr_eq(s, r))
-            {
-                e.2 = tst;
-            }
-        });
+        if let Some(le) = eager {
+            STEP_VALS.with(|v| *v.borrow_mut() = le.into_values());
+        }
+        put_step_tape(r, tst);
         res?;
     }
     let v = state[i];
     // Record what was computed (the history may have been dropped meanwhile by the
     // evaluations the steps made: it is then started again from here).
     let from = k + 1 - (stepped.len() / m) as i128;
+    record(r, cx, hash, from, stepped);
+    Ok(v)
+}
+
+/// Appends `stepped`, the states of `r` in `cx` from iteration `from` on, to its history
+/// (`hash` is [`rec_hash`]); a history that does not end just before `from` is replaced.
+fn record(r: &Arc<RecSys>, cx: &Ctx, hash: u64, from: i128, stepped: Vec<i128>) {
+    let (li, m) = (r.l.index(), r.regs.len().max(1));
     REC_MEMO.with(|c| {
         let mut c = c.borrow_mut();
         let c = &mut *c;
@@ -1341,7 +1522,144 @@ fn eval_rec(
             }
         }
     });
-    Ok(v)
+}
+
+/// The compiled step of `r` and its slots (taken: give them back with [`put_step_tape`]).
+fn step_tape(r: &Arc<RecSys>) -> (std::rc::Rc<Tape>, TapeState) {
+    let (tape, tst) = REC_MEMO.with(|t| {
+        let t = &mut t.borrow_mut().tapes;
+        match t.iter().position(|(s, _, _)| Arc::ptr_eq(s, r)) {
+            Some(p) => {
+                let (_, tape, st) = &mut t[p];
+                (tape.clone(), std::mem::take(st))
+            }
+            None => {
+                if t.len() >= 16 {
+                    t.remove(0);
+                }
+                let tape = std::rc::Rc::new(Tape::new(&r.step));
+                t.push((r.clone(), tape.clone(), TapeState::default()));
+                (tape, TapeState::default())
+            }
+        }
+    });
+    let tst = if tst.vals.len() == tape.len() {
+        tst
+    } else {
+        TapeState::new(&tape)
+    };
+    (tape, tst)
+}
+
+/// Gives back the slots [`step_tape`] took.
+fn put_step_tape(r: &Arc<RecSys>, tst: TapeState) {
+    REC_MEMO.with(|t| {
+        if let Some(e) = t
+            .borrow_mut()
+            .tapes
+            .iter_mut()
+            .find(|(s, _, _)| Arc::ptr_eq(s, r))
+        {
+            e.2 = tst;
+        }
+    });
+}
+
+/// Steps recurrence `r` for the lanes `0..n` along `%tid.x` of `cx` together, from their
+/// initial states to iteration `upto`, and records each lane's history, so that the walks of
+/// those threads that follow find every state recorded. `cx` is the context the walks
+/// evaluate `r` in (its own loop's iteration aside). Nothing is done for lanes whose history
+/// already reaches `upto`, nor where the steps are not cheap to evaluate eagerly, the
+/// histories would take more than an eighth of their cap, or an evaluation fails (the walks
+/// then step each thread as they go).
+pub fn prestep_lanes(r: &Arc<RecSys>, n: usize, upto: i128, cx: &Ctx, ts: &dyn TripSource) {
+    let (li, m) = (r.l.index(), r.regs.len());
+    let n = n.min(LANES);
+    let Ok(len) = usize::try_from(upto + 1) else {
+        return;
+    };
+    if m == 0 || n < 2 || len.saturating_mul(n * m) > REC_HISTORY_CAP / 8 {
+        return;
+    }
+    let mut c = cx.clone();
+    let lane_cx = |c: &mut Ctx, l: usize| c.tid[0] = cx.tid[0] + l as i128;
+    let reaches = |c: &Ctx| {
+        let hash = rec_hash(r, li, c);
+        REC_MEMO.with(|memo| {
+            let memo = memo.borrow();
+            memo.index.get(&hash).is_some_and(|&x| {
+                let h = &memo.histories[x as usize];
+                h.is(r, li, c) && h.first == 0 && h.len() > upto
+            })
+        })
+    };
+    if (0..n).all(|l| {
+        lane_cx(&mut c, l);
+        reaches(&c)
+    }) {
+        return;
+    }
+    // Initial states, lane by lane: `state[l * m + reg]`.
+    let mut state = vec![0i128; n * m];
+    for l in 0..n {
+        lane_cx(&mut c, l);
+        for (reg, e) in r.init.iter().enumerate() {
+            match eval(e, &c, ts) {
+                Ok(v) if reg < m => state[l * m + reg] = v,
+                _ => return,
+            }
+        }
+    }
+    let (tape, tst) = step_tape(r);
+    put_step_tape(r, tst);
+    if !tape.is_cheap() {
+        return;
+    }
+    let roots: Vec<u32> = r.step.iter().filter_map(|e| tape.node(e)).collect();
+    if roots.len() != m {
+        return;
+    }
+    // `hist[l]`: lane `l`'s states, iteration after iteration.
+    let mut hist: Vec<Vec<i128>> = (0..n)
+        .map(|l| {
+            let mut h = Vec::with_capacity(len * m);
+            h.extend_from_slice(&state[l * m..(l + 1) * m]);
+            h
+        })
+        .collect();
+    c.tid[0] = cx.tid[0];
+    for t in c.trips.iter_mut() {
+        *t = None;
+    }
+    let mut le = LaneEval::with_values(STEP_VALS.with(|v| v.take()));
+    let mut ok = true;
+    for j in 0..upto {
+        if let Some(x) = c.iters.get_mut(li) {
+            *x = Some(j);
+        }
+        if !le.run_steps(&tape, n, &c, ts, &r.regs, &state) {
+            ok = false;
+            break;
+        }
+        for (l, h) in hist.iter_mut().enumerate() {
+            for (reg, &root) in roots.iter().enumerate() {
+                state[l * m + reg] = le.value(root, l);
+            }
+            h.extend_from_slice(&state[l * m..(l + 1) * m]);
+        }
+    }
+    STEP_VALS.with(|v| *v.borrow_mut() = le.into_values());
+    if !ok {
+        return;
+    }
+    let mut c = cx.clone();
+    for (l, h) in hist.into_iter().enumerate() {
+        lane_cx(&mut c, l);
+        if !reaches(&c) {
+            let hash = rec_hash(r, li, &c);
+            record(r, &c, hash, 0, h);
+        }
+    }
 }
 
 /// Replaces every occurrence of variable `v` by `by`, folding constants again. Shared
@@ -1588,6 +1906,62 @@ mod tests {
     }
 
     #[test]
+    fn iteration_lanes_and_prestepped_histories_equal_stepping_one_by_one() {
+        // x' = (5x + j) mod 17 + y, y' = 3 - y, from x = tid + ctaid, y = 1.
+        let (x, y) = (var(Var::Phi(0)), var(Var::Phi(1)));
+        let j = var(Var::Iter(LoopId(0)));
+        let r = Arc::new(RecSys {
+            l: LoopId(0),
+            regs: vec![0, 1],
+            init: vec![add(var(Var::Tid(0)), var(Var::Ctaid(0))), konst(1)],
+            step: vec![
+                add(
+                    op(IntOp::Rem, add(mul(konst(5), x), j.clone()), konst(17)),
+                    y.clone(),
+                ),
+                sub(konst(3), y),
+            ],
+        });
+        let rec = |reg: u32| Arc::new(Expr::Rec(r.clone(), reg, j.clone()));
+        // An address of both registers, the thread and the counter; a guard on a register.
+        let addr = add(
+            mul(rec(0), konst(4)),
+            add(rec(1), mul(j.clone(), var(Var::Tid(0)))),
+        );
+        let guard = cmp(Rel::Lt, op(IntOp::Rem, rec(0), konst(5)), konst(3));
+        let tape = Tape::new([&addr, &guard]);
+        assert!(tape.is_cheap_in(&[LoopId(0)]));
+        assert_eq!(tape.recs().len(), 1);
+        let (na, ng) = (tape.node(&addr).unwrap(), tape.node(&guard).unwrap());
+        let mut le = LaneEval::default();
+        for ctaid in 0..3 {
+            let mut cx = Ctx::new(1);
+            cx.ctaid[0] = ctaid;
+            // TB 1's threads are stepped together first (their walks then only read the
+            // histories); the others' are stepped by the first evaluation that needs them.
+            if ctaid == 1 {
+                prestep_lanes(&r, 8, 39, &cx, &NoTrips);
+            }
+            for tid in 0..8 {
+                cx.tid[0] = tid;
+                for (k0, n) in [(20, 20), (35, 5), (0, 20), (3, 32)] {
+                    cx.iters[0] = Some(k0);
+                    assert!(le.run(&tape, LaneAxis::Iter(LoopId(0)), n, &cx, &NoTrips));
+                    for l in 0..n {
+                        let k = k0 + l as i128;
+                        let mut c = cx.clone();
+                        c.iters[0] = None;
+                        let st = stepped(&r, k, &c);
+                        let where_ = format!("ctaid {ctaid} tid {tid} k {k}");
+                        assert_eq!(le.value(na, l), st[0] * 4 + st[1] + k * tid, "{where_}");
+                        assert_eq!(le.value(ng, l), i128::from(st[0] % 5 < 3), "{where_}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn recurrence_history_answers_any_order_of_iterations() {
         // x' = (5x + j) mod 17 + y, y' = 3 - y: not affine, two registers.
         let (x, y) = (var(Var::Phi(0)), var(Var::Phi(1)));
@@ -1662,7 +2036,7 @@ mod tests {
             cx.tid[0] = 0;
             // Lane 3 of TB 1 divides by zero in the branch the select does not take: the
             // eager pass gives up there, the lazy evaluation does not fail.
-            let ok = le.run(&tape, n, &cx, &NoTrips);
+            let ok = le.run(&tape, LaneAxis::Tid, n, &cx, &NoTrips);
             assert_eq!(ok, !(ctaid == 1 && n > 3), "ctaid {ctaid}");
             for l in 0..n {
                 let mut c = cx.clone();

@@ -292,6 +292,13 @@ struct LoadPlan<'a> {
     /// address and guards (address first), for evaluating a warp row's lanes together
     /// ([`LaneEval`]).
     lane_roots: Option<Vec<u32>>,
+    /// For a load in loops: its address and the guards that mention a loop counter compiled
+    /// apart, with their nodes (address first), for evaluating consecutive iterations of the
+    /// innermost loop together ([`LaneAxis::Iter`]).
+    iter_tape: Option<(Tape, Vec<u32>)>,
+    /// The recurrences of the outermost loop that tape reads: stepped for a warp row's
+    /// lanes together before its threads walk ([`prestep_lanes`]).
+    outer_recs: Vec<std::sync::Arc<RecSys>>,
 }
 
 thread_local! {
@@ -914,6 +921,20 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
             .map(node)
             .collect()
     });
+    let iter_tape = (!s.loops.is_empty())
+        .then(|| Tape::new(std::iter::once(&s.addr).chain(&inner_conds)))
+        .filter(|t| t.is_cheap_in(&s.loops))
+        .map(|t| {
+            let nodes = std::iter::once(&s.addr)
+                .chain(&inner_conds)
+                .map(|e| t.node(e).expect("compiled root"))
+                .collect();
+            (t, nodes)
+        });
+    let outer_recs = match (&iter_tape, s.loops.first()) {
+        (Some((t, _)), Some(&l0)) => t.recs().into_iter().filter(|r| r.l == l0).collect(),
+        _ => Vec::new(),
+    };
     LoadPlan {
         site: s,
         dims,
@@ -923,6 +944,8 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         lanes,
         tape,
         lane_roots,
+        iter_tape,
+        outer_recs,
     }
 }
 
@@ -1260,10 +1283,7 @@ fn eval_load(
         ranges: Vec::new(),
     };
     let mut ev = Evaluator::new(&p.tape);
-    let mut lane_ev = p
-        .lane_roots
-        .as_ref()
-        .map(|_| LaneEval::with_values(LANE_VALS.with(|v| v.take())));
+    let mut lane_ev = LaneEval::with_values(LANE_VALS.with(|v| v.take()));
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
     let mut t = 0u32;
@@ -1276,13 +1296,13 @@ fn eval_load(
         sink.warp = (t / 32) as usize;
         // The lanes of this warp in this row of the block.
         let n = (block[0] - t % block[0]).min(32 - t % 32);
-        if let (Some(le), Some([addr, conds @ ..])) = (&mut lane_ev, p.lane_roots.as_deref()) {
+        if let Some([addr, conds @ ..]) = p.lane_roots.as_deref() {
             // A loop-free load: every lane's values in one pass. They make the same
             // decisions as the lanes' affine view and the walk below, which evaluate them
             // lane by lane (and are used where the pass meets an error).
-            if n > 1 && le.run(&p.tape, n as usize, &cx, model) {
+            if n > 1 && lane_ev.run(&p.tape, LaneAxis::Tid, n as usize, &cx, model) {
                 let node = |e: &E| p.tape.node(e).expect("compiled root");
-                let le = &*le;
+                let le = &lane_ev;
                 let run = match &p.lanes {
                     Some(lp) => lanes_with(p, lp, i128::from(n), &mut sink, &mut |e, l| {
                         Ok(le.value(node(e), l as usize))
@@ -1313,6 +1333,22 @@ fn eval_load(
                 continue;
             }
         }
+        // At the start of a warp row: its lanes' recurrences stepped together, to the most
+        // iterations any of them runs (the walks below read the states).
+        if (t.is_multiple_of(32) || t.is_multiple_of(block[0])) && n > 1 && !p.outer_recs.is_empty() {
+            let l0 = p.site.loops[0];
+            let x0 = cx.tid[0];
+            let most = (0..i128::from(n)).try_fold(0i128, |m, l| {
+                cx.tid[0] = x0 + l;
+                trips.trip(model, l0, &cx).map(|t| m.max(t))
+            });
+            cx.tid[0] = x0;
+            if let Ok(most) = most {
+                for r in &p.outer_recs {
+                    prestep_lanes(r, n as usize, most - 1, &cx, model);
+                }
+            }
+        }
         t += 1;
         let mut ok = true;
         for c in &p.outer_conds {
@@ -1322,12 +1358,19 @@ fn eval_load(
             }
         }
         if ok {
-            walk(model, p, 0, &mut cx, &mut sink, trips, &mut ev)?;
+            walk(
+                model,
+                p,
+                0,
+                &mut cx,
+                &mut sink,
+                trips,
+                &mut ev,
+                &mut lane_ev,
+            )?;
         }
     }
-    if let Some(le) = lane_ev {
-        LANE_VALS.with(|v| *v.borrow_mut() = le.into_values());
-    }
+    LANE_VALS.with(|v| *v.borrow_mut() = lane_ev.into_values());
     sink.flush()?;
     Ok((
         sink.runs.into_iter().map(normalize_runs).collect(),
@@ -1445,6 +1488,7 @@ fn affine_run(
     Ok(true)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn walk(
     model: &KernelModel,
     p: &LoadPlan,
@@ -1453,6 +1497,7 @@ fn walk(
     sink: &mut Sink,
     trips: &mut TripCache,
     ev: &mut Evaluator,
+    le: &mut LaneEval,
 ) -> Result<(), EvalError> {
     let loops = &p.site.loops;
     if depth == loops.len() {
@@ -1480,9 +1525,33 @@ fn walk(
             }
         }
     }
-    for k in 0..t {
-        cx.iters[l.index()] = Some(k);
-        walk(model, p, depth + 1, cx, sink, trips, ev)?;
+    // The innermost loop's iterations up to a warp's worth at a time, in one eager pass; one
+    // by one where it meets an error (the lazy walk reports what it must).
+    let chunk = match &p.iter_tape {
+        Some(_) if innermost && t > 1 => LANES as i128,
+        _ => t.max(1),
+    };
+    let mut k0 = 0;
+    while k0 < t {
+        let n = (t - k0).min(chunk);
+        cx.iters[l.index()] = Some(k0);
+        if let Some((tape, nodes)) = p.iter_tape.as_ref().filter(|_| n > 1 && innermost) {
+            if le.run(tape, LaneAxis::Iter(l), n as usize, cx, model) {
+                let (addr, conds) = (nodes[0], &nodes[1..]);
+                for lane in 0..n as usize {
+                    if conds.iter().all(|&c| le.value(c, lane) != 0) {
+                        sink.ap(le.value(addr, lane), 0, 1)?;
+                    }
+                }
+                k0 += n;
+                continue;
+            }
+        }
+        for k in k0..k0 + n {
+            cx.iters[l.index()] = Some(k);
+            walk(model, p, depth + 1, cx, sink, trips, ev, le)?;
+        }
+        k0 += n;
     }
     cx.iters[l.index()] = None;
     cx.trips[l.index()] = None;
