@@ -1335,7 +1335,8 @@ fn eval_load(
         }
         // At the start of a warp row: its lanes' recurrences stepped together, to the most
         // iterations any of them runs (the walks below read the states).
-        if (t.is_multiple_of(32) || t.is_multiple_of(block[0])) && n > 1 && !p.outer_recs.is_empty() {
+        if (t.is_multiple_of(32) || t.is_multiple_of(block[0])) && n > 1 && !p.outer_recs.is_empty()
+        {
             let l0 = p.site.loops[0];
             let x0 = cx.tid[0];
             let most = (0..i128::from(n)).try_fold(0i128, |m, l| {
