@@ -344,7 +344,17 @@ fn first_visit(x: &E, seen: &mut Seen) -> bool {
 }
 
 /// Reduces `v` to `bits` bits and extends.
+#[inline]
 pub fn ext_value(v: i128, bits: u8, signed: bool) -> i128 {
+    // The widths of PTX registers by casts (a variable 128-bit shift is several
+    // instructions, on every address node of every lane).
+    match (bits, signed) {
+        (32, true) => return i128::from(v as i32),
+        (32, false) => return i128::from(v as u32),
+        (64, true) => return i128::from(v as i64),
+        (64, false) => return i128::from(v as u64),
+        _ => {}
+    }
     if bits >= 128 {
         return v;
     }
@@ -952,6 +962,31 @@ pub enum LaneAxis {
     /// The iteration of one loop: lane `l` is iteration `k0 + l` of the loop, `k0` being its
     /// iteration in the context (one thread's consecutive iterations).
     Iter(LoopId),
+    /// The thread's place in a block of these dimensions, `x` fastest: lane `l` is the
+    /// thread `l` places after the context's (the lanes of a warp, across rows of a block
+    /// narrower than a warp).
+    Threads([u32; 3]),
+}
+
+impl LaneAxis {
+    /// Sets `c`, a copy of `cx`, to lane `l`'s context.
+    fn set_lane(self, c: &mut Ctx, cx: &Ctx, l: usize) {
+        let l = l as i128;
+        match self {
+            LaneAxis::Tid => c.tid[0] = cx.tid[0] + l,
+            LaneAxis::Iter(lp) => {
+                if let Some(k) = c.iters.get_mut(lp.index()) {
+                    *k = cx.iters[lp.index()].map(|k0| k0 + l);
+                }
+            }
+            LaneAxis::Threads(b) => {
+                // Only for leaves evaluated lane by lane: the division is not on the hot path.
+                let (bx, by) = (i128::from(b[0]).max(1), i128::from(b[1]).max(1));
+                let t = cx.tid[0] + bx * (cx.tid[1] + by * cx.tid[2]) + l;
+                c.tid = [t % bx, (t / bx) % by, t / (bx * by)];
+            }
+        }
+    }
 }
 
 /// Every node of a [`Tape`] evaluated for up to [`LANES`] contexts at once, contexts that
@@ -1035,11 +1070,35 @@ impl LaneEval {
         }
         // The loop whose iteration the lanes differ in, and the first lane's iteration.
         let iter = match axis {
-            LaneAxis::Tid => None,
             LaneAxis::Iter(l) => match cx.iters.get(l.index()).copied().flatten() {
                 Some(k0) => Some((l, k0)),
                 None => return false,
             },
+            _ => None,
+        };
+        let set_lane = |c: &mut Ctx, l: usize| axis.set_lane(c, cx, l);
+        // Along `LaneAxis::Threads`, the lanes' `%tid`, stepped from the context's thread,
+        // `x` fastest (a tape has many `%tid` nodes).
+        let lane_tids = match axis {
+            LaneAxis::Threads(b) => {
+                let (bx, by) = (i128::from(b[0]).max(1), i128::from(b[1]).max(1));
+                let mut tids = [[0i128; 3]; LANES];
+                let mut at = cx.tid;
+                for t in tids.iter_mut().take(n) {
+                    *t = at;
+                    at[0] += 1;
+                    if at[0] >= bx {
+                        at[0] = 0;
+                        at[1] += 1;
+                        if at[1] >= by {
+                            at[1] = 0;
+                            at[2] += 1;
+                        }
+                    }
+                }
+                Some(tids)
+            }
+            _ => None,
         };
         let mut lane_cx: Option<Ctx> = None;
         for u in 0..t.len() as u32 {
@@ -1053,32 +1112,51 @@ impl LaneEval {
                         *o = cx.tid[0] + l as i128;
                     }
                 }
-                Node::Tid(d) => out.fill(cx.tid[*d]),
+                Node::Tid(d) => match &lane_tids {
+                    Some(tids) => {
+                        for (o, t) in out.iter_mut().zip(tids) {
+                            *o = t[*d];
+                        }
+                    }
+                    None => out.fill(cx.tid[*d]),
+                },
                 Node::Ctaid(d) => out.fill(cx.ctaid[*d]),
                 Node::Add(a, b) => lanes2(out, get(*a), get(*b), |x, y| x.wrapping_add(y)),
                 Node::Sub(a, b) => lanes2(out, get(*a), get(*b), |x, y| x.wrapping_sub(y)),
                 Node::Mul(a, b) => lanes2(out, get(*a), get(*b), |x, y| x.wrapping_mul(y)),
                 Node::Ext(bits, signed, a) => {
-                    for (o, &x) in out.iter_mut().zip(get(*a)) {
-                        *o = ext_value(x, *bits, *signed);
+                    let a = get(*a);
+                    match (*bits, *signed) {
+                        (32, true) => lanes1(out, a, |x| i128::from(x as i32)),
+                        (32, false) => lanes1(out, a, |x| i128::from(x as u32)),
+                        (64, true) => lanes1(out, a, |x| i128::from(x as i64)),
+                        (64, false) => lanes1(out, a, |x| i128::from(x as u64)),
+                        (bits, signed) => lanes1(out, a, |x| ext_value(x, bits, signed)),
                     }
                 }
                 Node::Op(op, a, b) => {
-                    for ((o, &x), &y) in out.iter_mut().zip(get(*a)).zip(get(*b)) {
-                        match apply_op(*op, x, y) {
-                            Ok(v) => *o = v,
-                            Err(_) => return false,
+                    let (a, b) = (get(*a), get(*b));
+                    match op {
+                        // The operations that cannot fail, without a match per lane.
+                        IntOp::BitAnd => lanes2(out, a, b, |x, y| x & y),
+                        IntOp::BitOr => lanes2(out, a, b, |x, y| x | y),
+                        IntOp::BitXor => lanes2(out, a, b, |x, y| x ^ y),
+                        IntOp::Min => lanes2(out, a, b, |x, y| x.min(y)),
+                        IntOp::Max => lanes2(out, a, b, |x, y| x.max(y)),
+                        _ => {
+                            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                                match apply_op(*op, x, y) {
+                                    Ok(v) => *o = v,
+                                    Err(_) => return false,
+                                }
+                            }
                         }
                     }
                 }
                 Node::Cmp(r, a, b) => {
                     lanes2(out, get(*a), get(*b), |x, y| i128::from(r.holds(x, y)))
                 }
-                Node::Not(a) => {
-                    for (o, &x) in out.iter_mut().zip(get(*a)) {
-                        *o = i128::from(x == 0);
-                    }
-                }
+                Node::Not(a) => lanes1(out, get(*a), |x| i128::from(x == 0)),
                 Node::And(a, b) => {
                     lanes2(out, get(*a), get(*b), |x, y| i128::from(x != 0 && y != 0))
                 }
@@ -1121,7 +1199,7 @@ impl LaneEval {
                     } else {
                         // Trip counts and unknowns: per lane, in the lane's context.
                         let c = lane_cx.get_or_insert_with(|| cx.clone());
-                        if !per_lane(out, c, cx, iter, |c, _| {
+                        if !per_lane(out, c, &set_lane, |c, _| {
                             eval_memo(e, c, ts, &mut Memo::default())
                         }) {
                             return false;
@@ -1137,7 +1215,7 @@ impl LaneEval {
                 Node::Rec(r, i, k) => {
                     let c = lane_cx.get_or_insert_with(|| cx.clone());
                     let k = get(*k).to_vec();
-                    if !per_lane(out, c, cx, iter, |c, l| {
+                    if !per_lane(out, c, &set_lane, |c, l| {
                         eval_rec(r, *i as usize, k[l], c, ts)
                     }) {
                         return false;
@@ -1154,27 +1232,29 @@ impl LaneEval {
     }
 }
 
-/// `out[l] = f(lane l's context, l)` with `c` set to each lane's context: `cx` with `%tid.x`
-/// increased by `l`, or with loop `iter.0`'s iteration `iter.1 + l`; `false` at the first
-/// error.
+/// `out[l] = f(lane l's context, l)` with `c` set to each lane's context by `set_lane`;
+/// `false` at the first error.
 fn per_lane(
     out: &mut [i128],
     c: &mut Ctx,
-    cx: &Ctx,
-    iter: Option<(LoopId, i128)>,
+    set_lane: &impl Fn(&mut Ctx, usize),
     mut f: impl FnMut(&Ctx, usize) -> Result<i128, EvalError>,
 ) -> bool {
     for (l, o) in out.iter_mut().enumerate() {
-        match iter {
-            None => c.tid[0] = cx.tid[0] + l as i128,
-            Some((lp, k0)) => c.iters[lp.index()] = Some(k0 + l as i128),
-        }
+        set_lane(c, l);
         match f(c, l) {
             Ok(v) => *o = v,
             Err(_) => return false,
         }
     }
     true
+}
+
+/// `out[l] = f(a[l])`.
+fn lanes1(out: &mut [i128], a: &[i128], f: impl Fn(i128) -> i128) {
+    for (o, &x) in out.iter_mut().zip(a) {
+        *o = f(x);
+    }
 }
 
 /// `out[l] = f(a[l], b[l])`.
@@ -1903,6 +1983,44 @@ mod tests {
                 .collect();
         }
         st
+    }
+
+    #[test]
+    fn warp_lanes_across_rows_equal_thread_by_thread_evaluation() {
+        // Rows of 5 threads, 3 rows, 3 planes: a warp's lanes cross rows and planes.
+        let b = [5u32, 3, 3];
+        let (x, y, z) = (var(Var::Tid(0)), var(Var::Tid(1)), var(Var::Tid(2)));
+        let lin = add(
+            x.clone(),
+            mul(konst(7), add(y.clone(), mul(konst(11), z.clone()))),
+        );
+        let addr = ext(
+            add(mul(var(Var::Ctaid(0)), konst(1000)), sub(lin, konst(3050))),
+            32,
+            true,
+        );
+        let guard = and(cmp(Rel::Lt, x, konst(4)), not(cmp(Rel::Eq, y, z)));
+        let wide = ext(mul(addr.clone(), konst(1 << 40)), 64, false);
+        let roots = [addr, guard, wide];
+        let tape = Tape::new(roots.iter());
+        let nodes: Vec<u32> = roots.iter().map(|e| tape.node(e).unwrap()).collect();
+        let mut le = LaneEval::default();
+        let mut cx = Ctx::new(0);
+        cx.ctaid[0] = 3;
+        // From the block's first thread, from the middle of a row, up to its last thread.
+        for (first, n) in [(0usize, 32usize), (7, 32), (32, 13), (40, 5)] {
+            let f = first as i128;
+            cx.tid = [f % 5, (f / 5) % 3, f / 15];
+            assert!(le.run(&tape, LaneAxis::Threads(b), n, &cx, &NoTrips));
+            for l in 0..n {
+                let t = (first + l) as i128;
+                let mut c = cx.clone();
+                c.tid = [t % 5, (t / 5) % 3, t / 15];
+                for (e, &nd) in roots.iter().zip(&nodes) {
+                    assert_eq!(Ok(le.value(nd, l)), eval(e, &c, &NoTrips), "thread {t}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -1297,26 +1297,35 @@ fn eval_load(
         // The lanes of this warp in this row of the block.
         let n = (block[0] - t % block[0]).min(32 - t % 32);
         if let Some([addr, conds @ ..]) = p.lane_roots.as_deref() {
-            // A loop-free load: every lane's values in one pass. They make the same
-            // decisions as the lanes' affine view and the walk below, which evaluate them
-            // lane by lane (and are used where the pass meets an error).
-            if n > 1 && lane_ev.run(&p.tape, LaneAxis::Tid, n as usize, &cx, model) {
+            // A loop-free load: the values of every lane of the warp from here on in one
+            // pass (across the rows of a block narrower than a warp). They make the same
+            // decisions, row by row, as the lanes' affine view and the walk below, which
+            // evaluate them lane by lane (and are used where the pass meets an error).
+            let warp_lanes = (32 - t % 32).min(nthreads as u32 - t);
+            let axis = LaneAxis::Threads(block);
+            if warp_lanes > 1 && lane_ev.run(&p.tape, axis, warp_lanes as usize, &cx, model) {
                 let node = |e: &E| p.tape.node(e).expect("compiled root");
                 let le = &lane_ev;
-                let run = match &p.lanes {
-                    Some(lp) => lanes_with(p, lp, i128::from(n), &mut sink, &mut |e, l| {
-                        Ok(le.value(node(e), l as usize))
-                    })?,
-                    None => false,
-                };
-                if !run {
-                    for l in 0..n as usize {
-                        if conds.iter().all(|&c| le.value(c, l) != 0) {
-                            sink.ap(le.value(*addr, l), 0, 1)?;
+                let mut off = 0;
+                while off < warp_lanes {
+                    let n = (block[0] - (t + off) % block[0]).min(warp_lanes - off);
+                    let lane = |l: i128| (off as i128 + l) as usize;
+                    let run = match &p.lanes {
+                        Some(lp) => lanes_with(p, lp, i128::from(n), &mut sink, &mut |e, l| {
+                            Ok(le.value(node(e), lane(l)))
+                        })?,
+                        None => false,
+                    };
+                    if !run {
+                        for l in 0..i128::from(n) {
+                            if conds.iter().all(|&c| le.value(c, lane(l)) != 0) {
+                                sink.ap(le.value(*addr, lane(l)), 0, 1)?;
+                            }
                         }
                     }
+                    off += n;
                 }
-                t += n;
+                t += warp_lanes;
                 continue;
             }
         }
