@@ -1985,6 +1985,25 @@ mod tests {
         st
     }
 
+    /// `x' = (5x + j) mod 17 + y`, `y' = 3 - y` in loop 0 (not affine, two registers), from
+    /// `x = x0`, `y = 1`.
+    fn two_register_rec(x0: E) -> Arc<RecSys> {
+        let (x, y) = (var(Var::Phi(0)), var(Var::Phi(1)));
+        let j = var(Var::Iter(LoopId(0)));
+        Arc::new(RecSys {
+            l: LoopId(0),
+            regs: vec![0, 1],
+            init: vec![x0, konst(1)],
+            step: vec![
+                add(
+                    op(IntOp::Rem, add(mul(konst(5), x), j), konst(17)),
+                    y.clone(),
+                ),
+                sub(konst(3), y),
+            ],
+        })
+    }
+
     #[test]
     fn warp_lanes_across_rows_equal_thread_by_thread_evaluation() {
         // Rows of 5 threads, 3 rows, 3 planes: a warp's lanes cross rows and planes.
@@ -2025,21 +2044,8 @@ mod tests {
 
     #[test]
     fn iteration_lanes_and_prestepped_histories_equal_stepping_one_by_one() {
-        // x' = (5x + j) mod 17 + y, y' = 3 - y, from x = tid + ctaid, y = 1.
-        let (x, y) = (var(Var::Phi(0)), var(Var::Phi(1)));
+        let r = two_register_rec(add(var(Var::Tid(0)), var(Var::Ctaid(0))));
         let j = var(Var::Iter(LoopId(0)));
-        let r = Arc::new(RecSys {
-            l: LoopId(0),
-            regs: vec![0, 1],
-            init: vec![add(var(Var::Tid(0)), var(Var::Ctaid(0))), konst(1)],
-            step: vec![
-                add(
-                    op(IntOp::Rem, add(mul(konst(5), x), j.clone()), konst(17)),
-                    y.clone(),
-                ),
-                sub(konst(3), y),
-            ],
-        });
         let rec = |reg: u32| Arc::new(Expr::Rec(r.clone(), reg, j.clone()));
         // An address of both registers, the thread and the counter; a guard on a register.
         let addr = add(
@@ -2081,21 +2087,7 @@ mod tests {
 
     #[test]
     fn recurrence_history_answers_any_order_of_iterations() {
-        // x' = (5x + j) mod 17 + y, y' = 3 - y: not affine, two registers.
-        let (x, y) = (var(Var::Phi(0)), var(Var::Phi(1)));
-        let j = var(Var::Iter(LoopId(0)));
-        let r = Arc::new(RecSys {
-            l: LoopId(0),
-            regs: vec![0, 1],
-            init: vec![var(Var::Tid(0)), konst(1)],
-            step: vec![
-                add(
-                    op(IntOp::Rem, add(mul(konst(5), x), j), konst(17)),
-                    y.clone(),
-                ),
-                sub(konst(3), y),
-            ],
-        });
+        let r = two_register_rec(var(Var::Tid(0)));
         let at = |k: i128, reg: u32| Arc::new(Expr::Rec(r.clone(), reg, konst(k)));
         let mut cx = Ctx::new(1);
         // Ascending, descending and interleaved across threads, as the walks ask.
