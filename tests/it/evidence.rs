@@ -52,7 +52,7 @@ const DEFAULT_MAX_TBS: u64 = 20_000;
 /// Paper launches too slow for the default test (see the module documentation).
 const HEAVY: [&str; 10] = [
     "syr2k/paper.json",
-    // Minutes of concrete recurrence stepping over 8,192 TBs (analysis/README.md).
+    // 8,192 TBs simulated on every GPU; its analysis times are in analysis/README.md.
     "mirror_boundary/paper.json",
     "mm_tiled/paper.json",
     "mm_naive/paper.json",
