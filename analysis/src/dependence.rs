@@ -105,19 +105,34 @@ impl<'a> Ranges<'a> {
         if threads > MAX_TRIP_THREADS {
             return None;
         }
-        let mut max: Option<i128> = None;
-        for tb in 0..launch.num_tbs() {
-            let at = [
-                tb % launch.grid.x,
-                (tb / launch.grid.x) % launch.grid.y,
-                tb / (launch.grid.x * launch.grid.y),
-            ];
-            cx.ctaid = at.map(i128::from);
-            for t in 0..launch.block.count() {
-                cx.tid = thread_coords(t, launch.block);
-                let n = a.model.trip(l, &cx).ok()?;
-                max = Some(max.map_or(n, |m: i128| m.max(n)));
+        // Only the coordinates that decide the count are enumerated (the exits' conjuncts
+        // that hold in every thread left out): scalar_prod's outer loop, 32,768 threads,
+        // becomes its 128 `%ctaid.x`.
+        let dims = |d: launch::Dim3| [d.x, d.y, d.z].map(|v| u32::try_from(v).unwrap_or(u32::MAX));
+        let (grid, block) = (dims(launch.grid), dims(launch.block));
+        let mut used = [[false; 3]; 2];
+        for c in crate::footprint::exit_conjuncts(&a.model, l, Some((grid, block))) {
+            let u = crate::footprint::coordinates_read(&c);
+            for (x, y) in used.iter_mut().flatten().zip(u.iter().flatten()) {
+                *x |= *y;
             }
+        }
+        let mut max: Option<i128> = None;
+        let mut failed = false;
+        crate::footprint::each_coordinate(used, grid, block, u64::MAX, &mut cx, |cx| {
+            match a.model.trip(l, cx) {
+                Ok(n) => {
+                    max = Some(max.map_or(n, |m: i128| m.max(n)));
+                    true
+                }
+                Err(_) => {
+                    failed = true;
+                    false
+                }
+            }
+        })?;
+        if failed {
+            return None;
         }
         max
     }

@@ -299,6 +299,16 @@ struct LoadPlan<'a> {
     /// The recurrences of the outermost loop that tape reads: stepped for a warp row's
     /// lanes together before its threads walk ([`prestep_lanes`]).
     outer_recs: Vec<std::sync::Arc<RecSys>>,
+    /// For a load in loops whose expressions are all cheap eagerly and step no recurrence:
+    /// what a warp row's walk evaluates for its lanes together ([`walk_row`]).
+    row: Option<RowPlan>,
+}
+
+/// A load's guards outside its loops compiled apart (evaluated before the loops are
+/// entered), with their nodes; `tape` then answers everything else for the row's lanes.
+struct RowPlan {
+    outer: Tape,
+    outer_nodes: Vec<u32>,
 }
 
 thread_local! {
@@ -493,7 +503,7 @@ pub fn compute_within(
             }
         }
     }
-    let deps = all_trip_deps(model);
+    let deps = all_trip_deps_in(model, Some((grid, block)));
     let shared = SharedTrips::default();
     let run_job = |j: usize,
                    allow: &Allowance,
@@ -935,6 +945,21 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         (Some((t, _)), Some(&l0)) => t.recs().into_iter().filter(|r| r.l == l0).collect(),
         _ => Vec::new(),
     };
+    // Recurrences stay with the thread-by-thread walk, which steps them along iterations
+    // (one history lookup for a chunk of them) rather than along lanes.
+    let row = (!s.loops.is_empty()
+        && iter_tape.is_some()
+        && tape.is_cheap_in(&s.loops)
+        && tape.recs().is_empty())
+    .then(|| Tape::new(&outer_conds))
+    .filter(Tape::is_cheap)
+    .map(|outer| RowPlan {
+        outer_nodes: outer_conds
+            .iter()
+            .map(|e| outer.node(e).expect("compiled root"))
+            .collect(),
+        outer,
+    });
     LoadPlan {
         site: s,
         dims,
@@ -946,6 +971,7 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         lane_roots,
         iter_tape,
         outer_recs,
+        row,
     }
 }
 
@@ -960,25 +986,39 @@ pub(crate) struct TripDeps {
 
 /// [`TripDeps`] of every loop of `model`, by loop index.
 pub(crate) fn all_trip_deps(model: &KernelModel) -> Vec<TripDeps> {
+    all_trip_deps_in(model, None)
+}
+
+/// [`all_trip_deps`] for the threads of one launch (`grid`, `block`): an exit's conjuncts
+/// that hold in every thread of it are left out ([`holds_in_launch`]). nvcc's exits carry
+/// the condition of every path to the latch (scalar_prod's outer loop: 60 nodes of `%tid.x`
+/// that are always true beside `v >= n`), which made a per-TB count per-thread.
+pub(crate) fn all_trip_deps_in(
+    model: &KernelModel,
+    launch: Option<([u32; 3], [u32; 3])>,
+) -> Vec<TripDeps> {
     (0..model.loops.len())
         .map(|l| {
             let mut d = TripDeps::default();
-            trip_deps(model, LoopId(l as u32), &mut d, &mut Vec::new());
+            trip_deps(model, LoopId(l as u32), launch, &mut d, &mut Vec::new());
             d
         })
         .collect()
 }
 
-fn trip_deps(model: &KernelModel, l: LoopId, out: &mut TripDeps, seen: &mut Vec<LoopId>) {
+fn trip_deps(
+    model: &KernelModel,
+    l: LoopId,
+    launch: Option<([u32; 3], [u32; 3])>,
+    out: &mut TripDeps,
+    seen: &mut Vec<LoopId>,
+) {
     if seen.contains(&l) {
         return;
     }
     seen.push(l);
-    let Some(info) = model.loops.get(l.index()) else {
-        return;
-    };
     let mut trips = Vec::new();
-    for e in &info.exits {
+    for e in exit_conjuncts(model, l, launch) {
         e.visit_leaves(&mut |x| match x {
             Expr::Var(Var::Tid(d)) => out.tid[usize::from(*d)] = true,
             Expr::Var(Var::Ctaid(d)) => out.ctaid[usize::from(*d)] = true,
@@ -988,7 +1028,112 @@ fn trip_deps(model: &KernelModel, l: LoopId, out: &mut TripDeps, seen: &mut Vec<
         });
     }
     for q in trips {
-        trip_deps(model, q, out, seen);
+        trip_deps(model, q, launch, out, seen);
+    }
+}
+
+/// The conjuncts of loop `l`'s exits that decide its trip count in the threads of
+/// `launch`: all of them, less those that hold in every thread ([`holds_in_launch`]).
+pub(crate) fn exit_conjuncts(
+    model: &KernelModel,
+    l: LoopId,
+    launch: Option<([u32; 3], [u32; 3])>,
+) -> Vec<E> {
+    let Some(info) = model.loops.get(l.index()) else {
+        return Vec::new();
+    };
+    let mut lits = Vec::new();
+    for e in &info.exits {
+        crate::ivs::conjuncts(e, &mut lits);
+    }
+    if let Some((grid, block)) = launch {
+        lits.retain(|c| !holds_in_launch(model, c, grid, block));
+    }
+    lits
+}
+
+/// Most points [`holds_in_launch`] evaluates.
+const LAUNCH_POINTS: u64 = 1 << 16;
+
+/// Whether `e`, reading only constants and thread and TB coordinates (at least one), is
+/// true in every thread of the launch: evaluated at every combination of the coordinates it
+/// reads, when there are at most [`LAUNCH_POINTS`].
+fn holds_in_launch(ts: &dyn TripSource, e: &E, grid: [u32; 3], block: [u32; 3]) -> bool {
+    let mut only_coords = true;
+    e.visit_leaves(&mut |x| {
+        only_coords &= matches!(
+            x,
+            Expr::Const(_) | Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_))
+        )
+    });
+    let used = coordinates_read(e);
+    if !only_coords || used == [[false; 3]; 2] {
+        return false;
+    }
+    let mut cx = Ctx::new(0);
+    each_coordinate(used, grid, block, LAUNCH_POINTS, &mut cx, |cx| {
+        eval(e, cx, ts).is_ok_and(|v| v != 0)
+    }) == Some(true)
+}
+
+/// The thread (`[0]`) and TB (`[1]`) coordinates `e` reads, by dimension.
+pub(crate) fn coordinates_read(e: &Expr) -> [[bool; 3]; 2] {
+    let mut used = [[false; 3]; 2];
+    e.visit_leaves(&mut |x| match x {
+        Expr::Var(Var::Tid(d)) => used[0][usize::from(*d).min(2)] = true,
+        Expr::Var(Var::Ctaid(d)) => used[1][usize::from(*d).min(2)] = true,
+        _ => {}
+    });
+    used
+}
+
+/// Calls `f` with `cx`'s `%tid` and `%ctaid` set to every combination of the coordinates
+/// `used` marks ([`coordinates_read`]) over `block` and `grid`, the first one fastest, until
+/// it returns `false`: `Some(false)` then, `Some(true)` when every call returned `true`,
+/// `None` (nothing called) when there are more than `limit` combinations.
+pub(crate) fn each_coordinate(
+    used: [[bool; 3]; 2],
+    grid: [u32; 3],
+    block: [u32; 3],
+    limit: u64,
+    cx: &mut Ctx,
+    mut f: impl FnMut(&Ctx) -> bool,
+) -> Option<bool> {
+    let extents = [block, grid];
+    // (thread or TB, dimension, extent) of each coordinate enumerated.
+    let axes: Vec<(usize, usize, u64)> = (0..2)
+        .flat_map(|k| (0..3).map(move |d| (k, d)))
+        .filter(|&(k, d)| used[k][d])
+        .map(|(k, d)| (k, d, u64::from(extents[k][d])))
+        .collect();
+    let points = axes
+        .iter()
+        .try_fold(1u64, |p, a| p.checked_mul(a.2))
+        .filter(|&p| p <= limit)?;
+    if points == 0 {
+        return Some(true);
+    }
+    let mut at = vec![0u64; axes.len()];
+    loop {
+        for (&(k, d, _), &v) in axes.iter().zip(&at) {
+            let c = if k == 0 { &mut cx.tid } else { &mut cx.ctaid };
+            c[d] = i128::from(v);
+        }
+        if !f(cx) {
+            return Some(false);
+        }
+        let mut i = 0;
+        while i < axes.len() {
+            at[i] += 1;
+            if at[i] < axes[i].2 {
+                break;
+            }
+            at[i] = 0;
+            i += 1;
+        }
+        if i == axes.len() {
+            return Some(true);
+        }
     }
 }
 
@@ -998,25 +1143,30 @@ fn trip_deps(model: &KernelModel, l: LoopId, out: &mut TripDeps, seen: &mut Vec<
 /// kernels (scalar_prod: 14 loads x 16 TBs x 256 threads closed forms for 256 values).
 /// Its keys are those of one TB's [`TripCache`], so it holds no more than one TB's counts.
 #[derive(Debug, Default)]
-pub(crate) struct SharedTrips(std::sync::Mutex<FxMap<(u32, Vec<i128>), i128>>);
+pub(crate) struct SharedTrips(std::sync::Mutex<FxMap<u32, TripMemo>>);
+
+/// Trip counts of one loop by the values they depend on ([`TripDeps`] order). Keyed by a
+/// boxed slice so that a lookup borrows the caller's key buffer instead of allocating one
+/// (a lookup per thread and loop entry: scalar_prod makes a million).
+type TripMemo = FxMap<Box<[i128]>, i128>;
 
 impl SharedTrips {
-    fn get(&self, k: &(u32, Vec<i128>)) -> Option<i128> {
+    fn get(&self, l: u32, k: &[i128]) -> Option<i128> {
         // A poisoned lock only means another walk panicked; the counts in it are still
         // right (each is inserted whole).
         let m = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        m.get(k).copied()
+        m.get(&l)?.get(k).copied()
     }
 
-    fn insert(&self, k: (u32, Vec<i128>), t: i128) {
+    fn insert(&self, l: u32, k: &[i128], t: i128) {
         let mut m = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        m.insert(k, t);
+        m.entry(l).or_default().insert(k.into(), t);
     }
 }
 
@@ -1024,8 +1174,11 @@ impl SharedTrips {
 /// `%ctaid` also in the walk's [`SharedTrips`].
 pub(crate) struct TripCache<'a> {
     deps: &'a [TripDeps],
-    memo: FxMap<(u32, Vec<i128>), i128>,
+    /// By loop index.
+    memo: Vec<TripMemo>,
     shared: &'a SharedTrips,
+    /// The key being looked up (reused).
+    key: Vec<i128>,
 }
 
 impl<'a> TripCache<'a> {
@@ -1033,14 +1186,21 @@ impl<'a> TripCache<'a> {
     pub(crate) fn new(deps: &'a [TripDeps], shared: &'a SharedTrips) -> Self {
         TripCache {
             deps,
-            memo: FxMap::default(),
+            memo: (0..deps.len()).map(|_| TripMemo::default()).collect(),
             shared,
+            key: Vec::new(),
         }
     }
 
     /// Forgets the counts of this cache (the `%ctaid` changed); the shared ones stay.
     pub(crate) fn clear(&mut self) {
-        self.memo.clear();
+        self.memo.iter_mut().for_each(FxMap::clear);
+    }
+
+    /// Whether loop `l`'s trip count may differ between threads of one warp row (it reads
+    /// `%tid.x`).
+    pub(crate) fn varies_along_x(&self, l: LoopId) -> bool {
+        self.deps.get(l.index()).is_none_or(|d| d.tid[0])
     }
 
     /// The trip count of loop `l` in `cx`.
@@ -1050,27 +1210,29 @@ impl<'a> TripCache<'a> {
         l: LoopId,
         cx: &Ctx,
     ) -> Result<i128, EvalError> {
-        let d = &self.deps[l.index()];
-        let mut key: Vec<i128> = (0..3).filter(|&i| d.tid[i]).map(|i| cx.tid[i]).collect();
-        for q in &d.iters {
-            key.push(cx.iters[q.index()].unwrap_or(-1));
-        }
+        let (Some(d), Some(memo)) = (self.deps.get(l.index()), self.memo.get_mut(l.index())) else {
+            return model.trip(l, cx);
+        };
+        let key = &mut self.key;
+        key.clear();
+        key.extend((0..3).filter(|&i| d.tid[i]).map(|i| cx.tid[i]));
+        key.extend(d.iters.iter().map(|q| cx.iters[q.index()].unwrap_or(-1)));
         let per_tb = d.ctaid.contains(&true);
-        let k = (l.index() as u32, key);
-        if let Some(&t) = self.memo.get(&k) {
+        let li = l.index() as u32;
+        if let Some(&t) = memo.get(&key[..]) {
             return Ok(t);
         }
         if !per_tb {
-            if let Some(t) = self.shared.get(&k) {
-                self.memo.insert(k, t);
+            if let Some(t) = self.shared.get(li, key) {
+                memo.insert(key[..].into(), t);
                 return Ok(t);
             }
         }
         let t = model.trip(l, cx)?;
         if !per_tb {
-            self.shared.insert(k.clone(), t);
+            self.shared.insert(li, key, t);
         }
-        self.memo.insert(k, t);
+        memo.insert(key[..].into(), t);
         Ok(t)
     }
 }
@@ -1342,6 +1504,17 @@ fn eval_load(
                 continue;
             }
         }
+        if let Some(rp) = p.row.as_ref().filter(|_| n > 1) {
+            let row = RowWalk {
+                model,
+                p,
+                n: n as usize,
+            };
+            if row.run(rp, &mut cx, &mut sink, trips, &mut ev, &mut lane_ev)? {
+                t += n;
+                continue;
+            }
+        }
         // At the start of a warp row: its lanes' recurrences stepped together, to the most
         // iterations any of them runs (the walks below read the states).
         if (t.is_multiple_of(32) || t.is_multiple_of(block[0])) && n > 1 && !p.outer_recs.is_empty()
@@ -1386,6 +1559,246 @@ fn eval_load(
         sink.runs.into_iter().map(normalize_runs).collect(),
         sink.ranges,
     ))
+}
+
+/// The walk of the lanes of one warp row together, for a load with a [`RowPlan`]: their
+/// guards outside the loops, their trip counts and, in the innermost loop, their affine runs
+/// or addresses, each in one pass over the lanes (`LaneAxis::Tid`) where the thread-by-thread
+/// [`walk`] evaluates lane after lane. The lanes walk together while their trip counts
+/// agree; from a loop where they differ, or where a pass meets an error, each lane walks on
+/// its own ([`walk`], which then decides and reports exactly as it does for any thread).
+struct RowWalk<'a, 'p> {
+    model: &'a KernelModel,
+    p: &'a LoadPlan<'p>,
+    /// Lanes in the row; lane `l` is the context's thread with `%tid.x` increased by `l`.
+    n: usize,
+}
+
+/// The lanes of a row still walked together, a bit each.
+type LaneMask = u32;
+
+/// The lanes set in `m`, lowest first.
+fn lanes_of(m: LaneMask) -> impl Iterator<Item = usize> {
+    (0..LANES).filter(move |&l| m & (1 << l) != 0)
+}
+
+impl RowWalk<'_, '_> {
+    /// Walks the row with `cx` at its first lane. `false`, with nothing recorded, when it
+    /// cannot start (a pass over the guards fails) or meets an error other than the budget:
+    /// the caller then walks the row thread by thread, which reports what it must.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        rp: &RowPlan,
+        cx: &mut Ctx,
+        sink: &mut Sink,
+        trips: &mut TripCache,
+        ev: &mut Evaluator,
+        le: &mut LaneEval,
+    ) -> Result<bool, EvalError> {
+        let mut mask: LaneMask = if self.n >= LANES {
+            LaneMask::MAX
+        } else {
+            (1 << self.n) - 1
+        };
+        if !rp.outer_nodes.is_empty() {
+            if !le.run(&rp.outer, LaneAxis::Tid, self.n, cx, self.model) {
+                return Ok(false);
+            }
+            for l in 0..self.n {
+                if rp.outer_nodes.iter().any(|&c| le.value(c, l) == 0) {
+                    mask &= !(1 << l);
+                }
+            }
+        }
+        let (runs, ranges) = (sink.runs[sink.warp].len(), sink.ranges.clone());
+        let x0 = cx.tid[0];
+        match self.level(0, mask, cx, sink, trips, ev, le) {
+            Ok(()) => Ok(true),
+            Err(EvalError::Budget) => Err(EvalError::Budget),
+            Err(_) => {
+                cx.tid[0] = x0;
+                sink.runs[sink.warp].truncate(runs);
+                sink.ranges = ranges;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Lane `l` alone, from loop `depth` on.
+    #[allow(clippy::too_many_arguments)]
+    fn alone(
+        &self,
+        l: usize,
+        depth: usize,
+        cx: &mut Ctx,
+        sink: &mut Sink,
+        trips: &mut TripCache,
+        ev: &mut Evaluator,
+        le: &mut LaneEval,
+    ) -> Result<(), EvalError> {
+        let x0 = cx.tid[0];
+        cx.tid[0] = x0 + l as i128;
+        let r = walk(self.model, self.p, depth, cx, sink, trips, ev, le);
+        cx.tid[0] = x0;
+        r
+    }
+
+    /// The lanes of `mask` in loop `depth` (the outer loops' iterations fixed in `cx`).
+    #[allow(clippy::too_many_arguments)]
+    fn level(
+        &self,
+        depth: usize,
+        mask: LaneMask,
+        cx: &mut Ctx,
+        sink: &mut Sink,
+        trips: &mut TripCache,
+        ev: &mut Evaluator,
+        le: &mut LaneEval,
+    ) -> Result<(), EvalError> {
+        let loops = &self.p.site.loops;
+        let Some(first) = lanes_of(mask).next() else {
+            return Ok(());
+        };
+        let l = loops[depth];
+        cx.trips[l.index()] = None;
+        cx.iters[l.index()] = None;
+        // The lanes' trip count, when they agree.
+        let x0 = cx.tid[0];
+        let mut t = None;
+        let along: Vec<usize> = if trips.varies_along_x(l) {
+            lanes_of(mask).collect()
+        } else {
+            vec![first]
+        };
+        for lane in along {
+            cx.tid[0] = x0 + lane as i128;
+            let tl = trips.trip(self.model, l, cx);
+            cx.tid[0] = x0;
+            match (tl?, t) {
+                (tl, None) => t = Some(tl),
+                (tl, Some(t0)) if tl == t0 => {}
+                _ => {
+                    for lane in lanes_of(mask) {
+                        self.alone(lane, depth, cx, sink, trips, ev, le)?;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        let t = t.unwrap_or(0);
+        cx.trips[l.index()] = Some(t);
+        let innermost = depth + 1 == loops.len();
+        let mut rest: LaneMask = 0;
+        match &self.p.inner_affine {
+            Some(ia) if innermost && t > 1 => rest = self.affine(ia, l, t, mask, cx, sink, le)?,
+            _ => {
+                for k in 0..t {
+                    cx.iters[l.index()] = Some(k);
+                    if innermost {
+                        rest |= self.leaf(mask, cx, sink, le)?;
+                    } else {
+                        self.level(depth + 1, mask, cx, sink, trips, ev, le)?;
+                    }
+                    // The lanes the pass could not answer, in this iteration on their own.
+                    for lane in lanes_of(std::mem::take(&mut rest)) {
+                        self.alone(lane, depth + 1, cx, sink, trips, ev, le)?;
+                    }
+                }
+            }
+        }
+        cx.iters[l.index()] = None;
+        // The lanes whose affine run did not hold, walked on their own from this loop on.
+        for lane in lanes_of(rest) {
+            self.alone(lane, depth, cx, sink, trips, ev, le)?;
+        }
+        cx.trips[l.index()] = None;
+        Ok(())
+    }
+
+    /// The lanes of `mask` at one iteration of the innermost loop: their guards and
+    /// addresses in one pass; the lanes left to walk alone (all of them when the pass fails).
+    fn leaf(
+        &self,
+        mask: LaneMask,
+        cx: &Ctx,
+        sink: &mut Sink,
+        le: &mut LaneEval,
+    ) -> Result<LaneMask, EvalError> {
+        let Some((tape, nodes)) = &self.p.iter_tape else {
+            return Ok(mask);
+        };
+        if !le.run(tape, LaneAxis::Tid, self.n, cx, self.model) {
+            return Ok(mask);
+        }
+        let (addr, conds) = (nodes[0], &nodes[1..]);
+        for lane in lanes_of(mask) {
+            if conds.iter().all(|&c| le.value(c, lane) != 0) {
+                sink.ap(le.value(addr, lane), 0, 1)?;
+            }
+        }
+        Ok(0)
+    }
+
+    /// [`affine_run`] for the lanes of `mask` over the `t > 1` iterations of the innermost
+    /// loop `l`, from two passes (at the first and the last iteration). A lane is recorded
+    /// here when its run covers every iteration (or it records nothing); the lanes left
+    /// (returned) walk alone, where [`affine_run`] decides for them.
+    #[allow(clippy::too_many_arguments)]
+    fn affine(
+        &self,
+        ia: &InnerAffine,
+        l: LoopId,
+        t: i128,
+        mask: LaneMask,
+        cx: &mut Ctx,
+        sink: &mut Sink,
+        le: &mut LaneEval,
+    ) -> Result<LaneMask, EvalError> {
+        let tape = &self.p.tape;
+        let node = |e: &E| tape.node(e).expect("compiled root");
+        let holds = |le: &LaneEval, obl: &[Obligation], lane: usize| {
+            obl.iter().all(|o| o.holds(le.value(node(&o.e), lane)))
+        };
+        // At the last iteration: the obligations the run needs there.
+        cx.iters[l.index()] = Some(t - 1);
+        if !le.run(tape, LaneAxis::Tid, self.n, cx, self.model) {
+            return Ok(mask);
+        }
+        let mut at_end: LaneMask = 0;
+        for lane in lanes_of(mask) {
+            if ia.lits.iter().all(|(_, _, _, o)| holds(le, o, lane)) && holds(le, &ia.obl, lane) {
+                at_end |= 1 << lane;
+            }
+        }
+        cx.iters[l.index()] = Some(0);
+        if !le.run(tape, LaneAxis::Tid, self.n, cx, self.model) {
+            return Ok(mask);
+        }
+        let mut rest: LaneMask = 0;
+        for lane in lanes_of(mask) {
+            if at_end & (1 << lane) == 0 || !ia.lits.iter().all(|(_, _, _, o)| holds(le, o, lane)) {
+                rest |= 1 << lane;
+                continue;
+            }
+            if ia.free.iter().any(|c| le.value(node(c), lane) == 0) {
+                continue;
+            }
+            let ends = ia
+                .lits
+                .iter()
+                .map(|(r, d, c, _)| (*r, le.value(node(d), lane), le.value(node(c), lane)));
+            match affine_range(ends, t) {
+                Some((lo, hi)) if lo >= hi => {}
+                Some((0, hi)) if hi == t && holds(le, &ia.obl, lane) => {
+                    let a0 = le.value(node(&self.p.site.addr), lane);
+                    sink.ap(a0, le.value(node(&ia.coef), lane), t)?;
+                }
+                _ => rest |= 1 << lane,
+            }
+        }
+        Ok(rest)
+    }
 }
 
 /// Records the accesses of lanes `0 .. n` of one warp row as one run; `false` when the
@@ -1566,4 +1979,48 @@ fn walk(
     cx.iters[l.index()] = None;
     cx.trips[l.index()] = None;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoTrips;
+    impl TripSource for NoTrips {
+        fn trip(&self, l: LoopId, _: &Ctx) -> Result<i128, EvalError> {
+            Err(EvalError::TripLimit(l, 0))
+        }
+    }
+
+    /// A loop exit's conjunct is left out of its trip count's dependences only when it holds
+    /// in every thread of the launch.
+    #[test]
+    fn conditions_that_hold_in_every_thread_of_a_launch() {
+        let x = || var(Var::Tid(0));
+        let by = || var(Var::Ctaid(1));
+        let lt = |a: E, n: i128| cmp(Rel::Lt, a, konst(n));
+        let grid = [4, 3, 1];
+        let holds = |e: &E, bx: u32| holds_in_launch(&NoTrips, e, grid, [bx, 1, 1]);
+        assert!(holds(&lt(x(), 32), 32));
+        assert!(!holds(&lt(x(), 32), 33), "false in thread 32");
+        assert!(holds(&or(lt(x(), 5), lt(by(), 3)), 64));
+        assert!(
+            !holds(&or(lt(x(), 5), lt(by(), 2)), 64),
+            "false in TB y 2, threads 5.."
+        );
+        // Constants alone, or anything that reads more than the coordinates: never.
+        assert!(!holds(&lt(konst(0), 1), 32));
+        assert!(!holds(
+            &lt(add(x(), var(Var::Iter(LoopId(0)))), 1 << 20),
+            32
+        ));
+        // Too many combinations to enumerate: not claimed.
+        let big = [1 << 12, 1 << 12, 1];
+        assert!(!holds_in_launch(
+            &NoTrips,
+            &lt(add(x(), var(Var::Ctaid(0))), 1 << 30),
+            big,
+            [32, 1, 1]
+        ));
+    }
 }

@@ -260,3 +260,71 @@ fn trip_counts_that_differ_across_tbs() {
         },
     );
 }
+
+/// A launch of `analysis/tests/ptx/lane_trips.ptx`'s `kernel`: `a` of `len` floats, `out`
+/// of `rows`, and the scalar `w`.
+fn lane_trips_launch(
+    kernel: &str,
+    grid: i64,
+    block: i64,
+    w: i64,
+) -> (ptx_parser::Module, BoundLaunch) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ptx");
+    let m = ptx_parser::parse_file(&dir.join("lane_trips.ptx")).expect("parse");
+    let l = launch::Launch::from_json(
+        &format!(
+            r#"{{"format": "paver-launch/1", "kernel": "{kernel}", "grid": [{grid}, 1, 1],
+                "block": [{block}, 1, 1], "params": [
+                  {{"index": 0, "buffer": {{"type": "f32", "len": {len}, "init": "zeros"}}}},
+                  {{"index": 1, "buffer": {{"type": "f32", "len": {rows}, "init": "zeros"}}}},
+                  {{"index": 2, "value": {w}}}]}}"#,
+            rows = grid * block,
+            len = grid * block * w,
+        ),
+        &dir.join("lane_trips.json"),
+    )
+    .expect("launch");
+    let f = m.kernel(kernel).expect("kernel");
+    let b = l
+        .bind(kernel, &analysis::param_sigs(f), &dir)
+        .expect("bind");
+    (m, b)
+}
+
+/// Loops whose trip count differs between the lanes of a warp row
+/// (`analysis/tests/ptx/lane_trips.cu`, compiled by nvcc 13): `lane_trips` runs `t % 37`
+/// iterations (unrolled by 4, so growing along the lanes), `lane_breaks` leaves after one
+/// iteration in every fourth lane. The lanes of a row are walked together only while their
+/// counts agree. Found by mutation: with the first or the last lane's count taken for every
+/// lane, no corpus test failed (tpacf's counts fall along the lanes, and its guards and the
+/// TB union hide the error).
+#[test]
+fn trip_counts_that_differ_along_a_warp_row() {
+    for (grid, block, w) in [(3, 64, 40), (2, 96, 37), (1, 45, 50)] {
+        for kernel in ["lane_trips", "lane_breaks"] {
+            let (m, b) = lane_trips_launch(kernel, grid, block, w);
+            let f = m.kernel(kernel).expect("kernel");
+            for g in GRANS {
+                let a = analysis::analyze(f, &b, g).expect("analysis");
+                let want = mirror(&b, unit(g, 4), |c, t, touch| {
+                    let row = c[0] * block + t[0];
+                    if kernel == "lane_trips" {
+                        for j in 0..t[0] % 37 {
+                            touch(0, row * w + j, 4, 4);
+                        }
+                        if t[0] % 3 == 0 {
+                            touch(0, row * w + w - 1, 4, 4);
+                        }
+                    } else {
+                        let n = if t[0] % 4 == 1 { 1 } else { w };
+                        for k in 0..n {
+                            touch(0, row * w + k, 4, 4);
+                        }
+                    }
+                });
+                let what = format!("{kernel} {grid}x{block} w {w} {g:?}");
+                assert_exact(&a, &want, &what);
+            }
+        }
+    }
+}

@@ -67,3 +67,40 @@ fn spmv_scalar_resolved_part_is_exact() {
         }
     }
 }
+
+/// tpacf's resolved loads: `x[i]`, `y[i]`, `z[i]` and, in the loop `j = i + 1 .. n`,
+/// `x[j]`, `y[j]`, `z[j]`; the bin search's `bounds[mid]` stays unresolved. The `j` loop's
+/// trip count differs from lane to lane of every warp: the footprints' walk of a warp row's
+/// lanes together must fall back to each lane's own count (with the first lane's count for
+/// all of them, the other lanes read past `x`).
+#[test]
+fn tpacf_resolved_part_is_exact() {
+    for v in VARIANTS {
+        for g in GRANS {
+            let (a, b) = analyse("tpacf", v, "small.json", g);
+            let n = scalar(&b, 3);
+            let want = mirror(&b, unit(g, 4), |c, t, touch| {
+                let i = c[0] * b.block.x as i64 + t[0];
+                if i < n {
+                    for j in std::iter::once(i).chain(i + 1..n) {
+                        for p in 0..3 {
+                            touch(p, j, 4, 4);
+                        }
+                    }
+                }
+            });
+            assert_eq!(analysis_sets(&a.footprints), want, "{v} {g:?}");
+            // Every resolved load reads inside x, y or z (nothing past their ends).
+            for (i, r) in a.footprints.load_ranges.iter().enumerate() {
+                if a.unresolved[i].is_none() && !r.is_empty() {
+                    let bytes = 4 * n as u64;
+                    assert!(
+                        r.iter()
+                            .all(|r| r.region.is_some_and(|p| p < 3) && r.hi <= bytes),
+                        "{v} {g:?}: load {i} reads {r:?}"
+                    );
+                }
+            }
+        }
+    }
+}
