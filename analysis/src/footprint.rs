@@ -1378,6 +1378,56 @@ impl Sink<'_> {
         let ub = unit_bytes(self.gran, self.launch, p as u32, self.width);
         Ok((p as u32, ub, off))
     }
+    /// Records accesses at the addresses `vals` (up to a warp's worth of one thread's
+    /// iterations), in any order. A footprint is a set, so the values are sorted, deduplicated
+    /// and recorded as arithmetic runs ([`Sink::ap`]): mirror_boundary's reflecting index is
+    /// one or two runs per 32 iterations where it was 32 points. A run whose ends are not in
+    /// one buffer (or in none) is recorded point by point, as is every value when one is
+    /// outside the address space (the error then names the same address as a walk in
+    /// iteration order would).
+    fn points(&mut self, vals: &mut [i128]) -> Result<(), EvalError> {
+        if vals.len() < 3 || vals.iter().any(|&a| u64::try_from(a).is_err()) {
+            return vals.iter().try_for_each(|&a| self.ap(a, 0, 1));
+        }
+        vals.sort_unstable();
+        let mut m = 1;
+        for i in 1..vals.len() {
+            if vals[i] != vals[m - 1] {
+                vals[m] = vals[i];
+                m += 1;
+            }
+        }
+        let v = &vals[..m];
+        let mut i = 0;
+        while i < m {
+            let mut j = i + 1;
+            if j < m {
+                let c = v[j] - v[i];
+                while j + 1 < m && v[j + 1] - v[j] == c {
+                    j += 1;
+                }
+                j += 1;
+            }
+            // `v[i .. j]` is one arithmetic run.
+            let (a0, last) = (v[i], v[j - 1]);
+            let buffer = |a: i128| {
+                u64::try_from(a)
+                    .ok()
+                    .and_then(|a| self.launch.buffer_at(a))
+                    .map(|b| b.0)
+            };
+            let end = last + self.width as i128 - 1;
+            if j - i > 1 && buffer(a0).is_some() && buffer(a0) == buffer(end) {
+                let c = v[i + 1] - a0;
+                self.ap(a0, c, (j - i) as i128)?;
+            } else {
+                v[i..j].iter().try_for_each(|&a| self.ap(a, 0, 1))?;
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
     /// Records accesses at `a0 + c*k`, `k` in `[0, t)`.
     fn ap(&mut self, a0: i128, c: i128, t: i128) -> Result<(), EvalError> {
         if t <= 0 {
@@ -1961,11 +2011,15 @@ fn walk(
         if let Some((tape, nodes)) = p.iter_tape.as_ref().filter(|_| n > 1 && innermost) {
             if le.run(tape, LaneAxis::Iter(l), n as usize, cx, model) {
                 let (addr, conds) = (nodes[0], &nodes[1..]);
+                let mut vals = [0i128; LANES];
+                let mut m = 0;
                 for lane in 0..n as usize {
                     if conds.iter().all(|&c| le.value(c, lane) != 0) {
-                        sink.ap(le.value(addr, lane), 0, 1)?;
+                        vals[m] = le.value(addr, lane);
+                        m += 1;
                     }
                 }
+                sink.points(&mut vals[..m])?;
                 k0 += n;
                 continue;
             }
