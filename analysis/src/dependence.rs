@@ -1156,13 +1156,7 @@ mod tests {
         let r2 = ranges(32, 2);
         assert_eq!(intra(&r2, BASE, 4, &load, &load, true), Some(false));
         // The wrap checked concretely: iterations 0 and 4 of thread 0 give one index.
-        use crate::expr::{eval, Ctx, EvalError, TripSource};
-        struct NoTrips;
-        impl TripSource for NoTrips {
-            fn trip(&self, l: LoopId, _: &Ctx) -> Result<i128, EvalError> {
-                Err(EvalError::TripLimit(l, 0))
-            }
-        }
+        use crate::expr::{eval, tests::NoTrips, Ctx};
         let mut cx = Ctx::new(1);
         cx.iters[0] = Some(0);
         let v0 = eval(&idx, &cx, &NoTrips);

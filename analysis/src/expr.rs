@@ -1662,7 +1662,7 @@ pub fn prestep_lanes(r: &Arc<RecSys>, n: usize, upto: i128, cx: &Ctx, ts: &dyn T
         return;
     }
     let mut c = cx.clone();
-    let lane_cx = |c: &mut Ctx, l: usize| c.tid[0] = cx.tid[0] + l as i128;
+    let lane_cx = |c: &mut Ctx, l: usize| LaneAxis::Tid.set_lane(c, cx, l);
     let reaches = |c: &Ctx| {
         let hash = rec_hash(r, li, c);
         REC_MEMO.with(|memo| {
@@ -1928,10 +1928,11 @@ pub fn linear_coef(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    struct NoTrips;
+    /// A trip source that knows no loop (the unit tests' expressions that read none).
+    pub(crate) struct NoTrips;
     impl TripSource for NoTrips {
         fn trip(&self, l: LoopId, _: &Ctx) -> Result<i128, EvalError> {
             Err(EvalError::TripLimit(l, 0))

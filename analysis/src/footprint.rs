@@ -1484,7 +1484,7 @@ fn eval_load(
 ) -> Result<(WarpRuns, Ranges), EvalError> {
     let nthreads = (block[0] * block[1] * block[2]) as usize;
     let nwarps = nthreads.div_ceil(32);
-    let mut sink = Sink {
+    let sink = Sink {
         launch,
         gran,
         width: u64::from(p.site.width),
@@ -1494,8 +1494,14 @@ fn eval_load(
         pending: 0,
         ranges: Vec::new(),
     };
-    let mut ev = Evaluator::new(&p.tape);
-    let mut lane_ev = LaneEval::with_values(LANE_VALS.with(|v| v.take()));
+    let mut w = TbWalk {
+        model,
+        p,
+        sink,
+        trips,
+        ev: Evaluator::new(&p.tape),
+        le: LaneEval::with_values(LANE_VALS.with(|v| v.take())),
+    };
     let mut cx = Ctx::new(model.loops.len());
     cx.ctaid = [i128::from(key[0]), i128::from(key[1]), i128::from(key[2])];
     let mut t = 0u32;
@@ -1505,7 +1511,7 @@ fn eval_load(
             i128::from((t / block[0]) % block[1]),
             i128::from(t / (block[0] * block[1])),
         ];
-        sink.warp = (t / 32) as usize;
+        w.sink.warp = (t / 32) as usize;
         // The lanes of this warp in this row of the block.
         let n = (block[0] - t % block[0]).min(32 - t % 32);
         if let Some([addr, conds @ ..]) = p.lane_roots.as_deref() {
@@ -1515,15 +1521,15 @@ fn eval_load(
             // evaluate them lane by lane (and are used where the pass meets an error).
             let warp_lanes = (32 - t % 32).min(nthreads as u32 - t);
             let axis = LaneAxis::Threads(block);
-            if warp_lanes > 1 && lane_ev.run(&p.tape, axis, warp_lanes as usize, &cx, model) {
+            if warp_lanes > 1 && w.le.run(&p.tape, axis, warp_lanes as usize, &cx, model) {
                 let node = |e: &E| p.tape.node(e).expect("compiled root");
-                let le = &lane_ev;
+                let le = &w.le;
                 let mut off = 0;
                 while off < warp_lanes {
                     let n = (block[0] - (t + off) % block[0]).min(warp_lanes - off);
                     let lane = |l: i128| (off as i128 + l) as usize;
                     let run = match &p.lanes {
-                        Some(lp) => lanes_with(p, lp, i128::from(n), &mut sink, &mut |e, l| {
+                        Some(lp) => lanes_with(p, lp, i128::from(n), &mut w.sink, &mut |e, l| {
                             Ok(le.value(node(e), lane(l)))
                         })?,
                         None => false,
@@ -1531,7 +1537,7 @@ fn eval_load(
                     if !run {
                         for l in 0..i128::from(n) {
                             if conds.iter().all(|&c| le.value(c, lane(l)) != 0) {
-                                sink.ap(le.value(*addr, lane(l)), 0, 1)?;
+                                w.sink.ap(le.value(*addr, lane(l)), 0, 1)?;
                             }
                         }
                     }
@@ -1543,7 +1549,8 @@ fn eval_load(
         }
         if let Some(lp) = &p.lanes {
             let x0 = cx.tid[0];
-            let run = lanes_with(p, lp, i128::from(n), &mut sink, &mut |e, l| {
+            let ev = &mut w.ev;
+            let run = lanes_with(p, lp, i128::from(n), &mut w.sink, &mut |e, l| {
                 cx.tid[0] = x0 + l;
                 let v = ev.eval(e, &cx, model);
                 cx.tid[0] = x0;
@@ -1555,12 +1562,7 @@ fn eval_load(
             }
         }
         if let Some(rp) = p.row.as_ref().filter(|_| n > 1) {
-            let row = RowWalk {
-                model,
-                p,
-                n: n as usize,
-            };
-            if row.run(rp, &mut cx, &mut sink, trips, &mut ev, &mut lane_ev)? {
+            if (RowWalk { n: n as usize }).run(rp, &mut cx, &mut w)? {
                 t += n;
                 continue;
             }
@@ -1573,7 +1575,7 @@ fn eval_load(
             let x0 = cx.tid[0];
             let most = (0..i128::from(n)).try_fold(0i128, |m, l| {
                 cx.tid[0] = x0 + l;
-                trips.trip(model, l0, &cx).map(|t| m.max(t))
+                w.trips.trip(model, l0, &cx).map(|t| m.max(t))
             });
             cx.tid[0] = x0;
             if let Ok(most) = most {
@@ -1585,25 +1587,17 @@ fn eval_load(
         t += 1;
         let mut ok = true;
         for c in &p.outer_conds {
-            if ev.eval(c, &cx, model)? == 0 {
+            if w.ev.eval(c, &cx, model)? == 0 {
                 ok = false;
                 break;
             }
         }
         if ok {
-            walk(
-                model,
-                p,
-                0,
-                &mut cx,
-                &mut sink,
-                trips,
-                &mut ev,
-                &mut lane_ev,
-            )?;
+            w.walk(0, &mut cx)?;
         }
     }
-    LANE_VALS.with(|v| *v.borrow_mut() = lane_ev.into_values());
+    let TbWalk { mut sink, le, .. } = w;
+    LANE_VALS.with(|v| *v.borrow_mut() = le.into_values());
     sink.flush()?;
     Ok((
         sink.runs.into_iter().map(normalize_runs).collect(),
@@ -1614,12 +1608,10 @@ fn eval_load(
 /// The walk of the lanes of one warp row together, for a load with a [`RowPlan`]: their
 /// guards outside the loops, their trip counts and, in the innermost loop, their affine runs
 /// or addresses, each in one pass over the lanes (`LaneAxis::Tid`) where the thread-by-thread
-/// [`walk`] evaluates lane after lane. The lanes walk together while their trip counts
+/// [`TbWalk::walk`] evaluates lane after lane. The lanes walk together while their trip counts
 /// agree; from a loop where they differ, or where a pass meets an error, each lane walks on
-/// its own ([`walk`], which then decides and reports exactly as it does for any thread).
-struct RowWalk<'a, 'p> {
-    model: &'a KernelModel,
-    p: &'a LoadPlan<'p>,
+/// its own ([`TbWalk::walk`], which then decides and reports exactly as it does for any thread).
+struct RowWalk {
     /// Lanes in the row; lane `l` is the context's thread with `%tid.x` increased by `l`.
     n: usize,
 }
@@ -1632,81 +1624,59 @@ fn lanes_of(m: LaneMask) -> impl Iterator<Item = usize> {
     (0..LANES).filter(move |&l| m & (1 << l) != 0)
 }
 
-impl RowWalk<'_, '_> {
+impl RowWalk {
     /// Walks the row with `cx` at its first lane. `false`, with nothing recorded, when it
     /// cannot start (a pass over the guards fails) or meets an error other than the budget:
     /// the caller then walks the row thread by thread, which reports what it must.
-    #[allow(clippy::too_many_arguments)]
-    fn run(
-        &self,
-        rp: &RowPlan,
-        cx: &mut Ctx,
-        sink: &mut Sink,
-        trips: &mut TripCache,
-        ev: &mut Evaluator,
-        le: &mut LaneEval,
-    ) -> Result<bool, EvalError> {
+    fn run(&self, rp: &RowPlan, cx: &mut Ctx, w: &mut TbWalk) -> Result<bool, EvalError> {
         let mut mask: LaneMask = if self.n >= LANES {
             LaneMask::MAX
         } else {
             (1 << self.n) - 1
         };
         if !rp.outer_nodes.is_empty() {
-            if !le.run(&rp.outer, LaneAxis::Tid, self.n, cx, self.model) {
+            if !w.le.run(&rp.outer, LaneAxis::Tid, self.n, cx, w.model) {
                 return Ok(false);
             }
             for l in 0..self.n {
-                if rp.outer_nodes.iter().any(|&c| le.value(c, l) == 0) {
+                if rp.outer_nodes.iter().any(|&c| w.le.value(c, l) == 0) {
                     mask &= !(1 << l);
                 }
             }
         }
-        let (runs, ranges) = (sink.runs[sink.warp].len(), sink.ranges.clone());
+        let (runs, ranges) = (w.sink.runs[w.sink.warp].len(), w.sink.ranges.clone());
         let x0 = cx.tid[0];
-        match self.level(0, mask, cx, sink, trips, ev, le) {
+        match self.level(0, mask, cx, w) {
             Ok(()) => Ok(true),
             Err(EvalError::Budget) => Err(EvalError::Budget),
             Err(_) => {
                 cx.tid[0] = x0;
-                sink.runs[sink.warp].truncate(runs);
-                sink.ranges = ranges;
+                w.sink.runs[w.sink.warp].truncate(runs);
+                w.sink.ranges = ranges;
                 Ok(false)
             }
         }
     }
 
     /// Lane `l` alone, from loop `depth` on.
-    #[allow(clippy::too_many_arguments)]
-    fn alone(
-        &self,
-        l: usize,
-        depth: usize,
-        cx: &mut Ctx,
-        sink: &mut Sink,
-        trips: &mut TripCache,
-        ev: &mut Evaluator,
-        le: &mut LaneEval,
-    ) -> Result<(), EvalError> {
+    fn alone(&self, l: usize, depth: usize, cx: &mut Ctx, w: &mut TbWalk) -> Result<(), EvalError> {
         let x0 = cx.tid[0];
         cx.tid[0] = x0 + l as i128;
-        let r = walk(self.model, self.p, depth, cx, sink, trips, ev, le);
+        let r = w.walk(depth, cx);
         cx.tid[0] = x0;
         r
     }
 
     /// The lanes of `mask` in loop `depth` (the outer loops' iterations fixed in `cx`).
-    #[allow(clippy::too_many_arguments)]
     fn level(
         &self,
         depth: usize,
         mask: LaneMask,
         cx: &mut Ctx,
-        sink: &mut Sink,
-        trips: &mut TripCache,
-        ev: &mut Evaluator,
-        le: &mut LaneEval,
+        w: &mut TbWalk,
     ) -> Result<(), EvalError> {
-        let loops = &self.p.site.loops;
+        let p = w.p;
+        let loops = &p.site.loops;
         let Some(first) = lanes_of(mask).next() else {
             return Ok(());
         };
@@ -1716,21 +1686,21 @@ impl RowWalk<'_, '_> {
         // The lanes' trip count, when they agree.
         let x0 = cx.tid[0];
         let mut t = None;
-        let along: Vec<usize> = if trips.varies_along_x(l) {
+        let along: Vec<usize> = if w.trips.varies_along_x(l) {
             lanes_of(mask).collect()
         } else {
             vec![first]
         };
         for lane in along {
             cx.tid[0] = x0 + lane as i128;
-            let tl = trips.trip(self.model, l, cx);
+            let tl = w.trips.trip(w.model, l, cx);
             cx.tid[0] = x0;
             match (tl?, t) {
                 (tl, None) => t = Some(tl),
                 (tl, Some(t0)) if tl == t0 => {}
                 _ => {
                     for lane in lanes_of(mask) {
-                        self.alone(lane, depth, cx, sink, trips, ev, le)?;
+                        self.alone(lane, depth, cx, w)?;
                     }
                     return Ok(());
                 }
@@ -1740,19 +1710,19 @@ impl RowWalk<'_, '_> {
         cx.trips[l.index()] = Some(t);
         let innermost = depth + 1 == loops.len();
         let mut rest: LaneMask = 0;
-        match &self.p.inner_affine {
-            Some(ia) if innermost && t > 1 => rest = self.affine(ia, l, t, mask, cx, sink, le)?,
+        match &p.inner_affine {
+            Some(ia) if innermost && t > 1 => rest = self.affine(ia, l, t, mask, cx, w)?,
             _ => {
                 for k in 0..t {
                     cx.iters[l.index()] = Some(k);
                     if innermost {
-                        rest |= self.leaf(mask, cx, sink, le)?;
+                        rest |= self.leaf(mask, cx, w)?;
                     } else {
-                        self.level(depth + 1, mask, cx, sink, trips, ev, le)?;
+                        self.level(depth + 1, mask, cx, w)?;
                     }
                     // The lanes the pass could not answer, in this iteration on their own.
                     for lane in lanes_of(std::mem::take(&mut rest)) {
-                        self.alone(lane, depth + 1, cx, sink, trips, ev, le)?;
+                        self.alone(lane, depth + 1, cx, w)?;
                     }
                 }
             }
@@ -1760,7 +1730,7 @@ impl RowWalk<'_, '_> {
         cx.iters[l.index()] = None;
         // The lanes whose affine run did not hold, walked on their own from this loop on.
         for lane in lanes_of(rest) {
-            self.alone(lane, depth, cx, sink, trips, ev, le)?;
+            self.alone(lane, depth, cx, w)?;
         }
         cx.trips[l.index()] = None;
         Ok(())
@@ -1768,23 +1738,18 @@ impl RowWalk<'_, '_> {
 
     /// The lanes of `mask` at one iteration of the innermost loop: their guards and
     /// addresses in one pass; the lanes left to walk alone (all of them when the pass fails).
-    fn leaf(
-        &self,
-        mask: LaneMask,
-        cx: &Ctx,
-        sink: &mut Sink,
-        le: &mut LaneEval,
-    ) -> Result<LaneMask, EvalError> {
-        let Some((tape, nodes)) = &self.p.iter_tape else {
+    fn leaf(&self, mask: LaneMask, cx: &Ctx, w: &mut TbWalk) -> Result<LaneMask, EvalError> {
+        let p = w.p;
+        let Some((tape, nodes)) = &p.iter_tape else {
             return Ok(mask);
         };
-        if !le.run(tape, LaneAxis::Tid, self.n, cx, self.model) {
+        if !w.le.run(tape, LaneAxis::Tid, self.n, cx, w.model) {
             return Ok(mask);
         }
         let (addr, conds) = (nodes[0], &nodes[1..]);
         for lane in lanes_of(mask) {
-            if conds.iter().all(|&c| le.value(c, lane) != 0) {
-                sink.ap(le.value(addr, lane), 0, 1)?;
+            if conds.iter().all(|&c| w.le.value(c, lane) != 0) {
+                w.sink.ap(w.le.value(addr, lane), 0, 1)?;
             }
         }
         Ok(0)
@@ -1794,7 +1759,6 @@ impl RowWalk<'_, '_> {
     /// loop `l`, from two passes (at the first and the last iteration). A lane is recorded
     /// here when its run covers every iteration (or it records nothing); the lanes left
     /// (returned) walk alone, where [`affine_run`] decides for them.
-    #[allow(clippy::too_many_arguments)]
     fn affine(
         &self,
         ia: &InnerAffine,
@@ -1802,47 +1766,51 @@ impl RowWalk<'_, '_> {
         t: i128,
         mask: LaneMask,
         cx: &mut Ctx,
-        sink: &mut Sink,
-        le: &mut LaneEval,
+        w: &mut TbWalk,
     ) -> Result<LaneMask, EvalError> {
-        let tape = &self.p.tape;
+        let p = w.p;
+        let tape = &p.tape;
         let node = |e: &E| tape.node(e).expect("compiled root");
         let holds = |le: &LaneEval, obl: &[Obligation], lane: usize| {
             obl.iter().all(|o| o.holds(le.value(node(&o.e), lane)))
         };
         // At the last iteration: the obligations the run needs there.
         cx.iters[l.index()] = Some(t - 1);
-        if !le.run(tape, LaneAxis::Tid, self.n, cx, self.model) {
+        if !w.le.run(tape, LaneAxis::Tid, self.n, cx, w.model) {
             return Ok(mask);
         }
         let mut at_end: LaneMask = 0;
         for lane in lanes_of(mask) {
-            if ia.lits.iter().all(|(_, _, _, o)| holds(le, o, lane)) && holds(le, &ia.obl, lane) {
+            if ia.lits.iter().all(|(_, _, _, o)| holds(&w.le, o, lane))
+                && holds(&w.le, &ia.obl, lane)
+            {
                 at_end |= 1 << lane;
             }
         }
         cx.iters[l.index()] = Some(0);
-        if !le.run(tape, LaneAxis::Tid, self.n, cx, self.model) {
+        if !w.le.run(tape, LaneAxis::Tid, self.n, cx, w.model) {
             return Ok(mask);
         }
         let mut rest: LaneMask = 0;
         for lane in lanes_of(mask) {
-            if at_end & (1 << lane) == 0 || !ia.lits.iter().all(|(_, _, _, o)| holds(le, o, lane)) {
+            if at_end & (1 << lane) == 0
+                || !ia.lits.iter().all(|(_, _, _, o)| holds(&w.le, o, lane))
+            {
                 rest |= 1 << lane;
                 continue;
             }
-            if ia.free.iter().any(|c| le.value(node(c), lane) == 0) {
+            if ia.free.iter().any(|c| w.le.value(node(c), lane) == 0) {
                 continue;
             }
             let ends = ia
                 .lits
                 .iter()
-                .map(|(r, d, c, _)| (*r, le.value(node(d), lane), le.value(node(c), lane)));
+                .map(|(r, d, c, _)| (*r, w.le.value(node(d), lane), w.le.value(node(c), lane)));
             match affine_range(ends, t) {
                 Some((lo, hi)) if lo >= hi => {}
-                Some((0, hi)) if hi == t && holds(le, &ia.obl, lane) => {
-                    let a0 = le.value(node(&self.p.site.addr), lane);
-                    sink.ap(a0, le.value(node(&ia.coef), lane), t)?;
+                Some((0, hi)) if hi == t && holds(&w.le, &ia.obl, lane) => {
+                    let a0 = w.le.value(node(&p.site.addr), lane);
+                    w.sink.ap(a0, w.le.value(node(&ia.coef), lane), t)?;
                 }
                 _ => rest |= 1 << lane,
             }
@@ -1899,152 +1867,151 @@ fn lanes_with(
     Ok(true)
 }
 
-/// The `t > 1` iterations of load `p`'s innermost loop `l` as one stepped run: the address is
-/// affine in the counter, and so are the guards that mention it (a bound check `c * 512 +
-/// tid < n`), which hold on one interval of iterations. `false` (the caller walks the
-/// iterations) when the affine forms do not hold over the loop (an extension they cross
-/// wraps) or anything here cannot be evaluated: the walk one iteration at a time evaluates
-/// only what each iteration needs, and reports what it cannot evaluate.
-#[allow(clippy::too_many_arguments)]
-fn affine_run(
-    model: &KernelModel,
-    p: &LoadPlan,
-    ia: &InnerAffine,
-    l: LoopId,
-    t: i128,
-    cx: &mut Ctx,
-    sink: &mut Sink,
-    ev: &mut Evaluator,
-) -> Result<bool, EvalError> {
-    let holds_at = |cx: &mut Ctx, ev: &mut Evaluator, obl: &[Obligation], at: i128| {
-        cx.iters[l.index()] = Some(at);
-        obl.iter()
-            .all(|o| ev.eval(&o.e, cx, model).is_ok_and(|v| o.holds(v)))
-    };
-    for (_, _, _, obl) in &ia.lits {
-        if !holds_at(cx, ev, obl, 0) || !holds_at(cx, ev, obl, t - 1) {
-            return Ok(false);
-        }
-    }
-    cx.iters[l.index()] = Some(0);
-    for c in &ia.free {
-        match ev.eval(c, cx, model) {
-            Ok(0) => return Ok(true),
-            Ok(_) => {}
-            Err(_) => return Ok(false),
-        }
-    }
-    let mut ends = Vec::with_capacity(ia.lits.len());
-    for (r, d, c, _) in &ia.lits {
-        match (ev.eval(d, cx, model), ev.eval(c, cx, model)) {
-            (Ok(d0), Ok(ds)) => ends.push((*r, d0, ds)),
-            _ => return Ok(false),
-        }
-    }
-    let Some((lo, hi)) = affine_range(ends.into_iter(), t) else {
-        return Ok(false);
-    };
-    if lo >= hi {
-        return Ok(true);
-    }
-    if !holds_at(cx, ev, &ia.obl, lo) || !holds_at(cx, ev, &ia.obl, hi - 1) {
-        return Ok(false);
-    }
-    cx.iters[l.index()] = Some(lo);
-    let (Ok(a0), Ok(c)) = (
-        ev.eval(&p.site.addr, cx, model),
-        ev.eval(&ia.coef, cx, model),
-    ) else {
-        return Ok(false);
-    };
-    sink.ap(a0, c, hi - lo)?;
-    Ok(true)
+/// One load's walk of one TB: the kernel and the load's plan, where its accesses are
+/// recorded, the TB's trip counts and the two evaluators' scratch. The thread-by-thread
+/// walk ([`TbWalk::walk`]) and a warp row's ([`RowWalk`]) share it.
+struct TbWalk<'w, 'a, 't> {
+    model: &'a KernelModel,
+    p: &'a LoadPlan<'a>,
+    sink: Sink<'a>,
+    trips: &'w mut TripCache<'t>,
+    ev: Evaluator<'a>,
+    le: LaneEval,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    model: &KernelModel,
-    p: &LoadPlan,
-    depth: usize,
-    cx: &mut Ctx,
-    sink: &mut Sink,
-    trips: &mut TripCache,
-    ev: &mut Evaluator,
-    le: &mut LaneEval,
-) -> Result<(), EvalError> {
-    let loops = &p.site.loops;
-    if depth == loops.len() {
-        for c in &p.inner_conds {
-            if ev.eval(c, cx, model)? == 0 {
-                return Ok(());
+impl TbWalk<'_, '_, '_> {
+    /// The `t > 1` iterations of load `p`'s innermost loop `l` as one stepped run: the address is
+    /// affine in the counter, and so are the guards that mention it (a bound check `c * 512 +
+    /// tid < n`), which hold on one interval of iterations. `false` (the caller walks the
+    /// iterations) when the affine forms do not hold over the loop (an extension they cross
+    /// wraps) or anything here cannot be evaluated: the walk one iteration at a time evaluates
+    /// only what each iteration needs, and reports what it cannot evaluate.
+    fn affine_run(
+        &mut self,
+        ia: &InnerAffine,
+        l: LoopId,
+        t: i128,
+        cx: &mut Ctx,
+    ) -> Result<bool, EvalError> {
+        let (model, p) = (self.model, self.p);
+        let (sink, ev) = (&mut self.sink, &mut self.ev);
+        let holds_at = |cx: &mut Ctx, ev: &mut Evaluator, obl: &[Obligation], at: i128| {
+            cx.iters[l.index()] = Some(at);
+            obl.iter()
+                .all(|o| ev.eval(&o.e, cx, model).is_ok_and(|v| o.holds(v)))
+        };
+        for (_, _, _, obl) in &ia.lits {
+            if !holds_at(cx, ev, obl, 0) || !holds_at(cx, ev, obl, t - 1) {
+                return Ok(false);
             }
         }
-        let a = ev.eval(&p.site.addr, cx, model)?;
-        return sink.ap(a, 0, 1);
-    }
-    let l = loops[depth];
-    cx.trips[l.index()] = None;
-    cx.iters[l.index()] = None;
-    let t = trips.trip(model, l, cx)?;
-    cx.trips[l.index()] = Some(t);
-    let innermost = depth + 1 == loops.len();
-    if innermost && t > 1 {
-        if let Some(ia) = &p.inner_affine {
-            let done = affine_run(model, p, ia, l, t, cx, sink, ev)?;
-            cx.iters[l.index()] = None;
-            if done {
-                cx.trips[l.index()] = None;
-                return Ok(());
+        cx.iters[l.index()] = Some(0);
+        for c in &ia.free {
+            match ev.eval(c, cx, model) {
+                Ok(0) => return Ok(true),
+                Ok(_) => {}
+                Err(_) => return Ok(false),
             }
         }
+        let mut ends = Vec::with_capacity(ia.lits.len());
+        for (r, d, c, _) in &ia.lits {
+            match (ev.eval(d, cx, model), ev.eval(c, cx, model)) {
+                (Ok(d0), Ok(ds)) => ends.push((*r, d0, ds)),
+                _ => return Ok(false),
+            }
+        }
+        let Some((lo, hi)) = affine_range(ends.into_iter(), t) else {
+            return Ok(false);
+        };
+        if lo >= hi {
+            return Ok(true);
+        }
+        if !holds_at(cx, ev, &ia.obl, lo) || !holds_at(cx, ev, &ia.obl, hi - 1) {
+            return Ok(false);
+        }
+        cx.iters[l.index()] = Some(lo);
+        let (Ok(a0), Ok(c)) = (
+            ev.eval(&p.site.addr, cx, model),
+            ev.eval(&ia.coef, cx, model),
+        ) else {
+            return Ok(false);
+        };
+        sink.ap(a0, c, hi - lo)?;
+        Ok(true)
     }
-    // The innermost loop's iterations up to a warp's worth at a time, in one eager pass; one
-    // by one where it meets an error (the lazy walk reports what it must).
-    let chunk = match &p.iter_tape {
-        Some(_) if innermost && t > 1 => LANES as i128,
-        _ => t.max(1),
-    };
-    let mut k0 = 0;
-    while k0 < t {
-        let n = (t - k0).min(chunk);
-        cx.iters[l.index()] = Some(k0);
-        if let Some((tape, nodes)) = p.iter_tape.as_ref().filter(|_| n > 1 && innermost) {
-            if le.run(tape, LaneAxis::Iter(l), n as usize, cx, model) {
-                let (addr, conds) = (nodes[0], &nodes[1..]);
-                let mut vals = [0i128; LANES];
-                let mut m = 0;
-                for lane in 0..n as usize {
-                    if conds.iter().all(|&c| le.value(c, lane) != 0) {
-                        vals[m] = le.value(addr, lane);
-                        m += 1;
-                    }
+
+    /// The accesses of the thread of `cx` from loop `depth` of the load on (its guards
+    /// outside the loops hold), recorded in the sink.
+    fn walk(&mut self, depth: usize, cx: &mut Ctx) -> Result<(), EvalError> {
+        let (model, p) = (self.model, self.p);
+        let loops = &p.site.loops;
+        if depth == loops.len() {
+            for c in &p.inner_conds {
+                if self.ev.eval(c, cx, model)? == 0 {
+                    return Ok(());
                 }
-                sink.points(&mut vals[..m])?;
-                k0 += n;
-                continue;
+            }
+            let a = self.ev.eval(&p.site.addr, cx, model)?;
+            return self.sink.ap(a, 0, 1);
+        }
+        let l = loops[depth];
+        cx.trips[l.index()] = None;
+        cx.iters[l.index()] = None;
+        let t = self.trips.trip(model, l, cx)?;
+        cx.trips[l.index()] = Some(t);
+        let innermost = depth + 1 == loops.len();
+        if innermost && t > 1 {
+            if let Some(ia) = &p.inner_affine {
+                let done = self.affine_run(ia, l, t, cx)?;
+                cx.iters[l.index()] = None;
+                if done {
+                    cx.trips[l.index()] = None;
+                    return Ok(());
+                }
             }
         }
-        for k in k0..k0 + n {
-            cx.iters[l.index()] = Some(k);
-            walk(model, p, depth + 1, cx, sink, trips, ev, le)?;
+        // The innermost loop's iterations up to a warp's worth at a time, in one eager pass; one
+        // by one where it meets an error (the lazy walk reports what it must).
+        let chunk = match &p.iter_tape {
+            Some(_) if innermost && t > 1 => LANES as i128,
+            _ => t.max(1),
+        };
+        let mut k0 = 0;
+        while k0 < t {
+            let n = (t - k0).min(chunk);
+            cx.iters[l.index()] = Some(k0);
+            if let Some((tape, nodes)) = p.iter_tape.as_ref().filter(|_| n > 1 && innermost) {
+                if self.le.run(tape, LaneAxis::Iter(l), n as usize, cx, model) {
+                    let (addr, conds) = (nodes[0], &nodes[1..]);
+                    let mut vals = [0i128; LANES];
+                    let mut m = 0;
+                    for lane in 0..n as usize {
+                        if conds.iter().all(|&c| self.le.value(c, lane) != 0) {
+                            vals[m] = self.le.value(addr, lane);
+                            m += 1;
+                        }
+                    }
+                    self.sink.points(&mut vals[..m])?;
+                    k0 += n;
+                    continue;
+                }
+            }
+            for k in k0..k0 + n {
+                cx.iters[l.index()] = Some(k);
+                self.walk(depth + 1, cx)?;
+            }
+            k0 += n;
         }
-        k0 += n;
+        cx.iters[l.index()] = None;
+        cx.trips[l.index()] = None;
+        Ok(())
     }
-    cx.iters[l.index()] = None;
-    cx.trips[l.index()] = None;
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct NoTrips;
-    impl TripSource for NoTrips {
-        fn trip(&self, l: LoopId, _: &Ctx) -> Result<i128, EvalError> {
-            Err(EvalError::TripLimit(l, 0))
-        }
-    }
+    use crate::expr::tests::NoTrips;
 
     /// A loop exit's conjunct is left out of its trip count's dependences only when it holds
     /// in every thread of the launch.

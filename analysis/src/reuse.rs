@@ -550,12 +550,13 @@ impl<'a> Walker<'a> {
         let t = self.enter(lp, cx)?;
         let header = self.header_pos(lp);
         if depth + 1 == site.loops.len() && t > 1 {
-            if let Some(step) = self.affine_step(i, lp, t, cx)? {
+            let step = self.affine_step(i, lp, t, cx)?;
+            if !matches!(step, Stepped::Walk) {
                 // The points the loop below would visit, each address stepped from the
                 // first; the guards hold on one interval of them (all, or none, when no
                 // guard mentions the counter).
                 let n = self.admit(t);
-                if let Some((a0, c, lo, hi)) = step {
+                if let Stepped::Run { a0, c, lo, hi } = step {
                     for k in lo..hi.min(n) {
                         key.push(header);
                         key.push(k as u64);
@@ -598,25 +599,20 @@ impl<'a> Walker<'a> {
         n
     }
 
-    /// For load `i`'s innermost loop `lp` of `t > 1` iterations in `cx`: `None` when its
-    /// address or guards are not affine in the counter over `0..t` (the caller evaluates
-    /// each iteration); else `Some(None)` when the guards fail, `Some(Some((a, c, lo, hi)))`
-    /// when they hold for the iterations `lo..hi`, with the address `a + c (k - lo)` of
-    /// iteration `k`.
-    #[allow(clippy::type_complexity)]
+    /// For load `i`'s innermost loop `lp` of `t > 1` iterations in `cx`: [`Stepped`].
     fn affine_step(
         &mut self,
         i: usize,
         lp: crate::loops::LoopId,
         t: i128,
         cx: &mut Ctx,
-    ) -> Result<Option<Option<(i128, i128, i128, i128)>>, EvalError> {
+    ) -> Result<Stepped, EvalError> {
         let plan = self.plan;
         let Some(l) = &plan.loads[i] else {
-            return Ok(None);
+            return Ok(Stepped::Walk);
         };
         let Some(ia) = &l.inner_affine else {
-            return Ok(None);
+            return Ok(Stepped::Walk);
         };
         let r = self.affine_interval(l, ia, lp, t, cx);
         self.set_iter(cx, lp, None);
@@ -642,7 +638,6 @@ impl<'a> Walker<'a> {
     /// operand (affine in the counter) is in range at both ends. Anything that cannot be
     /// evaluated here (an operand under a branch the address does not take, say) leaves the
     /// loop to the per-iteration walk, which evaluates only what each iteration needs.
-    #[allow(clippy::type_complexity)]
     fn affine_interval(
         &mut self,
         l: &LoadTape,
@@ -650,41 +645,41 @@ impl<'a> Walker<'a> {
         lp: crate::loops::LoopId,
         t: i128,
         cx: &mut Ctx,
-    ) -> Result<Option<Option<(i128, i128, i128, i128)>>, EvalError> {
+    ) -> Result<Stepped, EvalError> {
         for (_, _, _, obl) in &ia.lits {
             if !self.holds_at(cx, lp, obl, 0) || !self.holds_at(cx, lp, obl, t - 1) {
-                return Ok(None);
+                return Ok(Stepped::Walk);
             }
         }
         self.set_iter(cx, lp, Some(0));
         for &g in &ia.free {
             match self.eval(g, cx) {
-                Ok(0) => return Ok(Some(None)),
+                Ok(0) => return Ok(Stepped::Never),
                 Ok(_) => {}
-                Err(_) => return Ok(None),
+                Err(_) => return Ok(Stepped::Walk),
             }
         }
         let mut ends = Vec::with_capacity(ia.lits.len());
         for &(r, d, c, _) in &ia.lits {
             match (self.eval(d, cx), self.eval(c, cx)) {
                 (Ok(d0), Ok(ds)) => ends.push((r, d0, ds)),
-                _ => return Ok(None),
+                _ => return Ok(Stepped::Walk),
             }
         }
         let Some((lo, hi)) = crate::footprint::affine_range(ends.into_iter(), t) else {
-            return Ok(None);
+            return Ok(Stepped::Walk);
         };
         if lo >= hi {
-            return Ok(Some(None));
+            return Ok(Stepped::Never);
         }
         if !self.holds_at(cx, lp, &ia.obl, lo) || !self.holds_at(cx, lp, &ia.obl, hi - 1) {
-            return Ok(None);
+            return Ok(Stepped::Walk);
         }
         self.set_iter(cx, lp, Some(lo));
         let (Ok(a0), Ok(c)) = (self.eval(l.addr, cx), self.eval(ia.coef, cx)) else {
-            return Ok(None);
+            return Ok(Stepped::Walk);
         };
-        Ok(Some(Some((a0, c, lo, hi))))
+        Ok(Stepped::Run { a0, c, lo, hi })
     }
 
     /// The events of one access of load `i` at address `a` under program-order prefix `key`.
@@ -870,6 +865,23 @@ impl SampledTb {
 /// Computes the reuse metrics of `a` (whose graph is `g`) at granularity `gran`.
 pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph) -> Reuse {
     walk(a, launch, gran).finish(a, g)
+}
+
+/// What [`Walker::affine_step`] decides for a load's innermost loop.
+enum Stepped {
+    /// The address or a guard is not affine in the counter over the loop (or could not be
+    /// evaluated here): the caller walks each iteration.
+    Walk,
+    /// The guards fail in every iteration.
+    Never,
+    /// The guards hold on iterations `lo..hi`; the address of iteration `k` is
+    /// `a0 + c (k - lo)`.
+    Run {
+        a0: i128,
+        c: i128,
+        lo: i128,
+        hi: i128,
+    },
 }
 
 /// The streams of the sampled TBs and the metrics that need no graph: the first half of
