@@ -1755,10 +1755,10 @@ impl RowWalk {
         Ok(0)
     }
 
-    /// [`affine_run`] for the lanes of `mask` over the `t > 1` iterations of the innermost
-    /// loop `l`, from two passes (at the first and the last iteration). A lane is recorded
-    /// here when its run covers every iteration (or it records nothing); the lanes left
-    /// (returned) walk alone, where [`affine_run`] decides for them.
+    /// [`TbWalk::affine_run`] for the lanes of `mask` over the `t > 1` iterations of the
+    /// innermost loop `l`, from two passes (at the first and the last iteration). A lane is
+    /// recorded here when its run covers every iteration (or it records nothing); the lanes
+    /// left (returned) walk alone, where [`TbWalk::affine_run`] decides for them.
     fn affine(
         &self,
         ia: &InnerAffine,
