@@ -171,6 +171,10 @@ pub struct KernelModel {
     /// changed once [`analyze_kernel`] has returned): trip counts are evaluated per thread
     /// and iteration, their symbolic part once per loop.
     pub(crate) trip_plans: Vec<std::sync::OnceLock<crate::ivs::TripPlan>>,
+    /// The launch's grid and block, by dimension (what "every thread" means for the exit
+    /// conditions that hold in every thread, [`crate::ivs::TripPlan::decisive`]).
+    pub(crate) grid: [u32; 3],
+    pub(crate) block: [u32; 3],
 }
 
 impl KernelModel {
@@ -260,7 +264,15 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
         loops: x.loops,
         include_may: false,
         trip_plans,
+        grid: [launch.grid.x, launch.grid.y, launch.grid.z].map(dim),
+        block: [launch.block.x, launch.block.y, launch.block.z].map(dim),
     }
+}
+
+/// A launch dimension as the footprints count it (larger ones saturate; a launch that large
+/// is refused by the budget long before).
+fn dim(d: u64) -> u32 {
+    u32::try_from(d).unwrap_or(u32::MAX)
 }
 
 /// Whether `inst` is a load that may read global memory (`ld.global`, `ld.const`, `ldu`,

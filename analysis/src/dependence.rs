@@ -111,15 +111,15 @@ impl<'a> Ranges<'a> {
         let dims = |d: launch::Dim3| [d.x, d.y, d.z].map(|v| u32::try_from(v).unwrap_or(u32::MAX));
         let (grid, block) = (dims(launch.grid), dims(launch.block));
         let mut used = [[false; 3]; 2];
-        for c in crate::footprint::exit_conjuncts(&a.model, l, Some((grid, block))) {
-            let u = crate::footprint::coordinates_read(&c);
+        for c in &a.model.trip_plan(l).decisive {
+            let u = crate::ivs::coordinates_read(c);
             for (x, y) in used.iter_mut().flatten().zip(u.iter().flatten()) {
                 *x |= *y;
             }
         }
         let mut max: Option<i128> = None;
         let mut failed = false;
-        crate::footprint::each_coordinate(used, grid, block, u64::MAX, &mut cx, |cx| {
+        crate::ivs::each_coordinate(used, grid, block, u64::MAX, &mut cx, |cx| {
             match a.model.trip(l, cx) {
                 Ok(n) => {
                     max = Some(max.map_or(n, |m: i128| m.max(n)));

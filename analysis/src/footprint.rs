@@ -503,7 +503,7 @@ pub fn compute_within(
             }
         }
     }
-    let deps = all_trip_deps_in(model, Some((grid, block)));
+    let deps = all_trip_deps(model);
     let shared = SharedTrips::default();
     let run_job = |j: usize,
                    allow: &Allowance,
@@ -984,41 +984,27 @@ pub(crate) struct TripDeps {
     iters: Vec<LoopId>,
 }
 
-/// [`TripDeps`] of every loop of `model`, by loop index.
+/// [`TripDeps`] of every loop of `model`, by loop index: what its exits' decisive
+/// conjuncts ([`crate::ivs::TripPlan::decisive`]) read. nvcc's exits carry the condition of
+/// every path to the latch (scalar_prod's outer loop: 60 nodes of `%tid.x` that are always
+/// true beside `v >= n`); left in, they made a per-TB count per-thread.
 pub(crate) fn all_trip_deps(model: &KernelModel) -> Vec<TripDeps> {
-    all_trip_deps_in(model, None)
-}
-
-/// [`all_trip_deps`] for the threads of one launch (`grid`, `block`): an exit's conjuncts
-/// that hold in every thread of it are left out ([`holds_in_launch`]). nvcc's exits carry
-/// the condition of every path to the latch (scalar_prod's outer loop: 60 nodes of `%tid.x`
-/// that are always true beside `v >= n`), which made a per-TB count per-thread.
-pub(crate) fn all_trip_deps_in(
-    model: &KernelModel,
-    launch: Option<([u32; 3], [u32; 3])>,
-) -> Vec<TripDeps> {
     (0..model.loops.len())
         .map(|l| {
             let mut d = TripDeps::default();
-            trip_deps(model, LoopId(l as u32), launch, &mut d, &mut Vec::new());
+            trip_deps(model, LoopId(l as u32), &mut d, &mut Vec::new());
             d
         })
         .collect()
 }
 
-fn trip_deps(
-    model: &KernelModel,
-    l: LoopId,
-    launch: Option<([u32; 3], [u32; 3])>,
-    out: &mut TripDeps,
-    seen: &mut Vec<LoopId>,
-) {
+fn trip_deps(model: &KernelModel, l: LoopId, out: &mut TripDeps, seen: &mut Vec<LoopId>) {
     if seen.contains(&l) {
         return;
     }
     seen.push(l);
     let mut trips = Vec::new();
-    for e in exit_conjuncts(model, l, launch) {
+    for e in &model.trip_plan(l).decisive {
         e.visit_leaves(&mut |x| match x {
             Expr::Var(Var::Tid(d)) => out.tid[usize::from(*d)] = true,
             Expr::Var(Var::Ctaid(d)) => out.ctaid[usize::from(*d)] = true,
@@ -1028,112 +1014,7 @@ fn trip_deps(
         });
     }
     for q in trips {
-        trip_deps(model, q, launch, out, seen);
-    }
-}
-
-/// The conjuncts of loop `l`'s exits that decide its trip count in the threads of
-/// `launch`: all of them, less those that hold in every thread ([`holds_in_launch`]).
-pub(crate) fn exit_conjuncts(
-    model: &KernelModel,
-    l: LoopId,
-    launch: Option<([u32; 3], [u32; 3])>,
-) -> Vec<E> {
-    let Some(info) = model.loops.get(l.index()) else {
-        return Vec::new();
-    };
-    let mut lits = Vec::new();
-    for e in &info.exits {
-        crate::ivs::conjuncts(e, &mut lits);
-    }
-    if let Some((grid, block)) = launch {
-        lits.retain(|c| !holds_in_launch(model, c, grid, block));
-    }
-    lits
-}
-
-/// Most points [`holds_in_launch`] evaluates.
-const LAUNCH_POINTS: u64 = 1 << 16;
-
-/// Whether `e`, reading only constants and thread and TB coordinates (at least one), is
-/// true in every thread of the launch: evaluated at every combination of the coordinates it
-/// reads, when there are at most [`LAUNCH_POINTS`].
-fn holds_in_launch(ts: &dyn TripSource, e: &E, grid: [u32; 3], block: [u32; 3]) -> bool {
-    let mut only_coords = true;
-    e.visit_leaves(&mut |x| {
-        only_coords &= matches!(
-            x,
-            Expr::Const(_) | Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_))
-        )
-    });
-    let used = coordinates_read(e);
-    if !only_coords || used == [[false; 3]; 2] {
-        return false;
-    }
-    let mut cx = Ctx::new(0);
-    each_coordinate(used, grid, block, LAUNCH_POINTS, &mut cx, |cx| {
-        eval(e, cx, ts).is_ok_and(|v| v != 0)
-    }) == Some(true)
-}
-
-/// The thread (`[0]`) and TB (`[1]`) coordinates `e` reads, by dimension.
-pub(crate) fn coordinates_read(e: &Expr) -> [[bool; 3]; 2] {
-    let mut used = [[false; 3]; 2];
-    e.visit_leaves(&mut |x| match x {
-        Expr::Var(Var::Tid(d)) => used[0][usize::from(*d).min(2)] = true,
-        Expr::Var(Var::Ctaid(d)) => used[1][usize::from(*d).min(2)] = true,
-        _ => {}
-    });
-    used
-}
-
-/// Calls `f` with `cx`'s `%tid` and `%ctaid` set to every combination of the coordinates
-/// `used` marks ([`coordinates_read`]) over `block` and `grid`, the first one fastest, until
-/// it returns `false`: `Some(false)` then, `Some(true)` when every call returned `true`,
-/// `None` (nothing called) when there are more than `limit` combinations.
-pub(crate) fn each_coordinate(
-    used: [[bool; 3]; 2],
-    grid: [u32; 3],
-    block: [u32; 3],
-    limit: u64,
-    cx: &mut Ctx,
-    mut f: impl FnMut(&Ctx) -> bool,
-) -> Option<bool> {
-    let extents = [block, grid];
-    // (thread or TB, dimension, extent) of each coordinate enumerated.
-    let axes: Vec<(usize, usize, u64)> = (0..2)
-        .flat_map(|k| (0..3).map(move |d| (k, d)))
-        .filter(|&(k, d)| used[k][d])
-        .map(|(k, d)| (k, d, u64::from(extents[k][d])))
-        .collect();
-    let points = axes
-        .iter()
-        .try_fold(1u64, |p, a| p.checked_mul(a.2))
-        .filter(|&p| p <= limit)?;
-    if points == 0 {
-        return Some(true);
-    }
-    let mut at = vec![0u64; axes.len()];
-    loop {
-        for (&(k, d, _), &v) in axes.iter().zip(&at) {
-            let c = if k == 0 { &mut cx.tid } else { &mut cx.ctaid };
-            c[d] = i128::from(v);
-        }
-        if !f(cx) {
-            return Some(false);
-        }
-        let mut i = 0;
-        while i < axes.len() {
-            at[i] += 1;
-            if at[i] < axes[i].2 {
-                break;
-            }
-            at[i] = 0;
-            i += 1;
-        }
-        if i == axes.len() {
-            return Some(true);
-        }
+        trip_deps(model, q, out, seen);
     }
 }
 
@@ -2005,43 +1886,5 @@ impl TbWalk<'_, '_, '_> {
         cx.iters[l.index()] = None;
         cx.trips[l.index()] = None;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::expr::tests::NoTrips;
-
-    /// A loop exit's conjunct is left out of its trip count's dependences only when it holds
-    /// in every thread of the launch.
-    #[test]
-    fn conditions_that_hold_in_every_thread_of_a_launch() {
-        let x = || var(Var::Tid(0));
-        let by = || var(Var::Ctaid(1));
-        let lt = |a: E, n: i128| cmp(Rel::Lt, a, konst(n));
-        let grid = [4, 3, 1];
-        let holds = |e: &E, bx: u32| holds_in_launch(&NoTrips, e, grid, [bx, 1, 1]);
-        assert!(holds(&lt(x(), 32), 32));
-        assert!(!holds(&lt(x(), 32), 33), "false in thread 32");
-        assert!(holds(&or(lt(x(), 5), lt(by(), 3)), 64));
-        assert!(
-            !holds(&or(lt(x(), 5), lt(by(), 2)), 64),
-            "false in TB y 2, threads 5.."
-        );
-        // Constants alone, or anything that reads more than the coordinates: never.
-        assert!(!holds(&lt(konst(0), 1), 32));
-        assert!(!holds(
-            &lt(add(x(), var(Var::Iter(LoopId(0)))), 1 << 20),
-            32
-        ));
-        // Too many combinations to enumerate: not claimed.
-        let big = [1 << 12, 1 << 12, 1];
-        assert!(!holds_in_launch(
-            &NoTrips,
-            &lt(add(x(), var(Var::Ctaid(0))), 1 << 30),
-            big,
-            [32, 1, 1]
-        ));
     }
 }

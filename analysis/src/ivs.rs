@@ -185,13 +185,18 @@ impl TripSource for KernelModel {
         }
         let info = &self.loops[l.index()];
         let mut cx = cx.clone();
-        if let Some(k) = closed_form(self, l, &plan.closed, &info.exits, &mut cx)? {
+        let mut ev = PlanEval {
+            m: self,
+            tape: &plan.tape,
+            st: TapeState::new(&plan.tape),
+        };
+        if let Some(k) = closed_form(l, &plan.closed, &info.exits, &mut cx, &mut ev)? {
             return Ok(k + 1);
         }
         for k in 0..STEP_LIMIT as i128 {
-            cx.iters[l.index()] = Some(k);
+            ev.at(&mut cx, l, k);
             for e in &info.exits {
-                if eval(e, &cx, self)? != 0 {
+                if ev.eval(e, &cx)? != 0 {
                     return Ok(k + 1);
                 }
             }
@@ -210,6 +215,38 @@ pub struct TripPlan {
     /// The exit's conjuncts that do not depend on the iteration, evaluated in order (one
     /// that does not hold asks the caller to step), and what follows them.
     pub(crate) closed: (Vec<E>, ClosedShape),
+    /// The conjuncts of the exits that decide the count in the model's launch: all of them,
+    /// less those that read only thread and TB coordinates and hold in every thread
+    /// ([`holds_in_launch`]). The closed form's iteration-free conjuncts are left out the
+    /// same way, as they could only hold.
+    pub(crate) decisive: Vec<E>,
+    /// Everything a count evaluates (the closed form's expressions and the exits), compiled
+    /// once per loop: through [`eval`], each of a count's several evaluations looked its
+    /// tape up again (half of histogram_global's analysis, whose 8,192 threads each have
+    /// their own count).
+    tape: std::sync::Arc<Tape>,
+}
+
+/// A trip count's evaluations, over its plan's [`TripPlan::tape`]; the slots are valid
+/// until the iteration changes ([`PlanEval::at`]).
+struct PlanEval<'a> {
+    m: &'a KernelModel,
+    tape: &'a Tape,
+    st: TapeState,
+}
+
+impl PlanEval<'_> {
+    fn eval(&mut self, e: &E, cx: &Ctx) -> Result<i128, EvalError> {
+        match self.tape.node(e) {
+            Some(n) => eval_tape(self.tape, &mut self.st, n, cx, self.m),
+            None => eval(e, cx, self.m),
+        }
+    }
+    /// Sets loop `l`'s iteration in `cx` to `k`.
+    fn at(&mut self, cx: &mut Ctx, l: LoopId, k: i128) {
+        cx.iters[l.index()] = Some(k);
+        self.st.next();
+    }
 }
 
 /// The exit's shape after its iteration-free conjuncts.
@@ -233,13 +270,41 @@ pub(crate) enum ClosedShape {
 
 impl TripPlan {
     pub(crate) fn new(m: &KernelModel, l: LoopId) -> TripPlan {
-        let unknown = m.loop_reason(l);
         let exits = m.loops.get(l.index()).map_or(&[][..], |i| &i.exits[..]);
+        let mut decisive = Vec::new();
+        for e in exits {
+            conjuncts(e, &mut decisive);
+        }
+        let always: Vec<E> = decisive
+            .iter()
+            .filter(|c| holds_in_launch(m, c, m.grid, m.block))
+            .cloned()
+            .collect();
+        decisive.retain(|c| !always.iter().any(|a| std::sync::Arc::ptr_eq(a, c)));
+        let mut closed = Self::closed(exits, l);
+        closed
+            .0
+            .retain(|c| !always.iter().any(|a| std::sync::Arc::ptr_eq(a, c)));
+        let mut roots: Vec<&E> = closed.0.iter().chain(exits).collect();
+        if let ClosedShape::Affine {
+            lit, d, coef, obl, ..
+        } = &closed.1
+        {
+            roots.extend([lit, d, coef]);
+            roots.extend(obl.iter().map(|o| &o.e));
+        }
+        TripPlan {
+            unknown: m.loop_reason(l),
+            tape: std::sync::Arc::new(Tape::new(roots)),
+            closed,
+            decisive,
+        }
+    }
+
+    /// [`TripPlan::closed`] of a loop with `exits`.
+    fn closed(exits: &[E], l: LoopId) -> (Vec<E>, ClosedShape) {
         let [exit] = exits else {
-            return TripPlan {
-                unknown,
-                closed: (Vec::new(), ClosedShape::Step),
-            };
+            return (Vec::new(), ClosedShape::Step);
         };
         let k = Var::Iter(l);
         let dep = |x: &Expr| matches!(x, Expr::Var(v) if *v == k) || matches!(x, Expr::Trip(_));
@@ -254,10 +319,7 @@ impl TripPlan {
                 free.push(lit);
             } else if rel.is_some() {
                 // The conjuncts before this one are still evaluated, as they were.
-                return TripPlan {
-                    unknown,
-                    closed: (free, ClosedShape::Step),
-                };
+                return (free, ClosedShape::Step);
             } else {
                 rel = Some(lit);
             }
@@ -280,10 +342,7 @@ impl TripPlan {
             }
             Some(_) => ClosedShape::Step,
         };
-        TripPlan {
-            unknown,
-            closed: (free, shape),
-        }
+        (free, shape)
     }
 }
 
@@ -298,19 +357,104 @@ pub(crate) fn conjuncts(e: &E, out: &mut Vec<E>) {
     }
 }
 
+/// Most points [`holds_in_launch`] evaluates.
+const LAUNCH_POINTS: u64 = 1 << 16;
+
+/// Whether `e`, reading only constants and thread and TB coordinates (at least one), is
+/// true in every thread of the launch: evaluated at every combination of the coordinates it
+/// reads, when there are at most [`LAUNCH_POINTS`].
+pub(crate) fn holds_in_launch(ts: &dyn TripSource, e: &E, grid: [u32; 3], block: [u32; 3]) -> bool {
+    let mut only_coords = true;
+    e.visit_leaves(&mut |x| {
+        only_coords &= matches!(
+            x,
+            Expr::Const(_) | Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_))
+        )
+    });
+    let used = coordinates_read(e);
+    if !only_coords || used == [[false; 3]; 2] {
+        return false;
+    }
+    let mut cx = Ctx::new(0);
+    each_coordinate(used, grid, block, LAUNCH_POINTS, &mut cx, |cx| {
+        eval(e, cx, ts).is_ok_and(|v| v != 0)
+    }) == Some(true)
+}
+
+/// The thread (`[0]`) and TB (`[1]`) coordinates `e` reads, by dimension.
+pub(crate) fn coordinates_read(e: &Expr) -> [[bool; 3]; 2] {
+    let mut used = [[false; 3]; 2];
+    e.visit_leaves(&mut |x| match x {
+        Expr::Var(Var::Tid(d)) => used[0][usize::from(*d).min(2)] = true,
+        Expr::Var(Var::Ctaid(d)) => used[1][usize::from(*d).min(2)] = true,
+        _ => {}
+    });
+    used
+}
+
+/// Calls `f` with `cx`'s `%tid` and `%ctaid` set to every combination of the coordinates
+/// `used` marks ([`coordinates_read`]) over `block` and `grid`, the first one fastest, until
+/// it returns `false`: `Some(false)` then, `Some(true)` when every call returned `true`,
+/// `None` (nothing called) when there are more than `limit` combinations.
+pub(crate) fn each_coordinate(
+    used: [[bool; 3]; 2],
+    grid: [u32; 3],
+    block: [u32; 3],
+    limit: u64,
+    cx: &mut Ctx,
+    mut f: impl FnMut(&Ctx) -> bool,
+) -> Option<bool> {
+    let extents = [block, grid];
+    // (thread or TB, dimension, extent) of each coordinate enumerated.
+    let axes: Vec<(usize, usize, u64)> = (0..2)
+        .flat_map(|k| (0..3).map(move |d| (k, d)))
+        .filter(|&(k, d)| used[k][d])
+        .map(|(k, d)| (k, d, u64::from(extents[k][d])))
+        .collect();
+    let points = axes
+        .iter()
+        .try_fold(1u64, |p, a| p.checked_mul(a.2))
+        .filter(|&p| p <= limit)?;
+    if points == 0 {
+        return Some(true);
+    }
+    let mut at = vec![0u64; axes.len()];
+    loop {
+        for (&(k, d, _), &v) in axes.iter().zip(&at) {
+            let c = if k == 0 { &mut cx.tid } else { &mut cx.ctaid };
+            c[d] = i128::from(v);
+        }
+        if !f(cx) {
+            return Some(false);
+        }
+        let mut i = 0;
+        while i < axes.len() {
+            at[i] += 1;
+            if at[i] < axes[i].2 {
+                break;
+            }
+            at[i] = 0;
+            i += 1;
+        }
+        if i == axes.len() {
+            return Some(true);
+        }
+    }
+}
+
 /// The first iteration at which the (single, affine) exit holds, when that can be solved
 /// and verified; `None` asks the caller to step. `plan` is the exit's [`TripPlan`] shape.
 fn closed_form(
-    m: &KernelModel,
     l: LoopId,
     (free, shape): &(Vec<E>, ClosedShape),
     exits: &[E],
     cx: &mut Ctx,
+    ev: &mut PlanEval,
 ) -> Result<Option<i128>, EvalError> {
     let [_] = exits else { return Ok(None) };
-    cx.iters[l.index()] = Some(0);
+    ev.at(cx, l, 0);
     for lit in free {
-        if eval(lit, cx, m)? == 0 {
+        if ev.eval(lit, cx)? == 0 {
             return Ok(None);
         }
     }
@@ -325,8 +469,8 @@ fn closed_form(
             obl,
         } => (*rel, lit, d, coef, obl),
     };
-    let d0 = eval(d, cx, m)?;
-    let ds = eval(coef, cx, m)?;
+    let d0 = ev.eval(d, cx)?;
+    let ds = ev.eval(coef, cx)?;
     let ceil_div = |a: i128, b: i128| -> i128 { (a + b - 1).div_euclid(b) };
     let sol = match r {
         Rel::Lt | Rel::Le | Rel::Gt | Rel::Ge => {
@@ -375,22 +519,60 @@ fn closed_form(
     // `lit`: `lit` alone decides it (on scalar_prod the free conjuncts were 49 of the
     // exit's 60 nodes, evaluated twice more per thread).
     for at in [0, s] {
-        cx.iters[l.index()] = Some(at);
+        ev.at(cx, l, at);
         for o in obl {
-            if !o.holds(eval(&o.e, cx, m)?) {
+            if !o.holds(ev.eval(&o.e, cx)?) {
                 return Ok(None);
             }
         }
     }
-    cx.iters[l.index()] = Some(s);
-    if eval(lit, cx, m)? == 0 {
+    ev.at(cx, l, s);
+    if ev.eval(lit, cx)? == 0 {
         return Ok(None);
     }
     if s > 0 {
-        cx.iters[l.index()] = Some(s - 1);
-        if eval(lit, cx, m)? != 0 {
+        ev.at(cx, l, s - 1);
+        if ev.eval(lit, cx)? != 0 {
             return Ok(None);
         }
     }
     Ok(Some(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::tests::NoTrips;
+
+    /// A loop exit's conjunct is left out of its trip count's dependences only when it holds
+    /// in every thread of the launch.
+    #[test]
+    fn conditions_that_hold_in_every_thread_of_a_launch() {
+        let x = || var(Var::Tid(0));
+        let by = || var(Var::Ctaid(1));
+        let lt = |a: E, n: i128| cmp(Rel::Lt, a, konst(n));
+        let grid = [4, 3, 1];
+        let holds = |e: &E, bx: u32| holds_in_launch(&NoTrips, e, grid, [bx, 1, 1]);
+        assert!(holds(&lt(x(), 32), 32));
+        assert!(!holds(&lt(x(), 32), 33), "false in thread 32");
+        assert!(holds(&or(lt(x(), 5), lt(by(), 3)), 64));
+        assert!(
+            !holds(&or(lt(x(), 5), lt(by(), 2)), 64),
+            "false in TB y 2, threads 5.."
+        );
+        // Constants alone, or anything that reads more than the coordinates: never.
+        assert!(!holds(&lt(konst(0), 1), 32));
+        assert!(!holds(
+            &lt(add(x(), var(Var::Iter(LoopId(0)))), 1 << 20),
+            32
+        ));
+        // Too many combinations to enumerate: not claimed.
+        let big = [1 << 12, 1 << 12, 1];
+        assert!(!holds_in_launch(
+            &NoTrips,
+            &lt(add(x(), var(Var::Ctaid(0))), 1 << 30),
+            big,
+            [32, 1, 1]
+        ));
+    }
 }
