@@ -108,8 +108,7 @@ impl<'a> Ranges<'a> {
         // Only the coordinates that decide the count are enumerated (the exits' conjuncts
         // that hold in every thread left out): scalar_prod's outer loop, 32,768 threads,
         // becomes its 128 `%ctaid.x`.
-        let dims = |d: launch::Dim3| [d.x, d.y, d.z].map(|v| u32::try_from(v).unwrap_or(u32::MAX));
-        let (grid, block) = (dims(launch.grid), dims(launch.block));
+        let (grid, block) = (a.model.grid, a.model.block);
         let mut used = [[false; 3]; 2];
         for c in &a.model.trip_plan(l).decisive {
             let u = crate::ivs::coordinates_read(c);
