@@ -79,15 +79,7 @@ impl<'a> Ranges<'a> {
         use crate::expr::{Ctx, TripSource};
         let (a, launch) = self.src?;
         let info = a.model.loops.get(l.index())?;
-        let mut own = true;
-        for e in &info.exits {
-            e.visit_leaves(&mut |x| match x {
-                Expr::Var(Var::Iter(q)) if *q == l => {}
-                Expr::Const(_) | Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_)) => {}
-                _ => own = false,
-            });
-        }
-        if !own || info.exits.is_empty() {
+        if !a.model.trip_plan(l).by_coordinates {
             return None;
         }
         let thread_free = info.exits.iter().all(|e| {

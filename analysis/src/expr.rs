@@ -851,6 +851,35 @@ impl Tape {
             _ => true,
         })
     }
+    /// By node, whether its value stays the same when only loop `l`'s iteration changes in
+    /// the context: it reads neither that iteration nor a trip count or recurrence (which
+    /// may read it), and no node under it does.
+    pub fn invariant_in(&self, l: LoopId) -> Vec<bool> {
+        let mut inv: Vec<bool> = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            let all = |xs: &[u32]| xs.iter().all(|&x| inv[x as usize]);
+            let v = match n {
+                Node::Const(_) | Node::Tid(_) | Node::Ctaid(_) => true,
+                Node::Leaf(e) => match **e {
+                    Expr::Var(Var::Iter(q)) => q != l,
+                    Expr::Var(_) => true,
+                    _ => false,
+                },
+                Node::Rec(..) => false,
+                Node::Add(a, b)
+                | Node::Sub(a, b)
+                | Node::Mul(a, b)
+                | Node::Op(_, a, b)
+                | Node::Cmp(_, a, b)
+                | Node::And(a, b)
+                | Node::Or(a, b) => all(&[*a, *b]),
+                Node::Ext(_, _, a) | Node::Not(a) => all(&[*a]),
+                Node::Select(c, a, b) => all(&[*c, *a, *b]),
+            };
+            inv.push(v);
+        }
+        inv
+    }
     /// The recurrence systems the tape reads, each once.
     pub fn recs(&self) -> Vec<Arc<RecSys>> {
         let mut out: Vec<Arc<RecSys>> = Vec::new();
@@ -878,12 +907,19 @@ impl Tape {
 }
 
 /// The value slots of one [`Tape`]: a slot is valid while its generation is the current one;
-/// [`TapeState::next`] invalidates all of them at once (a new context).
+/// [`TapeState::next`] invalidates all of them at once (a new context). Slots marked fixed
+/// ([`TapeState::with_fixed`]) also survive [`TapeState::next_iter`], which invalidates the
+/// others: a trip count evaluates its exit at several iterations of one loop, and the
+/// nodes that do not read that loop's iteration keep their values.
 #[derive(Clone, Debug, Default)]
 pub struct TapeState {
     vals: Vec<i128>,
     gens: Vec<u32>,
     cur: u32,
+    /// The generation of the last [`TapeState::next`]: a fixed slot computed since is valid.
+    base: u32,
+    /// By node, whether [`TapeState::next_iter`] keeps it (empty: none is kept).
+    fixed: Vec<bool>,
 }
 
 impl TapeState {
@@ -893,15 +929,37 @@ impl TapeState {
             vals: vec![0; t.len()],
             gens: vec![0; t.len()],
             cur: 1,
+            base: 1,
+            fixed: Vec::new(),
+        }
+    }
+    /// Slots for `t`, all invalid, of which those `fixed` marks (by node) survive
+    /// [`TapeState::next_iter`].
+    pub fn with_fixed(t: &Tape, fixed: Vec<bool>) -> TapeState {
+        TapeState {
+            fixed,
+            ..TapeState::new(t)
         }
     }
     /// Invalidates every slot (the context changed).
     pub fn next(&mut self) {
+        self.next_iter();
+        self.base = self.cur;
+    }
+    /// Invalidates every slot but the fixed ones (only what they do not read changed).
+    pub fn next_iter(&mut self) {
         self.cur = self.cur.wrapping_add(1);
         if self.cur == 0 {
             self.gens.fill(0);
             self.cur = 1;
+            self.base = 1;
         }
+    }
+    /// Whether slot `u` holds a value for the current context.
+    #[inline]
+    fn valid(&self, u: usize) -> bool {
+        let g = self.gens[u];
+        g == self.cur || (g >= self.base && self.fixed.get(u) == Some(&true))
     }
 }
 
@@ -915,7 +973,7 @@ pub fn eval_tape(
     ts: &dyn TripSource,
 ) -> Result<i128, EvalError> {
     let u = n as usize;
-    if st.gens[u] == st.cur {
+    if st.valid(u) {
         return Ok(st.vals[u]);
     }
     let mut go = |x: u32| eval_tape(t, st, x, cx, ts);
@@ -923,7 +981,16 @@ pub fn eval_tape(
         Node::Const(c) => *c,
         Node::Tid(d) => cx.tid[*d],
         Node::Ctaid(d) => cx.ctaid[*d],
-        Node::Leaf(e) => eval_memo(e, cx, ts, &mut Memo::default())?,
+        Node::Leaf(e) => match **e {
+            // A loop counter, at every node of every trip count's exit.
+            Expr::Var(v @ Var::Iter(l)) => cx
+                .iters
+                .get(l.index())
+                .copied()
+                .flatten()
+                .ok_or(EvalError::Unbound(v))?,
+            _ => eval_memo(e, cx, ts, &mut Memo::default())?,
+        },
         Node::Add(a, b) => go(*a)?.wrapping_add(go(*b)?),
         Node::Sub(a, b) => go(*a)?.wrapping_sub(go(*b)?),
         Node::Mul(a, b) => go(*a)?.wrapping_mul(go(*b)?),
@@ -1937,6 +2004,40 @@ pub(crate) mod tests {
         fn trip(&self, l: LoopId, _: &Ctx) -> Result<i128, EvalError> {
             Err(EvalError::TripLimit(l, 0))
         }
+    }
+
+    /// A slot that does not read a loop's iteration keeps its value across
+    /// [`TapeState::next_iter`]; one that does is computed again; [`TapeState::next`]
+    /// forgets both.
+    #[test]
+    fn fixed_slots_survive_an_iteration_change_only() {
+        let (l, other) = (LoopId(0), LoopId(1));
+        let fixed = add(var(Var::Tid(0)), var(Var::Iter(other)));
+        let root = add(fixed.clone(), mul(konst(10), var(Var::Iter(l))));
+        let tape = Tape::new([&root, &fixed]);
+        let inv = tape.invariant_in(l);
+        let (r, f) = (tape.node(&root).unwrap(), tape.node(&fixed).unwrap());
+        assert!(inv[f as usize] && !inv[r as usize]);
+        let trip = Arc::new(Expr::Trip(other));
+        assert!(
+            !Tape::new([&trip]).invariant_in(l)[0],
+            "a trip count may read the iteration"
+        );
+        let mut st = TapeState::with_fixed(&tape, inv);
+        let mut cx = Ctx::new(2);
+        cx.tid[0] = 3;
+        cx.iters = vec![Some(0), Some(5)];
+        assert_eq!(eval_tape(&tape, &mut st, r, &cx, &NoTrips).unwrap(), 8);
+        cx.iters[0] = Some(2);
+        st.next_iter();
+        assert_eq!(eval_tape(&tape, &mut st, r, &cx, &NoTrips).unwrap(), 28);
+        // The fixed slot was kept: a change it would see is not seen until `next`.
+        cx.tid[0] = 100;
+        st.next_iter();
+        assert_eq!(eval_tape(&tape, &mut st, f, &cx, &NoTrips).unwrap(), 8);
+        st.next();
+        assert_eq!(eval_tape(&tape, &mut st, f, &cx, &NoTrips).unwrap(), 105);
+        assert_eq!(eval_tape(&tape, &mut st, r, &cx, &NoTrips).unwrap(), 125);
     }
 
     #[test]

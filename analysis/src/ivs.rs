@@ -13,6 +13,8 @@
 
 use ptx_parser::{BlockId, Cfg, Function, Operand};
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use crate::addr::KernelModel;
 use crate::expr::*;
 use crate::loops::LoopId;
@@ -183,25 +185,183 @@ impl TripSource for KernelModel {
         if let Some(r) = &plan.unknown {
             return Err(EvalError::Unknown(r.clone()));
         }
-        let info = &self.loops[l.index()];
-        let mut cx = cx.clone();
+        let slot = plan.table(self).and_then(|t| Some(&t.counts[t.index(cx)?]));
+        if let Some(n) = slot.map(|s| s.load(Ordering::Relaxed)).filter(|&n| n > 0) {
+            return Ok(i128::from(n));
+        }
+        let (st, mut c) = TripScratch::take(&plan.tape, l);
+        c.clone_from(cx);
         let mut ev = PlanEval {
             m: self,
             tape: &plan.tape,
-            st: TapeState::new(&plan.tape),
+            st,
+            at: None,
         };
-        if let Some(k) = closed_form(l, &plan.closed, &info.exits, &mut cx, &mut ev)? {
-            return Ok(k + 1);
-        }
-        for k in 0..STEP_LIMIT as i128 {
-            ev.at(&mut cx, l, k);
-            for e in &info.exits {
-                if ev.eval(e, &cx)? != 0 {
-                    return Ok(k + 1);
-                }
+        let r = count(l, plan, &self.loops[l.index()].exits, &mut c, &mut ev);
+        TripScratch::put(&plan.tape, ev.st, c);
+        if let (Some(s), Ok(n)) = (slot, &r) {
+            // A count that does not fit (never, below the step limit) is not kept.
+            if let Ok(n) = i64::try_from(*n) {
+                s.store(n, Ordering::Relaxed);
             }
         }
-        Err(EvalError::TripLimit(l, STEP_LIMIT))
+        r
+    }
+}
+
+/// Whether the exits of loop `l` (`info`) read nothing but constants, thread and TB
+/// coordinates and `l`'s own iteration: its trip count is then a function of the
+/// coordinates alone.
+pub(crate) fn counts_by_coordinates(info: &crate::addr::LoopInfo, l: LoopId) -> bool {
+    let mut own = !info.exits.is_empty();
+    for e in &info.exits {
+        e.visit_leaves(&mut |x| match x {
+            Expr::Var(Var::Iter(q)) if *q == l => {}
+            Expr::Const(_) | Expr::Var(Var::Tid(_)) | Expr::Var(Var::Ctaid(_)) => {}
+            _ => own = false,
+        });
+    }
+    own
+}
+
+/// Most entries of one [`TripTable`] (8 MiB).
+pub const TRIP_TABLE_ENTRIES: u64 = 1 << 20;
+
+/// The trip counts of a loop whose count is a function of the launch coordinates
+/// ([`counts_by_coordinates`]), by the coordinates its decisive conjuncts read, filled as
+/// threads ask: the footprints, the reuse walk and the dependence ranges each ask every
+/// thread's count (histogram_global small: 8,192 threads with counts of their own, each
+/// evaluated three times before).
+#[derive(Debug)]
+pub(crate) struct TripTable {
+    /// (thread `0` or TB `1`, dimension, extent) of each coordinate indexed, the first one
+    /// fastest.
+    axes: Vec<(usize, usize, u64)>,
+    /// By index, the count, or 0 while not yet computed (a count is at least 1); a count
+    /// that failed is not kept (its error is evaluated again).
+    counts: Vec<AtomicI64>,
+}
+
+impl Clone for TripTable {
+    fn clone(&self) -> Self {
+        TripTable {
+            axes: self.axes.clone(),
+            counts: self
+                .counts
+                .iter()
+                .map(|c| AtomicI64::new(c.load(Ordering::Relaxed)))
+                .collect(),
+        }
+    }
+}
+
+impl TripTable {
+    /// The table of a loop with `decisive` conjuncts in a launch of `grid` and `block`;
+    /// `None` when it would exceed [`TRIP_TABLE_ENTRIES`].
+    fn new(decisive: &[E], grid: [u32; 3], block: [u32; 3]) -> Option<TripTable> {
+        let mut used = [[false; 3]; 2];
+        for c in decisive {
+            for (x, y) in used
+                .iter_mut()
+                .flatten()
+                .zip(coordinates_read(c).iter().flatten())
+            {
+                *x |= *y;
+            }
+        }
+        let extents = [block, grid];
+        let axes: Vec<(usize, usize, u64)> = (0..2)
+            .flat_map(|k| (0..3).map(move |d| (k, d)))
+            .filter(|&(k, d)| used[k][d])
+            .map(|(k, d)| (k, d, u64::from(extents[k][d])))
+            .collect();
+        let n = axes
+            .iter()
+            .try_fold(1u64, |p, a| p.checked_mul(a.2))
+            .filter(|&n| n <= TRIP_TABLE_ENTRIES)?;
+        Some(TripTable {
+            axes,
+            counts: (0..n).map(|_| AtomicI64::new(0)).collect(),
+        })
+    }
+
+    /// The entry of `cx`'s coordinates; `None` outside the launch.
+    fn index(&self, cx: &Ctx) -> Option<usize> {
+        let mut i = 0u64;
+        for &(k, d, n) in self.axes.iter().rev() {
+            let c = if k == 0 { cx.tid[d] } else { cx.ctaid[d] };
+            let c = u64::try_from(c).ok().filter(|&c| c < n)?;
+            i = i * n + c;
+        }
+        usize::try_from(i).ok()
+    }
+}
+
+/// Loop `l`'s trip count in `cx` (whose iteration of `l` it sets), over `plan`.
+fn count(
+    l: LoopId,
+    plan: &TripPlan,
+    exits: &[E],
+    cx: &mut Ctx,
+    ev: &mut PlanEval,
+) -> Result<i128, EvalError> {
+    if let Some(k) = closed_form(l, &plan.closed, exits, cx, ev)? {
+        return Ok(k + 1);
+    }
+    for k in 0..STEP_LIMIT as i128 {
+        ev.at(cx, l, k);
+        for e in exits {
+            if ev.eval(e, cx)? != 0 {
+                return Ok(k + 1);
+            }
+        }
+    }
+    Err(EvalError::TripLimit(l, STEP_LIMIT))
+}
+
+/// The slots and context a trip count evaluates in, kept per worker thread from one count
+/// to the next (histogram_global small asks 24,576 counts, each of which allocated both).
+struct TripScratch;
+
+/// Scratch entries kept per thread (a count may ask an inner loop's, which takes its own).
+const TRIP_SCRATCH: usize = 8;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<(std::sync::Arc<Tape>, TapeState, Ctx)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl TripScratch {
+    /// Slots for `tape` (a plan of loop `l`), all invalid, and a context to overwrite.
+    fn take(tape: &std::sync::Arc<Tape>, l: LoopId) -> (TapeState, Ctx) {
+        let found = SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            let p = s
+                .iter()
+                .position(|(t, _, _)| std::sync::Arc::ptr_eq(t, tape))?;
+            let (_, st, c) = s.swap_remove(p);
+            Some((st, c))
+        });
+        match found {
+            Some((mut st, c)) => {
+                st.next();
+                (st, c)
+            }
+            None => (
+                TapeState::with_fixed(tape, tape.invariant_in(l)),
+                Ctx::new(0),
+            ),
+        }
+    }
+    /// Gives back what [`TripScratch::take`] gave.
+    fn put(tape: &std::sync::Arc<Tape>, st: TapeState, c: Ctx) {
+        SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.len() >= TRIP_SCRATCH {
+                s.remove(0);
+            }
+            s.push((tape.clone(), st, c));
+        });
     }
 }
 
@@ -225,6 +385,11 @@ pub struct TripPlan {
     /// tape up again (half of histogram_global's analysis, whose 8,192 threads each have
     /// their own count).
     tape: std::sync::Arc<Tape>,
+    /// The launch's counts, for a loop whose count depends on the coordinates alone; made
+    /// on first use ([`TripPlan::table`]).
+    table: std::sync::OnceLock<Option<TripTable>>,
+    /// [`counts_by_coordinates`].
+    pub(crate) by_coordinates: bool,
 }
 
 /// A trip count's evaluations, over its plan's [`TripPlan::tape`]; the slots are valid
@@ -233,6 +398,8 @@ struct PlanEval<'a> {
     m: &'a KernelModel,
     tape: &'a Tape,
     st: TapeState,
+    /// The iteration the slots were computed at (`None`: none yet).
+    at: Option<i128>,
 }
 
 impl PlanEval<'_> {
@@ -242,10 +409,15 @@ impl PlanEval<'_> {
             None => eval(e, cx, self.m),
         }
     }
-    /// Sets loop `l`'s iteration in `cx` to `k`.
+    /// Sets loop `l`'s iteration in `cx` to `k` (the plan's loop: the slots that do not
+    /// read it stay valid).
     fn at(&mut self, cx: &mut Ctx, l: LoopId, k: i128) {
+        if self.at == Some(k) {
+            return;
+        }
         cx.iters[l.index()] = Some(k);
-        self.st.next();
+        self.st.next_iter();
+        self.at = Some(k);
     }
 }
 
@@ -298,7 +470,24 @@ impl TripPlan {
             tape: std::sync::Arc::new(Tape::new(roots)),
             closed,
             decisive,
+            table: std::sync::OnceLock::new(),
+            by_coordinates: m
+                .loops
+                .get(l.index())
+                .is_some_and(|info| counts_by_coordinates(info, l)),
         }
+    }
+
+    /// The loop's [`TripTable`] in `m`'s launch, when its count depends on the coordinates
+    /// alone and the table is small enough.
+    pub(crate) fn table(&self, m: &KernelModel) -> Option<&TripTable> {
+        self.table
+            .get_or_init(|| {
+                self.by_coordinates
+                    .then(|| TripTable::new(&self.decisive, m.grid, m.block))
+                    .flatten()
+            })
+            .as_ref()
     }
 
     /// [`TripPlan::closed`] of a loop with `exits`.
@@ -543,6 +732,71 @@ fn closed_form(
 mod tests {
     use super::*;
     use crate::expr::tests::NoTrips;
+
+    /// histogram_global's grid-stride loop over `n` bytes, 256 threads per TB.
+    fn histogram(grid: u32, n: u64) -> KernelModel {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let m = ptx_parser::parse_file(&root.join("kernels/histogram/histogram.compute_70.ptx"))
+            .expect("parse");
+        let f = m.kernel("histogram_global").expect("kernel");
+        let l = launch::Launch::from_json(
+            &format!(
+                r#"{{"format": "paver-launch/1", "kernel": "histogram_global",
+                    "grid": [{grid}, 1, 1], "block": [256, 1, 1], "params": [
+                    {{"index": 0, "buffer": {{"type": "u8", "len": {n}, "init": "zeros"}}}},
+                    {{"index": 1, "buffer": {{"type": "u32", "len": 256, "init": "zeros"}}}},
+                    {{"index": 2, "value": {n}}}]}}"#
+            ),
+            &root.join("launch.json"),
+        )
+        .expect("launch");
+        let b = l
+            .bind("histogram_global", &crate::param_sigs(f), &root)
+            .expect("bind");
+        crate::addr::analyze_kernel(f, &b)
+    }
+
+    /// Loop `l`'s count in `cx` evaluated afresh, without the plan's table.
+    fn uncached(m: &KernelModel, l: LoopId, cx: &Ctx) -> i128 {
+        let plan = m.trip_plan(l);
+        let mut ev = PlanEval {
+            m,
+            tape: &plan.tape,
+            st: TapeState::with_fixed(&plan.tape, plan.tape.invariant_in(l)),
+            at: None,
+        };
+        count(l, plan, &m.loops[l.index()].exits, &mut cx.clone(), &mut ev).expect("count")
+    }
+
+    /// A count that depends on the thread (`n` not a multiple of the grid's stride: the
+    /// first 1,000 threads run one iteration more) is kept by `%tid.x` and `%ctaid.x` and
+    /// read back as computed; coordinates outside the launch are evaluated, not looked up.
+    #[test]
+    fn the_launch_table_gives_every_threads_own_count() {
+        let (grid, n) = (4u32, 3 * 1024 + 1000);
+        let m = histogram(grid, n);
+        let l = LoopId(0);
+        let table = m.trip_plan(l).table(&m).expect("a table");
+        assert_eq!(table.counts.len(), 256 * grid as usize);
+        let mut cx = Ctx::new(m.loops.len());
+        for pass in 0..2 {
+            for b in 0..grid {
+                for t in 0..256 {
+                    cx.ctaid[0] = i128::from(b);
+                    cx.tid[0] = i128::from(t);
+                    let want = uncached(&m, l, &cx);
+                    let gid = u64::from(b * 256 + t);
+                    assert_eq!(want, i128::from(3 + u64::from(gid < 1000)), "thread {gid}");
+                    assert_eq!(m.trip(l, &cx).unwrap(), want, "pass {pass}, thread {gid}");
+                }
+            }
+        }
+        assert!(table.counts.iter().all(|c| c.load(Ordering::Relaxed) > 0));
+        cx.tid[0] = 256;
+        cx.ctaid[0] = 3;
+        assert_eq!(table.index(&cx), None);
+        assert_eq!(m.trip(l, &cx).unwrap(), uncached(&m, l, &cx));
+    }
 
     /// A loop exit's conjunct is left out of its trip count's dependences only when it holds
     /// in every thread of the launch.
