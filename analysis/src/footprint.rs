@@ -296,6 +296,9 @@ struct LoadPlan<'a> {
     /// apart, with their nodes (address first), for evaluating consecutive iterations of the
     /// innermost loop together ([`LaneAxis::Iter`]).
     iter_tape: Option<(Tape, Vec<u32>)>,
+    /// The pass shared with the other loads of the same loops, and this load's place in it
+    /// ([`group_iterations`]).
+    iter_group: Option<(std::sync::Arc<IterGroup>, usize)>,
     /// The recurrences of the outermost loop that tape reads: stepped for a warp row's
     /// lanes together before its threads walk ([`prestep_lanes`]).
     outer_recs: Vec<std::sync::Arc<RecSys>>,
@@ -478,7 +481,7 @@ pub fn compute_within(
         launch.block.z as u32,
     ];
     let num_tbs = grid[0] * grid[1] * grid[2];
-    let plans: Vec<Option<LoadPlan>> = model
+    let mut plans: Vec<Option<LoadPlan>> = model
         .loads
         .iter()
         .enumerate()
@@ -490,6 +493,7 @@ pub fn compute_within(
             }
         })
         .collect();
+    group_iterations(&mut plans);
     // Jobs: (load, projection of the grid on the load's dims).
     let mut jobs: Vec<(usize, [u32; 3])> = Vec::new();
     for (i, p) in plans.iter().enumerate() {
@@ -507,11 +511,13 @@ pub fn compute_within(
     let shared = SharedTrips::default();
     let run_job = |j: usize,
                    allow: &Allowance,
-                   trips: &mut TripCache|
+                   trips: &mut TripCache,
+                   passes: &mut IterPasses|
      -> Result<(WarpRuns, Ranges), String> {
         let (i, key) = jobs[j];
         let p = plans[i].as_ref().ok_or_else(String::new)?;
-        eval_load(model, launch, gran, p, key, block, trips, allow).map_err(|e| e.to_string())
+        eval_load(model, launch, gran, p, key, block, trips, passes, allow)
+            .map_err(|e| e.to_string())
     };
     // Per load, its jobs `[first, end)`.
     let mut span = vec![(usize::MAX, 0usize); plans.len()];
@@ -536,6 +542,7 @@ pub fn compute_within(
                     limit: share,
                 },
                 &mut TripCache::new(&deps, &shared),
+                &mut IterPasses::default(),
             )
         })
         .collect();
@@ -567,6 +574,7 @@ pub fn compute_within(
         .par_iter()
         .map(|js| {
             let mut trips = TripCache::new(&deps, &shared);
+            let mut passes = IterPasses::default();
             js.iter()
                 .map(|&j| {
                     let i = jobs[j].0;
@@ -582,6 +590,7 @@ pub fn compute_within(
                                 limit: estimates[i].saturating_add(slack),
                             },
                             &mut trips,
+                            &mut passes,
                         )
                     };
                     (j, r)
@@ -970,9 +979,82 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         tape,
         lane_roots,
         iter_tape,
+        iter_group: None,
         outer_recs,
         row,
     }
+}
+
+/// The loads of one loop nest whose innermost iterations a lane pass evaluates
+/// ([`LoadPlan::iter_tape`]), compiled into one tape. A TB's jobs walk its loads one after
+/// the other; the first load of a group to reach a thread's chunk of iterations evaluates
+/// the whole group there once and keeps every member's addresses ([`IterPasses`]) for the
+/// others. An unrolled loop's loads read each other's values: mirror_boundary's fourth load
+/// reflects its index three times, recomputing the first three loads' reflections.
+struct IterGroup {
+    tape: Tape,
+    /// Per member, its address and guard nodes (address first).
+    members: Vec<Vec<u32>>,
+}
+
+/// Joins the loads of `plans` that lie in the same loops and have an iteration pass into
+/// [`IterGroup`]s (groups of two or more).
+fn group_iterations(plans: &mut [Option<LoadPlan>]) {
+    let mut by_nest: BTreeMap<Vec<LoopId>, Vec<usize>> = BTreeMap::new();
+    for (i, p) in plans.iter().enumerate() {
+        if let Some(p) = p.as_ref().filter(|p| p.iter_tape.is_some()) {
+            by_nest.entry(p.site.loops.clone()).or_default().push(i);
+        }
+    }
+    for (loops, loads) in by_nest.into_iter().filter(|(_, ls)| ls.len() > 1) {
+        let roots = |p: &LoadPlan<'_>| -> Vec<E> {
+            std::iter::once(&p.site.addr)
+                .chain(&p.inner_conds)
+                .cloned()
+                .collect()
+        };
+        let member_roots: Vec<Vec<E>> = loads
+            .iter()
+            .filter_map(|&i| plans[i].as_ref().map(roots))
+            .collect();
+        let tape = Tape::new(member_roots.iter().flatten());
+        if !tape.is_cheap_in(&loops) {
+            continue;
+        }
+        let members = member_roots
+            .iter()
+            .map(|rs| {
+                rs.iter()
+                    .map(|e| tape.node(e).expect("compiled root"))
+                    .collect()
+            })
+            .collect();
+        let g = std::sync::Arc::new(IterGroup { tape, members });
+        for (pos, &i) in loads.iter().enumerate() {
+            if let Some(p) = plans[i].as_mut() {
+                p.iter_group = Some((g.clone(), pos));
+            }
+        }
+    }
+}
+
+/// Most addresses [`IterPasses`] keeps for one TB (4 MiB).
+const ITER_PASS_VALUES: usize = 1 << 18;
+
+/// Deepest loop nest whose passes [`IterPasses`] keeps (its key holds the iterations).
+const ITER_PASS_DEPTH: usize = 4;
+
+/// A group pass's place: the group's address, the thread, the iterations of the group's
+/// loops (the innermost one's the chunk's first, the rest -1) and the chunk's lanes.
+type PassKey = (usize, [i128; 3], [i128; ITER_PASS_DEPTH], usize);
+
+/// The group passes of one TB's jobs ([`IterGroup`]): per pass, each member's count of
+/// kept lanes followed by their addresses (the lanes whose guards hold, in lane order),
+/// member after member; `None` where the group's pass failed (each load then runs its own).
+#[derive(Default)]
+pub(crate) struct IterPasses {
+    entries: FxMap<PassKey, Option<Box<[i128]>>>,
+    values: usize,
 }
 
 /// What a loop's trip count depends on: thread coordinates, TB coordinates and the
@@ -1365,6 +1447,7 @@ fn eval_load(
     key: [u32; 3],
     block: [u32; 3],
     trips: &mut TripCache,
+    passes: &mut IterPasses,
     allow: &Allowance,
 ) -> Result<(WarpRuns, Ranges), EvalError> {
     let nthreads = (block[0] * block[1] * block[2]) as usize;
@@ -1384,6 +1467,7 @@ fn eval_load(
         p,
         sink,
         trips,
+        passes,
         ev: Evaluator::new(&p.tape),
         le: LaneEval::with_values(LANE_VALS.with(|v| v.take())),
     };
@@ -1760,6 +1844,7 @@ struct TbWalk<'w, 'a, 't> {
     p: &'a LoadPlan<'a>,
     sink: Sink<'a>,
     trips: &'w mut TripCache<'t>,
+    passes: &'w mut IterPasses,
     ev: Evaluator<'a>,
     le: LaneEval,
 }
@@ -1827,6 +1912,66 @@ impl TbWalk<'_, '_, '_> {
 
     /// The accesses of the thread of `cx` from loop `depth` of the load on (its guards
     /// outside the loops hold), recorded in the sink.
+    /// Member `pos` of group `g`'s kept addresses at the `n` iterations of innermost loop
+    /// `l` from the one in `cx`, from the group's pass there (run now, or by an earlier
+    /// member in this TB), written to `out`: how many, or `None` where that pass fails.
+    fn group_points(
+        &mut self,
+        (g, pos): (&std::sync::Arc<IterGroup>, usize),
+        l: LoopId,
+        n: usize,
+        cx: &Ctx,
+        out: &mut [i128; LANES],
+    ) -> Option<usize> {
+        let loops = &self.p.site.loops;
+        if loops.len() > ITER_PASS_DEPTH {
+            return None;
+        }
+        let mut iters = [-1i128; ITER_PASS_DEPTH];
+        for (k, q) in iters.iter_mut().zip(loops) {
+            *k = cx.iters[q.index()].unwrap_or(-1);
+        }
+        let key = (std::sync::Arc::as_ptr(g) as usize, cx.tid, iters, n);
+        // Member `pos`'s addresses in a pass's values.
+        let read = |vals: &[i128], out: &mut [i128; LANES]| {
+            let mut at = 0;
+            for _ in 0..pos {
+                at += 1 + vals[at] as usize;
+            }
+            let m = vals[at] as usize;
+            out[..m].copy_from_slice(&vals[at + 1..at + 1 + m]);
+            m
+        };
+        if let Some(e) = self.passes.entries.get(&key) {
+            return e.as_deref().map(|vals| read(vals, out));
+        }
+        let le = &mut self.le;
+        let vals: Option<Box<[i128]>> =
+            le.run(&g.tape, LaneAxis::Iter(l), n, cx, self.model)
+                .then(|| {
+                    let mut vals = Vec::with_capacity(g.members.len() * (n + 1));
+                    for nodes in &g.members {
+                        let (addr, conds) = (nodes[0], &nodes[1..]);
+                        let at = vals.len();
+                        vals.push(0);
+                        for lane in 0..n {
+                            if conds.iter().all(|&c| le.value(c, lane) != 0) {
+                                vals.push(le.value(addr, lane));
+                            }
+                        }
+                        vals[at] = (vals.len() - at - 1) as i128;
+                    }
+                    vals.into_boxed_slice()
+                });
+        let m = vals.as_deref().map(|v| read(v, out));
+        let size = vals.as_ref().map_or(1, |v| v.len());
+        if self.passes.values + size <= ITER_PASS_VALUES {
+            self.passes.values += size;
+            self.passes.entries.insert(key, vals);
+        }
+        m
+    }
+
     fn walk(&mut self, depth: usize, cx: &mut Ctx) -> Result<(), EvalError> {
         let (model, p) = (self.model, self.p);
         let loops = &p.site.loops;
@@ -1865,6 +2010,14 @@ impl TbWalk<'_, '_, '_> {
         while k0 < t {
             let n = (t - k0).min(chunk);
             cx.iters[l.index()] = Some(k0);
+            if let Some((g, pos)) = p.iter_group.as_ref().filter(|_| n > 1 && innermost) {
+                let mut vals = [0i128; LANES];
+                if let Some(m) = self.group_points((g, *pos), l, n as usize, cx, &mut vals) {
+                    self.sink.points(&mut vals[..m])?;
+                    k0 += n;
+                    continue;
+                }
+            }
             if let Some((tape, nodes)) = p.iter_tape.as_ref().filter(|_| n > 1 && innermost) {
                 if self.le.run(tape, LaneAxis::Iter(l), n as usize, cx, model) {
                     let (addr, conds) = (nodes[0], &nodes[1..]);
@@ -1890,5 +2043,99 @@ impl TbWalk<'_, '_, '_> {
         cx.iters[l.index()] = None;
         cx.trips[l.index()] = None;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A corpus launch, bound as the CLI binds it, and its model.
+    fn corpus(dir: &str, launch_file: &str) -> (BoundLaunch, KernelModel) {
+        let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../kernels")
+            .join(dir);
+        let m = ptx_parser::parse_file(&d.join(format!("{dir}.compute_70.ptx"))).expect("parse");
+        let l = launch::Launch::read(&d.join(launch_file)).expect("launch");
+        let name = l.kernel.clone().expect("kernel named");
+        let f = m.kernel(&name).expect("kernel");
+        let b = l
+            .bind(&name, &crate::param_sigs(f), &d)
+            .expect("bind")
+            .with_module(&m);
+        let model = crate::addr::analyze_kernel(f, &b);
+        (b, model)
+    }
+
+    /// Every load of every TB walked alone and as a member of its group pass (the loads in
+    /// turn, one [`IterPasses`] per TB, as the jobs run) gives the same runs and ranges:
+    /// mirror_boundary's unrolled loads, whose addresses differ load by load while their
+    /// union is the same row (the footprints alone would not tell a load read another's).
+    #[test]
+    fn group_passes_give_each_load_its_own_addresses() {
+        let (b, model) = corpus("mirror_boundary", "small.json");
+        let dim = |d: u64| u32::try_from(d).expect("small launch");
+        let grid = [b.grid.x, b.grid.y, b.grid.z].map(dim);
+        let block = [b.block.x, b.block.y, b.block.z].map(dim);
+        let alone: Vec<Option<LoadPlan>> = model
+            .loads
+            .iter()
+            .map(|s| Some(plan(&model, s, grid, block)))
+            .collect();
+        let mut grouped: Vec<Option<LoadPlan>> = model
+            .loads
+            .iter()
+            .map(|s| Some(plan(&model, s, grid, block)))
+            .collect();
+        group_iterations(&mut grouped);
+        let members = grouped.iter().flatten().filter(|p| p.iter_group.is_some());
+        assert!(
+            members.count() >= 4,
+            "the unrolled loop's loads form a group"
+        );
+        let deps = all_trip_deps(&model);
+        let shared = SharedTrips::default();
+        let spent = AtomicU64::new(0);
+        let allow = Allowance {
+            spent: &spent,
+            limit: u64::MAX,
+        };
+        let gran = Granularity::Element;
+        for x in 0..grid[0] {
+            for y in 0..grid[1] {
+                let key = [x, y, 0];
+                let mut passes = IterPasses::default();
+                let mut trips = TripCache::new(&deps, &shared);
+                for (i, (a, g)) in alone.iter().zip(&grouped).enumerate() {
+                    let (a, g) = (a.as_ref().unwrap(), g.as_ref().unwrap());
+                    let mut t = TripCache::new(&deps, &shared);
+                    let want = eval_load(
+                        &model,
+                        &b,
+                        gran,
+                        a,
+                        key,
+                        block,
+                        &mut t,
+                        &mut IterPasses::default(),
+                        &allow,
+                    );
+                    let got = eval_load(
+                        &model,
+                        &b,
+                        gran,
+                        g,
+                        key,
+                        block,
+                        &mut trips,
+                        &mut passes,
+                        &allow,
+                    );
+                    assert!(want.is_ok(), "load {i}, TB {key:?}: {want:?}");
+                    assert_eq!(got.ok(), want.ok(), "load {i}, TB {key:?}");
+                }
+                assert!(!passes.entries.is_empty(), "the group's passes were kept");
+            }
+        }
     }
 }
