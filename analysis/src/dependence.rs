@@ -766,9 +766,23 @@ pub const ELEMENT_FOOTPRINT_BUDGET: u64 = 256 << 20;
 /// whose row pitch is no multiple of a line: neighbouring TBs share lines, never elements).
 /// Every counted resolved load that reads `p`'s buffer is evaluated again, at elements, for
 /// `p` alone; `None` when that does not fit in [`ELEMENT_FOOTPRINT_BUDGET`].
+/// A load that reads `p` alone and whose TBs read apart ([`tbs_read_apart`]) answers at
+/// once: srad_update's paper launch spent a fifth of its analysis walking five such
+/// parameters again at elements.
 pub fn inter_tb_by_elements(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64) -> Option<bool> {
-    use crate::footprint::{compute_within, Granularity};
-    let skip: Vec<bool> = (0..a.model.loads.len())
+    let skip = loads_not_reading(a, p);
+    if let [i] = (0..skip.len()).filter(|&i| !skip[i]).collect::<Vec<_>>()[..] {
+        if tbs_read_apart(a, &Ranges::new(a, launch), i, eb) {
+            return Some(false);
+        }
+    }
+    inter_tb_by_element_footprints(a, launch, p, eb)
+}
+
+/// Per load, whether it is left out of `p`'s element question: it does not read `p`'s
+/// buffer, is unresolved or does not count.
+fn loads_not_reading(a: &Analysis, p: u32) -> Vec<bool> {
+    (0..a.model.loads.len())
         .map(|i| {
             let reads = a
                 .footprints
@@ -777,7 +791,97 @@ pub fn inter_tb_by_elements(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64)
                 .is_some_and(|v| v.iter().any(|r| r.region == Some(p) && r.lo < r.hi));
             !reads || a.unresolved.get(i).is_some_and(Option::is_some) || !a.model.counts(i)
         })
-        .collect();
+        .collect()
+}
+
+/// Whether no two TBs read a common `eb`-byte element through load `i`: a load outside
+/// loops whose address is affine in the thread and TB coordinates, exact over the launch
+/// ([`lin`]), with coefficients that are whole elements, where any two threads of
+/// different TBs access elements that never meet. Sorted by size, every coefficient must
+/// step past all that the smaller ones span plus the elements one access covers (a mixed
+/// radix): the highest coordinate in which two threads differ then parts their accesses.
+/// A thread coordinate with coefficient 0 is left out (its threads are of one TB); a TB
+/// coordinate with coefficient 0 along two or more TBs answers `false`. Guards only remove
+/// threads, so they are not read.
+pub fn tbs_read_apart(a: &Analysis, r: &Ranges, i: usize, eb: u64) -> bool {
+    let Some(s) = a.model.loads.get(i) else {
+        return false;
+    };
+    let Some(l) = lin(&s.addr, r).filter(|_| s.loops.is_empty()) else {
+        return false;
+    };
+    let eb = i128::from(eb);
+    if eb <= 0 {
+        return false;
+    }
+    // Buffers start on element boundaries: the offset of every access in its element.
+    let o = l.c.rem_euclid(eb);
+    let covered = ((o + i128::from(s.width) + eb - 1) / eb).max(1);
+    let mut terms = Vec::with_capacity(l.terms.len());
+    for (atom, c) in &l.terms {
+        let (n, tb) = match atom {
+            Atom::Tid(d) => (r.block[usize::from(*d).min(2)], false),
+            Atom::Ctaid(d) => (r.grid[usize::from(*d).min(2)], true),
+            _ => return false,
+        };
+        if c % eb != 0 {
+            return false;
+        }
+        terms.push((c / eb, n, tb));
+    }
+    // A coordinate the address does not read: its TBs read alike.
+    for (d, &n) in r.grid.iter().enumerate() {
+        let read = l.terms.iter().any(|(a, _)| *a == Atom::Ctaid(d as u8));
+        if n >= 2 && !read {
+            return false;
+        }
+    }
+    affine_apart(&terms, covered)
+}
+
+/// Whether accesses of `covered` elements from `sum(c * x)`, over coordinates `x` in
+/// `[0, n)` given as `(c, n, tb)` (`tb`: a TB coordinate), never meet between two points
+/// that differ in a TB coordinate ([`tbs_read_apart`]).
+fn affine_apart(terms: &[(i128, i128, bool)], covered: i128) -> bool {
+    let mut steps: Vec<(i128, i128)> = Vec::with_capacity(terms.len());
+    for &(c, n, tb) in terms {
+        if n < 2 {
+            continue;
+        }
+        if c == 0 {
+            if tb {
+                return false;
+            }
+            continue;
+        }
+        steps.push((c.abs(), n));
+    }
+    steps.sort_unstable();
+    let mut span = 0i128;
+    for (c, n) in steps {
+        let Some(need) = span.checked_add(covered) else {
+            return false;
+        };
+        if c < need {
+            return false;
+        }
+        let Some(next) = c.checked_mul(n - 1).and_then(|x| x.checked_add(span)) else {
+            return false;
+        };
+        span = next;
+    }
+    true
+}
+
+/// [`inter_tb_by_elements`] from element footprints alone.
+pub fn inter_tb_by_element_footprints(
+    a: &Analysis,
+    launch: &BoundLaunch,
+    p: u32,
+    eb: u64,
+) -> Option<bool> {
+    use crate::footprint::{compute_within, Granularity};
+    let skip = loads_not_reading(a, p);
     let (fp, errors) = compute_within(
         &a.model,
         launch,
@@ -1068,6 +1172,73 @@ impl PairWalk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`affine_apart`] against every pair of points of small boxes: whenever it answers,
+    /// no two points that differ in a TB coordinate have accesses that meet; and it
+    /// answers for the row-major layouts it is for.
+    #[test]
+    fn affine_apart_is_sound_on_every_small_box() {
+        let meet = |terms: &[(i128, i128, bool)], covered: i128| -> bool {
+            let mut points: Vec<(Vec<i128>, i128)> = vec![(Vec::new(), 0)];
+            for &(c, n, _) in terms {
+                points = points
+                    .into_iter()
+                    .flat_map(|(xs, e)| {
+                        (0..n).map(move |x| {
+                            let mut xs = xs.clone();
+                            xs.push(x);
+                            (xs, e + c * x)
+                        })
+                    })
+                    .collect();
+            }
+            points.iter().any(|(xa, ea)| {
+                points.iter().any(|(xb, eb)| {
+                    let other_tb = terms.iter().enumerate().any(|(k, t)| t.2 && xa[k] != xb[k]);
+                    other_tb && (ea - eb).abs() < covered
+                })
+            })
+        };
+        let (mut answered, mut cases) = (0, 0);
+        let coefs = [-5i128, -2, 0, 1, 2, 3, 4, 6, 8, 12];
+        for &c0 in &coefs {
+            for &c1 in &coefs {
+                for &c2 in &coefs {
+                    for (n0, n1, n2) in [(2, 3, 2), (4, 2, 3), (3, 1, 2), (2, 2, 4)] {
+                        for covered in 1..=3 {
+                            let terms = [(c0, n0, false), (c1, n1, true), (c2, n2, true)];
+                            cases += 1;
+                            if affine_apart(&terms, covered) {
+                                answered += 1;
+                                assert!(!meet(&terms, covered), "{terms:?} covering {covered}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(answered * 20 > cases, "answered {answered} of {cases}");
+        // Row-major tiles: x = 16 bx + tx, y = 16 by + ty, element y * 64 + x.
+        let tile = [
+            (1, 16, false),
+            (16, 4, true),
+            (64, 16, false),
+            (1024, 4, true),
+        ];
+        assert!(affine_apart(&tile, 1));
+        assert!(
+            !affine_apart(&tile, 2),
+            "a two-element access meets its neighbour's"
+        );
+        assert!(
+            !affine_apart(&[(1, 16, false), (0, 4, true)], 1),
+            "every TB reads alike"
+        );
+        assert!(affine_apart(
+            &[(1, 16, false), (0, 1, true), (16, 4, true)],
+            1
+        ));
+    }
 
     use crate::expr::{add, ext, konst, mul, op, var};
 

@@ -364,3 +364,51 @@ fn descriptor_params_fully_resolved(a: &analysis::Analysis) -> Vec<u32> {
     all.dedup();
     all
 }
+
+/// The element question's affine answer (`dependence::tbs_read_apart`: one load, outside
+/// loops, whose TBs' accesses never meet) agrees with the element footprints wherever it
+/// answers, on every small launch of the corpus analysed at lines (where units of several
+/// elements meet and the question is asked), and it answers for the loop-free stencils'
+/// one-load arrays (srad_update's image and its four derivative arrays among them).
+#[test]
+fn affine_element_answers_agree_with_element_footprints() {
+    use analysis::dependence::{inter_tb_by_element_footprints, tbs_read_apart, Ranges};
+    let mut answered = Vec::new();
+    for (dir, file) in small_launches() {
+        let (m, b) = load(&dir, "compute_70", &file);
+        let f = m.kernel(&b.kernel).expect("kernel");
+        let a = analysis::analyze(f, &b, Granularity::Line(128)).expect("analysis");
+        let ranges = Ranges::new(&a, &b);
+        for p in b.region_ids() {
+            let Some(eb) = b.region_elem_bytes(p) else {
+                continue;
+            };
+            let reading: Vec<usize> = (0..a.model.loads.len())
+                .filter(|&i| {
+                    a.model.counts(i)
+                        && a.unresolved.get(i).is_some_and(Option::is_none)
+                        && a.footprints.load_ranges.get(i).is_some_and(|v| {
+                            v.iter().any(|r| r.region == Some(p as u32) && r.lo < r.hi)
+                        })
+                })
+                .collect();
+            let [i] = reading[..] else {
+                continue;
+            };
+            if !tbs_read_apart(&a, &ranges, i, eb) {
+                continue;
+            }
+            let want = inter_tb_by_element_footprints(&a, &b, p as u32, eb);
+            assert_eq!(want, Some(false), "{dir}/{file} param {p}");
+            answered.push(format!("{dir}/{file} {p}"));
+        }
+    }
+    for p in [0, 2, 3, 4, 5] {
+        let want = format!("srad/small.srad_update.json {p}");
+        assert!(
+            answered.contains(&want),
+            "{want} not answered: {answered:?}"
+        );
+    }
+    eprintln!("answered: {answered:?}");
+}
