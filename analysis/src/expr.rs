@@ -764,8 +764,58 @@ pub struct Tape {
     nodes: Vec<Node>,
     /// Node index by expression address (every node of the compiled roots).
     index: crate::footprint::FxMap<usize, u32>,
+    /// Node index by shape (operation and operand nodes): equal subexpressions built
+    /// apart (each PTX operation's `Ext`, the constants, a value re-read after every
+    /// branch) become one node. mirror_boundary's reflection step had 87 nodes.
+    shapes: crate::footprint::FxMap<Shape, u32>,
     /// The roots, which keep every compiled node alive (the addresses stay unique).
     roots: Vec<E>,
+}
+
+/// A node's identity for [`Tape::shapes`]: what it computes from which nodes. Leaves that
+/// are not variables or trip counts (unknowns) have none.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum Shape {
+    Const(i128),
+    Var(Var),
+    Trip(LoopId),
+    Add(u32, u32),
+    Sub(u32, u32),
+    Mul(u32, u32),
+    Ext(u8, bool, u32),
+    Op(IntOp, u32, u32),
+    Cmp(Rel, u32, u32),
+    Not(u32),
+    And(u32, u32),
+    Or(u32, u32),
+    Select(u32, u32, u32),
+    Rec(usize, u32, u32),
+}
+
+impl Node {
+    fn shape(&self) -> Option<Shape> {
+        Some(match self {
+            Node::Const(c) => Shape::Const(*c),
+            Node::Tid(d) => Shape::Var(Var::Tid(*d as u8)),
+            Node::Ctaid(d) => Shape::Var(Var::Ctaid(*d as u8)),
+            Node::Leaf(e) => match **e {
+                Expr::Var(v) => Shape::Var(v),
+                Expr::Trip(l) => Shape::Trip(l),
+                _ => return None,
+            },
+            Node::Add(a, b) => Shape::Add(*a, *b),
+            Node::Sub(a, b) => Shape::Sub(*a, *b),
+            Node::Mul(a, b) => Shape::Mul(*a, *b),
+            Node::Ext(bits, signed, a) => Shape::Ext(*bits, *signed, *a),
+            Node::Op(o, a, b) => Shape::Op(*o, *a, *b),
+            Node::Cmp(r, a, b) => Shape::Cmp(*r, *a, *b),
+            Node::Not(a) => Shape::Not(*a),
+            Node::And(a, b) => Shape::And(*a, *b),
+            Node::Or(a, b) => Shape::Or(*a, *b),
+            Node::Select(c, a, b) => Shape::Select(*c, *a, *b),
+            Node::Rec(r, i, k) => Shape::Rec(Arc::as_ptr(r) as usize, *i, *k),
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -822,9 +872,17 @@ impl Tape {
             Expr::Select(c, a, b) => Node::Select(self.add(c), self.add(a), self.add(b)),
             Expr::Rec(r, i, k) => Node::Rec(r.clone(), *i, self.add(k)),
         };
+        let shape = n.shape();
+        if let Some(&i) = shape.as_ref().and_then(|sh| self.shapes.get(sh)) {
+            self.index.insert(key, i);
+            return i;
+        }
         self.nodes.push(n);
         let i = (self.nodes.len() - 1) as u32;
         self.index.insert(key, i);
+        if let Some(sh) = shape {
+            self.shapes.insert(sh, i);
+        }
         i
     }
     /// Whether no node needs a trip count or a recurrence: every value is a few operations
@@ -2004,6 +2062,41 @@ pub(crate) mod tests {
         fn trip(&self, l: LoopId, _: &Ctx) -> Result<i128, EvalError> {
             Err(EvalError::TripLimit(l, 0))
         }
+    }
+
+    /// Equal subexpressions built apart compile to one node; different ones do not (a
+    /// constant, an operand, a width or signedness apart).
+    #[test]
+    fn equal_shapes_share_a_node() {
+        let x = || var(Var::Tid(0));
+        let a = add(x(), konst(1));
+        let b = add(x(), konst(1));
+        let c = add(x(), konst(2));
+        let wide = |e: &E, signed| {
+            Arc::new(Expr::Ext {
+                bits: 32,
+                signed,
+                e: e.clone(),
+            })
+        };
+        let (sa, sb, ua) = (wide(&a, true), wide(&b, true), wide(&a, false));
+        let root = mul(add(sa.clone(), sb.clone()), add(ua.clone(), c.clone()));
+        let tape = Tape::new([&root]);
+        let n = |e: &E| tape.node(e).unwrap();
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(n(&a), n(&b));
+        assert_eq!(n(&sa), n(&sb));
+        assert_ne!(n(&a), n(&c));
+        assert_ne!(n(&sa), n(&ua));
+        // x, 1, x + 1, its two extensions, 2, x + 2, two sums and the product.
+        assert_eq!(tape.len(), 10);
+        let mut cx = Ctx::new(0);
+        cx.tid[0] = 5;
+        let mut st = TapeState::new(&tape);
+        assert_eq!(
+            eval_tape(&tape, &mut st, n(&root), &cx, &NoTrips).unwrap(),
+            12 * 13
+        );
     }
 
     /// A slot that does not read a loop's iteration keeps its value across
