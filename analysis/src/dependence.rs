@@ -101,13 +101,7 @@ impl<'a> Ranges<'a> {
         // that hold in every thread left out): scalar_prod's outer loop, 32,768 threads,
         // becomes its 128 `%ctaid.x`.
         let (grid, block) = (a.model.grid, a.model.block);
-        let mut used = [[false; 3]; 2];
-        for c in &a.model.trip_plan(l).decisive {
-            let u = crate::ivs::coordinates_read(c);
-            for (x, y) in used.iter_mut().flatten().zip(u.iter().flatten()) {
-                *x |= *y;
-            }
-        }
+        let used = crate::ivs::conjuncts_read(&a.model.trip_plan(l).decisive);
         let mut max: Option<i128> = None;
         let mut failed = false;
         crate::ivs::each_coordinate(used, grid, block, u64::MAX, &mut cx, |cx| {

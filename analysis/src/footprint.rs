@@ -1045,7 +1045,8 @@ const ITER_PASS_VALUES: usize = 1 << 18;
 const ITER_PASS_DEPTH: usize = 4;
 
 /// A group pass's place: the group's address, the thread, the iterations of the group's
-/// loops (the innermost one's the chunk's first, the rest -1) and the chunk's lanes.
+/// loops (the innermost one's the chunk's first; -1 past the nest's depth) and the
+/// chunk's lanes.
 type PassKey = (usize, [i128; 3], [i128; ITER_PASS_DEPTH], usize);
 
 /// The group passes of one TB's jobs ([`IterGroup`]): per pass, each member's count of

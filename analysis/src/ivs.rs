@@ -259,22 +259,7 @@ impl TripTable {
     /// The table of a loop with `decisive` conjuncts in a launch of `grid` and `block`;
     /// `None` when it would exceed [`TRIP_TABLE_ENTRIES`].
     fn new(decisive: &[E], grid: [u32; 3], block: [u32; 3]) -> Option<TripTable> {
-        let mut used = [[false; 3]; 2];
-        for c in decisive {
-            for (x, y) in used
-                .iter_mut()
-                .flatten()
-                .zip(coordinates_read(c).iter().flatten())
-            {
-                *x |= *y;
-            }
-        }
-        let extents = [block, grid];
-        let axes: Vec<(usize, usize, u64)> = (0..2)
-            .flat_map(|k| (0..3).map(move |d| (k, d)))
-            .filter(|&(k, d)| used[k][d])
-            .map(|(k, d)| (k, d, u64::from(extents[k][d])))
-            .collect();
+        let axes = coordinate_axes(conjuncts_read(decisive), grid, block);
         let n = axes
             .iter()
             .try_fold(1u64, |p, a| p.checked_mul(a.2))
@@ -581,6 +566,33 @@ pub(crate) fn coordinates_read(e: &Expr) -> [[bool; 3]; 2] {
     used
 }
 
+/// The coordinates any of `conjuncts` reads ([`coordinates_read`]).
+pub(crate) fn conjuncts_read(conjuncts: &[E]) -> [[bool; 3]; 2] {
+    let mut used = [[false; 3]; 2];
+    for c in conjuncts {
+        let u = coordinates_read(c);
+        for (x, y) in used.iter_mut().flatten().zip(u.iter().flatten()) {
+            *x |= *y;
+        }
+    }
+    used
+}
+
+/// (thread `0` or TB `1`, dimension, extent) of each coordinate `used` marks, threads
+/// first, `x` first.
+fn coordinate_axes(
+    used: [[bool; 3]; 2],
+    grid: [u32; 3],
+    block: [u32; 3],
+) -> Vec<(usize, usize, u64)> {
+    let extents = [block, grid];
+    (0..2)
+        .flat_map(|k| (0..3).map(move |d| (k, d)))
+        .filter(|&(k, d)| used[k][d])
+        .map(|(k, d)| (k, d, u64::from(extents[k][d])))
+        .collect()
+}
+
 /// Calls `f` with `cx`'s `%tid` and `%ctaid` set to every combination of the coordinates
 /// `used` marks ([`coordinates_read`]) over `block` and `grid`, the first one fastest, until
 /// it returns `false`: `Some(false)` then, `Some(true)` when every call returned `true`,
@@ -593,13 +605,7 @@ pub(crate) fn each_coordinate(
     cx: &mut Ctx,
     mut f: impl FnMut(&Ctx) -> bool,
 ) -> Option<bool> {
-    let extents = [block, grid];
-    // (thread or TB, dimension, extent) of each coordinate enumerated.
-    let axes: Vec<(usize, usize, u64)> = (0..2)
-        .flat_map(|k| (0..3).map(move |d| (k, d)))
-        .filter(|&(k, d)| used[k][d])
-        .map(|(k, d)| (k, d, u64::from(extents[k][d])))
-        .collect();
+    let axes = coordinate_axes(used, grid, block);
     let points = axes
         .iter()
         .try_fold(1u64, |p, a| p.checked_mul(a.2))
