@@ -155,7 +155,7 @@ pub struct LoopInfo {
 }
 
 /// The result of symbolic execution: loads and loops of one kernel for one launch.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct KernelModel {
     /// Global loads reached for this launch, in instruction order.
     pub loads: Vec<LoadSite>,
@@ -171,6 +171,8 @@ pub struct KernelModel {
     /// changed once [`analyze_kernel`] has returned): trip counts are evaluated per thread
     /// and iteration, their symbolic part once per loop.
     pub(crate) trip_plans: Vec<std::sync::OnceLock<crate::ivs::TripPlan>>,
+    /// Entries the loops' [`crate::ivs::TripTable`]s may still take, together.
+    pub(crate) trip_table_room: std::sync::atomic::AtomicU64,
     /// The launch's grid and block, by dimension (what "every thread" means for the exit
     /// conditions that hold in every thread, [`crate::ivs::TripPlan::decisive`]).
     pub(crate) grid: [u32; 3],
@@ -264,6 +266,7 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
         loops: x.loops,
         include_may: false,
         trip_plans,
+        trip_table_room: std::sync::atomic::AtomicU64::new(crate::ivs::TRIP_TABLES_ENTRIES),
         grid: [launch.grid.x, launch.grid.y, launch.grid.z].map(dim),
         block: [launch.block.x, launch.block.y, launch.block.z].map(dim),
     }

@@ -13,7 +13,7 @@
 
 use ptx_parser::{BlockId, Cfg, Function, Operand};
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use crate::addr::KernelModel;
 use crate::expr::*;
@@ -227,6 +227,10 @@ pub(crate) fn counts_by_coordinates(info: &crate::addr::LoopInfo, l: LoopId) -> 
 /// Most entries of one [`TripTable`] (8 MiB).
 pub const TRIP_TABLE_ENTRIES: u64 = 1 << 20;
 
+/// Most entries of all of one model's [`TripTable`]s (16 MiB): a loop whose table does not
+/// fit any more solves its counts as they are asked.
+pub const TRIP_TABLES_ENTRIES: u64 = 1 << 21;
+
 /// The trip counts of a loop whose count is a function of the launch coordinates
 /// ([`counts_by_coordinates`]), by the coordinates its decisive conjuncts read, filled as
 /// threads ask: the footprints, the reuse walk and the dependence ranges each ask every
@@ -242,28 +246,18 @@ pub(crate) struct TripTable {
     counts: Vec<AtomicI64>,
 }
 
-impl Clone for TripTable {
-    fn clone(&self) -> Self {
-        TripTable {
-            axes: self.axes.clone(),
-            counts: self
-                .counts
-                .iter()
-                .map(|c| AtomicI64::new(c.load(Ordering::Relaxed)))
-                .collect(),
-        }
-    }
-}
-
 impl TripTable {
     /// The table of a loop with `decisive` conjuncts in a launch of `grid` and `block`;
-    /// `None` when it would exceed [`TRIP_TABLE_ENTRIES`].
-    fn new(decisive: &[E], grid: [u32; 3], block: [u32; 3]) -> Option<TripTable> {
+    /// `None` when it would exceed [`TRIP_TABLE_ENTRIES`] or the `room` left of
+    /// [`TRIP_TABLES_ENTRIES`] (which it takes).
+    fn new(decisive: &[E], grid: [u32; 3], block: [u32; 3], room: &AtomicU64) -> Option<TripTable> {
         let axes = coordinate_axes(conjuncts_read(decisive), grid, block);
         let n = axes
             .iter()
             .try_fold(1u64, |p, a| p.checked_mul(a.2))
             .filter(|&n| n <= TRIP_TABLE_ENTRIES)?;
+        room.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(n))
+            .ok()?;
         Some(TripTable {
             axes,
             counts: (0..n).map(|_| AtomicI64::new(0)).collect(),
@@ -353,7 +347,7 @@ impl TripScratch {
 /// The launch-independent part of a loop's trip count, worked out once per loop
 /// ([`KernelModel::trip_plan`]) instead of once per thread: why the count is unknown, and
 /// the shape of its single exit for [`closed_form`].
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct TripPlan {
     /// [`KernelModel::loop_reason`].
     pub(crate) unknown: Option<Reason>,
@@ -469,7 +463,7 @@ impl TripPlan {
         self.table
             .get_or_init(|| {
                 self.by_coordinates
-                    .then(|| TripTable::new(&self.decisive, m.grid, m.block))
+                    .then(|| TripTable::new(&self.decisive, m.grid, m.block, &m.trip_table_room))
                     .flatten()
             })
             .as_ref()
@@ -784,6 +778,11 @@ mod tests {
         let l = LoopId(0);
         let table = m.trip_plan(l).table(&m).expect("a table");
         assert_eq!(table.counts.len(), 256 * grid as usize);
+        assert_eq!(
+            m.trip_table_room.load(Ordering::Relaxed),
+            TRIP_TABLES_ENTRIES - 1024,
+            "the table takes its entries from the model's room"
+        );
         let mut cx = Ctx::new(m.loops.len());
         for pass in 0..2 {
             for b in 0..grid {
@@ -802,6 +801,12 @@ mod tests {
         cx.ctaid[0] = 3;
         assert_eq!(table.index(&cx), None);
         assert_eq!(m.trip(l, &cx).unwrap(), uncached(&m, l, &cx));
+        // No room left: no table, the same counts.
+        let m = histogram(grid, n);
+        m.trip_table_room.store(1023, Ordering::Relaxed);
+        assert!(m.trip_plan(l).table(&m).is_none());
+        cx.tid[0] = 7;
+        assert_eq!(m.trip(l, &cx).unwrap(), 4);
     }
 
     /// A loop exit's conjunct is left out of its trip count's dependences only when it holds
