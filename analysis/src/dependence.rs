@@ -996,8 +996,8 @@ pub fn intra_thread_witness(
     let mut w = crate::reuse::Walker::new(a, launch, crate::footprint::Granularity::Element, &plan);
     w.limit = WITNESS_POINTS;
     let mut cx = Ctx::new(a.model.loops.len());
-    let mut ev = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut ev: Vec<(u32, u64)> = Vec::new();
+    let mut seen = crate::footprint::FxSet::default();
     for &ctaid in corners {
         cx.ctaid = ctaid;
         w.points = 0;
@@ -1014,7 +1014,7 @@ pub fn intra_thread_witness(
                 // execution (of this load or of an earlier one).
                 // Units are tagged with their data structure: an address of a load of
                 // `p` that falls in another structure's buffer witnesses nothing for `p`.
-                for (_, _, u) in &ev {
+                for (_, u) in &ev {
                     if u >> crate::footprint::PARAM_SHIFT == u64::from(p) && !seen.insert(*u) {
                         return true;
                     }
@@ -1083,7 +1083,7 @@ pub fn intra_pair_by_enumeration(
             cx.tid = thread_coords(t, b);
             // Elements load `i` reads in this thread; each execution adds its elements
             // once, so an element met again comes from another execution.
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = crate::footprint::FxSet::default();
             let mut ei = Vec::new();
             w.walk(i, 0, &mut cx, &mut ei)?;
             for (f, l) in ei {

@@ -152,7 +152,25 @@ pub fn load_params(a: &Analysis) -> Vec<Option<u32>> {
 /// The existence answers by enumerating every thread and iteration (`None` past
 /// [`ENUM_BUDGET`] points), per parameter index.
 pub fn existence_by_enumeration(a: &Analysis, launch: &BoundLaunch) -> Option<Vec<Existence>> {
-    existence_of(a, launch, |_| true)
+    let ranges = crate::dependence::Ranges::new(a, launch);
+    existence_of(a, launch, &ranges, Tables::Dense, |_| true)
+}
+
+/// [`existence_by_enumeration`] answered by sorting every TB's events, without the dense
+/// per-unit tables: the reference the tests compare the tables with.
+#[doc(hidden)]
+pub fn existence_by_sorting(a: &Analysis, launch: &BoundLaunch) -> Option<Vec<Existence>> {
+    let ranges = crate::dependence::Ranges::new(a, launch);
+    existence_of(a, launch, &ranges, Tables::Sorted, |_| true)
+}
+
+/// How [`existence_of`] finds repeated units.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tables {
+    /// [`DenseUnits`] where they apply, else sorting.
+    Dense,
+    /// Sorting every TB's events.
+    Sorted,
 }
 
 /// [`existence_by_enumeration`] of the data structures `wanted` selects: only their loads are
@@ -161,6 +179,8 @@ pub fn existence_by_enumeration(a: &Analysis, launch: &BoundLaunch) -> Option<Ve
 fn existence_of(
     a: &Analysis,
     launch: &BoundLaunch,
+    ranges: &crate::dependence::Ranges,
+    tables: Tables,
     wanted: impl Fn(u32) -> bool,
 ) -> Option<Vec<Existence>> {
     let n = launch.region_ids().last().map_or(0, |m| m + 1);
@@ -182,17 +202,37 @@ fn existence_of(
     insts.sort_unstable();
     let unique_keys = insts.windows(2).all(|x| x[0] != x[1]);
     // A walk past the budget decides nothing: it is counted first (a fraction of the walk:
-    // innermost loops are not visited) and not started.
+    // innermost loops are not visited) and not started, unless the launch's bound on its
+    // points is within the budget.
+    let bounded =
+        crate::dependence::enumeration_points(a, launch, ranges).is_some_and(|x| x <= ENUM_BUDGET);
     let mut total = 0u64;
-    for tb in 0..launch.num_tbs() {
+    for tb in (0..launch.num_tbs()).filter(|_| !bounded) {
         total = total.saturating_add(w.tb_points(tb).ok()?);
         if total > ENUM_BUDGET {
             return None;
         }
     }
+    let mut dense = if unique_keys && tables == Tables::Dense {
+        let widest = a.model.loads.iter().map(|l| u64::from(l.width)).max();
+        DenseUnits::new(launch, n, widest.unwrap_or(1), &wanted)
+    } else {
+        None
+    };
     // Buffers reused from TB to TB.
-    let (mut ev, mut tu) = (Vec::new(), Vec::new());
+    let (mut ev, mut tu, mut units): (Vec<crate::reuse::Event>, _, _) =
+        (Vec::new(), Vec::new(), Vec::new());
     for tb in 0..launch.num_tbs() {
+        if let Some(d) = dense.as_mut() {
+            units.clear();
+            w.tb_events_into(tb, &mut units).ok()?;
+            if w.points > ENUM_BUDGET || w.truncated {
+                return None;
+            }
+            d.visit(tb, &units, &mut out);
+            continue;
+        }
+        ev.clear();
         w.tb_events_into(tb, &mut ev).ok()?;
         if w.points > ENUM_BUDGET || w.truncated {
             return None;
@@ -222,6 +262,99 @@ fn existence_of(
         }
     }
     Some(out)
+}
+
+/// The enumeration's two questions answered from dense per-unit tables instead of sorting
+/// a TB's (thread, unit) pairs and hashing every unit's first TB (most of a small launch's
+/// enumeration): the units of every data structure asked about are numbered consecutively,
+/// and each keeps the last thread that read it (numbered across the launch) and the first
+/// TB. Valid only where no two events of a walk repeat (no two loads share an
+/// instruction): a unit read again by the same thread is then read at another point.
+struct DenseUnits {
+    /// Per data structure: the index of its unit 0 and its number of units (`None`: not
+    /// asked about).
+    base: Vec<Option<(usize, u64)>>,
+    /// Per unit: the launch-wide number (1-based) of the last thread that read it.
+    thread: Vec<u32>,
+    /// Per unit: 1 + the first TB that read it, 0 when none has.
+    owner: Vec<u32>,
+    /// Threads per TB.
+    tpb: u64,
+}
+
+impl DenseUnits {
+    /// Most units the tables hold (two 4-byte words each: 32 MiB).
+    const MAX_UNITS: u64 = 1 << 22;
+
+    /// The tables for the data structures of ids `< n` that `wanted` selects, or `None`
+    /// when one has no known size, the units pass [`Self::MAX_UNITS`] or the launch's
+    /// threads do not fit the tables' words.
+    fn new(
+        launch: &BoundLaunch,
+        n: usize,
+        widest: u64,
+        wanted: &impl Fn(u32) -> bool,
+    ) -> Option<Self> {
+        let tpb = launch.block.count();
+        if launch.num_tbs().checked_mul(tpb)? >= u64::from(u32::MAX) {
+            return None;
+        }
+        let mut base = vec![None; n];
+        let mut total = 0u64;
+        for (p, b) in base.iter_mut().enumerate() {
+            if !wanted(p as u32) {
+                continue;
+            }
+            let Some(Some(bytes)) = launch.region_bytes(p) else {
+                if launch.region_bytes(p).is_some() {
+                    // A buffer of unknown size (a synthetic pointer).
+                    return None;
+                }
+                continue;
+            };
+            let ub = crate::footprint::unit_bytes(Granularity::Element, launch, p as u32, 1);
+            // An access starting in the buffer's last bytes reaches past its end by at most
+            // the widest load.
+            let units = (bytes + widest).div_ceil(ub);
+            *b = Some((usize::try_from(total).ok()?, units));
+            total = total.checked_add(units)?;
+            if total > Self::MAX_UNITS {
+                return None;
+            }
+        }
+        let len = usize::try_from(total).ok()?;
+        Some(DenseUnits {
+            base,
+            thread: vec![0; len],
+            owner: vec![0; len],
+            tpb,
+        })
+    }
+
+    /// Records TB `tb`'s (thread within the TB, unit) pairs into `out`'s flags.
+    fn visit(&mut self, tb: u64, units: &[(u32, u64)], out: &mut [Existence]) {
+        let first = tb * self.tpb + 1;
+        for &(t, u) in units {
+            let p = (u >> PARAM_SHIFT) as usize;
+            let Some(Some((b, units))) = self.base.get(p).copied() else {
+                continue;
+            };
+            let off = u & ((1 << PARAM_SHIFT) - 1);
+            debug_assert!(off < units, "a unit past its buffer and the widest load");
+            let i = b + off.min(units - 1) as usize;
+            // Both fit: `new` checked the launch's threads against `u32::MAX`.
+            let seq = (first + u64::from(t)) as u32;
+            if self.thread[i] == seq {
+                out[p].intra_thread = true;
+            }
+            self.thread[i] = seq;
+            match self.owner[i] {
+                0 => self.owner[i] = tb as u32 + 1,
+                o if o != tb as u32 + 1 => out[p].inter_tb = true,
+                _ => {}
+            }
+        }
+    }
 }
 
 /// Compute-data map of parameter `p`.
@@ -479,8 +612,9 @@ pub const SMALL_LAUNCH_POINTS: u64 = 1 << 18;
 
 /// The descriptors with the existence questions decided by the default path: first the
 /// fast tests ([`crate::dependence`]: the footprints for the inter-TB question, the
-/// dependence test per load pair for the intra-thread one); what they leave open goes to
-/// enumeration on small launches (up to [`SMALL_LAUNCH_POINTS`] points), else to z3 (with
+/// dependence test per load pair for the intra-thread one, then a witness in the first and
+/// last TBs); what they leave open goes to enumeration on small launches (up to
+/// [`SMALL_LAUNCH_POINTS`] points, without looking for a witness), else to z3 (with
 /// the `z3` feature, one context per parameter, only the open pairs), and what z3 leaves
 /// open to enumeration (up to [`ENUM_BUDGET`] points). Parameters no path decides are
 /// `Undecided`.
@@ -496,6 +630,8 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
         open: Vec<(usize, usize)>,
         intra_witnessed: bool,
     }
+    let small = crate::dependence::enumeration_points(a, launch, &ranges)
+        .is_some_and(|x| x <= SMALL_LAUNCH_POINTS);
     let mut exist: Vec<Option<(Existence, DecidedBy)>> = vec![None; n];
     let mut open: Vec<Option<Open>> = (0..n).map(|_| None).collect();
     for p in launch.region_ids() {
@@ -514,9 +650,13 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             })
             .collect();
         // The dependence test proves only the absence of reuse; a concrete witness in the
-        // grid's first or last TB proves its presence.
+        // grid's first or last TB proves its presence. A small launch is enumerated
+        // instead: the enumeration decides what the witness leaves open, and where the
+        // witness fails (no reuse) it walks two TBs the enumeration walks again.
         let intra = if undecided.is_empty() {
             Some(false)
+        } else if small {
+            None
         } else {
             crate::dependence::intra_thread_witness(a, launch, p as u32, eb, &loads).then_some(true)
         };
@@ -544,11 +684,7 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             }
         }
     }
-    let small = || {
-        crate::dependence::enumeration_points(a, launch, &ranges)
-            .is_some_and(|x| x <= SMALL_LAUNCH_POINTS)
-    };
-    if open.iter().any(Option::is_some) && !small() {
+    if open.iter().any(Option::is_some) && !small {
         #[cfg(feature = "z3")]
         {
             use rayon::prelude::*;
@@ -584,7 +720,7 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             None if open[p].is_none() => (Existence::default(), DecidedBy::Undecided),
             None => match enumerated
                 .get_or_insert_with(|| {
-                    existence_of(a, launch, |q| {
+                    existence_of(a, launch, &ranges, Tables::Dense, |q| {
                         open.get(q as usize).is_some_and(Option::is_some)
                     })
                 })

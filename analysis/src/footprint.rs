@@ -53,6 +53,9 @@ impl std::hash::Hasher for FxHasher {
 /// A `HashMap` with [`FxHasher`].
 pub type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 
+/// A `HashSet` with [`FxHasher`].
+pub type FxSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<FxHasher>>;
+
 /// A half-open interval of unit ids.
 pub type Interval = (u64, u64);
 

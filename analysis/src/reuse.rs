@@ -81,6 +81,31 @@ pub struct Reuse {
 /// One access event: program-order key, warp, unit id.
 pub(crate) type Event = (Key, u32, u64);
 
+/// Where a walk puts its events: the reuse metrics keep each event's program-order key,
+/// the descriptors' existence questions only its thread and unit (building the key, an
+/// inline copy of the loop prefix per event, was most of their walk).
+pub(crate) trait EventSink {
+    /// Whether [`EventSink::event`] reads its key (`false`: the walk may pass any).
+    const KEYED: bool;
+    /// Unit `unit` read by `warp` (or thread) at the point of key `prefix` then `inst`.
+    fn event(&mut self, prefix: &[u64], inst: u64, warp: u32, unit: u64);
+}
+
+impl EventSink for Vec<Event> {
+    const KEYED: bool = true;
+    fn event(&mut self, prefix: &[u64], inst: u64, warp: u32, unit: u64) {
+        self.push((Key::new(prefix, inst), warp, unit));
+    }
+}
+
+/// (warp or thread, unit) pairs without keys.
+impl EventSink for Vec<(u32, u64)> {
+    const KEYED: bool = false;
+    fn event(&mut self, _: &[u64], _: u64, warp: u32, unit: u64) {
+        self.push((warp, unit));
+    }
+}
+
 /// Words of a [`Key`] stored inline: three nested loops (two words each) and the load.
 const KEY_INLINE: usize = 7;
 
@@ -387,15 +412,14 @@ impl<'a> Walker<'a> {
         Ok(out)
     }
 
-    /// [`Walker::tb_events`] into `out` (cleared first), whose allocation a caller walking
+    /// [`Walker::tb_events`] appended to `out`, whose allocation a caller walking
     /// many TBs reuses: a TB's events are megabytes, and a fresh vector per TB was paid in
     /// page faults.
     pub(crate) fn tb_events_into(
         &mut self,
         tb: u64,
-        out: &mut Vec<Event>,
+        out: &mut impl EventSink,
     ) -> Result<(), EvalError> {
-        out.clear();
         self.each_guarded_load(tb, &mut |w, i, cx, warp| {
             let mut key = Vec::with_capacity(2 * w.a.model.loads[i].loops.len() + 1);
             w.walk(i, 0, cx, &mut key, warp, out)
@@ -503,7 +527,7 @@ impl<'a> Walker<'a> {
         &mut self,
         i: usize,
         cx: &mut Ctx,
-        out: &mut Vec<Event>,
+        out: &mut impl EventSink,
     ) -> Result<(), EvalError> {
         let plan = self.plan;
         let Some(l) = &plan.loads[i] else {
@@ -527,7 +551,7 @@ impl<'a> Walker<'a> {
         cx: &mut Ctx,
         key: &mut Vec<u64>,
         warp: u32,
-        out: &mut Vec<Event>,
+        out: &mut impl EventSink,
     ) -> Result<(), EvalError> {
         let model = &self.a.model;
         let site = &model.loads[i];
@@ -557,13 +581,7 @@ impl<'a> Walker<'a> {
                 // guard mentions the counter).
                 let n = self.admit(t);
                 if let Stepped::Run { a0, c, lo, hi } = step {
-                    for k in lo..hi.min(n) {
-                        key.push(header);
-                        key.push(k as u64);
-                        let a = a0.wrapping_add(c.wrapping_mul(k - lo));
-                        self.emit(i, a, key, warp, out);
-                        key.truncate(key.len() - 2);
-                    }
+                    self.emit_run(i, (a0, c), (lo, hi.min(n)), header, key, warp, out);
                 }
                 cx.trips[lp.index()] = None;
                 self.set_iter(cx, lp, None);
@@ -683,16 +701,76 @@ impl<'a> Walker<'a> {
     }
 
     /// The events of one access of load `i` at address `a` under program-order prefix `key`.
-    fn emit(&self, i: usize, a: i128, key: &[u64], warp: u32, out: &mut Vec<Event>) {
+    fn emit(&self, i: usize, a: i128, key: &[u64], warp: u32, out: &mut impl EventSink) {
         let site = &self.a.model.loads[i];
         // The data structure holding the address (none: no footprint).
         let Some((p, off)) = u64::try_from(a).ok().and_then(|a| self.launch.buffer_at(a)) else {
             return;
         };
         let ub = unit_bytes(self.gran, self.launch, p as u32, u64::from(site.width));
-        let k = Key::new(key, site.inst.index() as u64);
+        let inst = site.inst.index() as u64;
         for u in off / ub..=(off + u64::from(site.width) - 1) / ub {
-            out.push((k.clone(), warp, ((p as u64) << PARAM_SHIFT) | u));
+            out.event(key, inst, warp, ((p as u64) << PARAM_SHIFT) | u);
+        }
+    }
+
+    /// The events of load `i` at iterations `lo..hi` of its innermost loop (header
+    /// position `header`), where the address is `a0 + c * (k - lo)`. When the first and
+    /// the last address fall in one data structure every address between them does (a
+    /// structure's bytes are contiguous and the addresses monotone), so the structure and
+    /// its unit size are looked up once instead of per point.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_run<S: EventSink>(
+        &self,
+        i: usize,
+        (a0, c): (i128, i128),
+        (lo, hi): (i128, i128),
+        header: u64,
+        key: &mut Vec<u64>,
+        warp: u32,
+        out: &mut S,
+    ) {
+        if lo >= hi {
+            return;
+        }
+        let site = &self.a.model.loads[i];
+        let last = c.checked_mul(hi - 1 - lo).and_then(|d| a0.checked_add(d));
+        let at = |a: i128| u64::try_from(a).ok().and_then(|a| self.launch.buffer_at(a));
+        let one = match (at(a0), last.and_then(at)) {
+            (Some((p, off0)), Some((q, _))) if p == q => Some((p, off0)),
+            _ => None,
+        };
+        let Some((p, off0)) = one else {
+            for k in lo..hi {
+                key.push(header);
+                key.push(k as u64);
+                self.emit(i, a0.wrapping_add(c.wrapping_mul(k - lo)), key, warp, out);
+                key.truncate(key.len() - 2);
+            }
+            return;
+        };
+        let width = u64::from(site.width);
+        let ub = unit_bytes(self.gran, self.launch, p as u32, width);
+        let inst = site.inst.index() as u64;
+        let tag = (p as u64) << PARAM_SHIFT;
+        if !S::KEYED {
+            for k in lo..hi {
+                let off = (i128::from(off0) + c * (k - lo)) as u64;
+                for u in off / ub..=(off + width - 1) / ub {
+                    out.event(&[], inst, warp, tag | u);
+                }
+            }
+            return;
+        }
+        for k in lo..hi {
+            // In the structure, as both ends are: the offset is the address's.
+            let off = (i128::from(off0) + c * (k - lo)) as u64;
+            key.push(header);
+            key.push(k as u64);
+            for u in off / ub..=(off + width - 1) / ub {
+                out.event(key, inst, warp, tag | u);
+            }
+            key.truncate(key.len() - 2);
         }
     }
 
@@ -911,13 +989,14 @@ pub fn counted_and_walked_points(
     w.limit = u64::MAX;
     let total = launch.num_tbs();
     let n = n.clamp(1, total.max(1));
-    let mut ev = Vec::new();
+    let mut ev: Vec<(u32, u64)> = Vec::new();
     (0..n)
         .map(|i| i * total / n)
         .filter(|&tb| tb < total)
         .map(|tb| {
             let counted = w.tb_points(tb)?;
             let before = w.points;
+            ev.clear();
             w.tb_events_into(tb, &mut ev)?;
             Ok((counted, w.points - before))
         })
