@@ -198,7 +198,7 @@ pub enum Expr {
 /// not induction variables (mirrored boundary stepping, `not.b32` counters, steps by an
 /// inner loop's trip count): `state(0) = init`, `state(j + 1) = step(state(j))`, where
 /// `step[i]` reads the state through `Var::Phi(regs[i])` and may use `Var::Iter(l)` = `j`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct RecSys {
     /// The loop.
     pub l: LoopId,
@@ -208,6 +208,71 @@ pub struct RecSys {
     pub init: Vec<E>,
     /// Back-edge values over the state of the previous iteration.
     pub step: Vec<E>,
+    /// The coordinates `init` and `step` read, worked out once ([`RecSys::reads`]).
+    pub reads: std::sync::OnceLock<[bool; 6]>,
+}
+
+/// Systems are equal when their loop, registers and expressions are (`reads` is derived
+/// from them, and may not have been worked out yet).
+impl PartialEq for RecSys {
+    fn eq(&self, o: &RecSys) -> bool {
+        (self.l, &self.regs, &self.init, &self.step) == (o.l, &o.regs, &o.init, &o.step)
+    }
+}
+
+impl Eq for RecSys {}
+
+impl RecSys {
+    /// The system of loop `l` with registers `regs`, initial values `init` and steps `step`.
+    pub fn new(l: LoopId, regs: Vec<u32>, init: Vec<E>, step: Vec<E>) -> RecSys {
+        RecSys {
+            l,
+            regs,
+            init,
+            step,
+            reads: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The thread and TB coordinates the system's states depend on, `%tid.{x,y,z}` then
+    /// `%ctaid.{x,y,z}`: those its initial values and steps read (with the systems nested in
+    /// them), or all six when they read a trip count (which may depend on any). Two threads
+    /// that agree on these, on the other loops' iterations and on the outer registers step
+    /// through the same states: their histories are one ([`rec_hash`]).
+    pub fn reads(&self) -> [bool; 6] {
+        *self.reads.get_or_init(|| {
+            let (mut m, mut trip) = ([false; 6], false);
+            for e in self.init.iter().chain(&self.step) {
+                e.visit_leaves(&mut |x| match x {
+                    Expr::Var(Var::Tid(d)) => m[usize::from(*d).min(2)] = true,
+                    Expr::Var(Var::Ctaid(d)) => m[3 + usize::from(*d).min(2)] = true,
+                    Expr::Trip(_) => trip = true,
+                    _ => {}
+                });
+            }
+            if trip {
+                [true; 6]
+            } else {
+                m
+            }
+        })
+    }
+
+    /// The coordinates of `cx` the system's states depend on ([`RecSys::reads`]), the
+    /// others 0: `(tid, ctaid)`.
+    fn coords(&self, cx: &Ctx) -> ([i128; 3], [i128; 3]) {
+        let m = self.reads();
+        let (mut tid, mut ctaid) = ([0; 3], [0; 3]);
+        for d in 0..3 {
+            if m[d] {
+                tid[d] = cx.tid[d];
+            }
+            if m[3 + d] {
+                ctaid[d] = cx.ctaid[d];
+            }
+        }
+        (tid, ctaid)
+    }
 }
 
 /// Builds a constant.
@@ -1446,6 +1511,7 @@ const REC_HISTORY_CAP: usize = 1 << 20;
 /// `states[(k - first) * m + r]` (`m` registers), for `k` from `first` on.
 struct RecHistory {
     sys: Arc<RecSys>,
+    /// The coordinates the system reads ([`RecSys::coords`]).
     tid: [i128; 3],
     ctaid: [i128; 3],
     /// The other loops' iterations (the system's own is `None`).
@@ -1459,8 +1525,7 @@ impl RecHistory {
     /// Whether this is the history of `r` (whose loop is `li`) in `cx`.
     fn is(&self, r: &Arc<RecSys>, li: usize, cx: &Ctx) -> bool {
         Arc::ptr_eq(&self.sys, r)
-            && self.tid == cx.tid
-            && self.ctaid == cx.ctaid
+            && (self.tid, self.ctaid) == r.coords(cx)
             && self.iters.len() == cx.iters.len()
             && self
                 .iters
@@ -1509,7 +1574,8 @@ fn rec_hash(r: &Arc<RecSys>, li: usize, cx: &Ctx) -> u64 {
     use std::hash::Hasher;
     let mut h = crate::footprint::FxHasher::default();
     h.write_usize(Arc::as_ptr(r) as usize);
-    for v in cx.tid.iter().chain(&cx.ctaid) {
+    let (tid, ctaid) = r.coords(cx);
+    for v in tid.iter().chain(&ctaid) {
         h.write_u64(*v as u64);
     }
     for (n, it) in cx.iters.iter().enumerate() {
@@ -1714,10 +1780,11 @@ fn record(r: &Arc<RecSys>, cx: &Ctx, hash: u64, from: i128, stepped: Vec<i128>) 
                 if let Some(x) = iters.get_mut(li) {
                     *x = None;
                 }
+                let (tid, ctaid) = r.coords(cx);
                 c.histories.push(RecHistory {
                     sys: r.clone(),
-                    tid: cx.tid,
-                    ctaid: cx.ctaid,
+                    tid,
+                    ctaid,
                     iters,
                     phis: cx.phis.clone(),
                     first: from,
@@ -1944,12 +2011,7 @@ fn subst_in(e: &E, v: Var, by: &E, memo: &mut std::collections::HashMap<*const E
                 let sys = if same {
                     r.clone()
                 } else {
-                    Arc::new(RecSys {
-                        l: r.l,
-                        regs: r.regs.clone(),
-                        init,
-                        step,
-                    })
+                    Arc::new(RecSys::new(r.l, r.regs.clone(), init, step))
                 };
                 Arc::new(Expr::Rec(sys, *i, k2))
             }
@@ -2196,6 +2258,7 @@ pub(crate) mod tests {
                 ),
                 sub(konst(3), y),
             ],
+            reads: Default::default(),
         })
     }
 
@@ -2278,6 +2341,44 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn histories_are_shared_by_threads_that_agree_on_what_a_system_reads() {
+        // A system of `%tid.x` alone and one that also reads `%ctaid.y`.
+        let by_x = two_register_rec(var(Var::Tid(0)));
+        let by_xy = two_register_rec(add(var(Var::Tid(0)), var(Var::Ctaid(1))));
+        assert_eq!(by_x.reads(), [true, false, false, false, false, false]);
+        assert_eq!(by_xy.reads(), [true, false, false, false, true, false]);
+        let histories = || REC_MEMO.with(|m| m.borrow().histories.len());
+        REC_MEMO.with(|m| *m.borrow_mut() = RecMemo::default());
+        for (r, want) in [(&by_x, 1), (&by_xy, 3)] {
+            let before = histories();
+            // Every thread of every TB reads its own states, stepped or shared.
+            for (tid_y, ctaid_y) in [(0, 0), (2, 0), (0, 3), (1, 7)] {
+                let mut cx = Ctx::new(1);
+                cx.tid = [5, tid_y, 0];
+                cx.ctaid = [2, ctaid_y, 1];
+                for k in [30, 4] {
+                    let at = Arc::new(Expr::Rec(r.clone(), 0, konst(k)));
+                    assert_eq!(
+                        eval(&at, &cx, &NoTrips),
+                        Ok(stepped(r, k, &cx)[0]),
+                        "tid.y {tid_y} ctaid.y {ctaid_y} k {k}"
+                    );
+                }
+            }
+            assert_eq!(histories() - before, want, "{:?}", r.reads());
+        }
+        // A trip count may depend on any coordinate: a system reading one keeps them all.
+        let by_trip = two_register_rec(var(Var::Tid(0)));
+        let by_trip = Arc::new(RecSys::new(
+            by_trip.l,
+            by_trip.regs.clone(),
+            vec![Arc::new(Expr::Trip(LoopId(1))), konst(1)],
+            by_trip.step.clone(),
+        ));
+        assert_eq!(by_trip.reads(), [true; 6]);
     }
 
     #[test]

@@ -159,12 +159,12 @@ pub fn recurrences(
     }
     system.sort_by_key(|(r, _)| *r);
     let regs: Vec<u32> = system.iter().map(|(r, _)| *r).collect();
-    let sys = std::sync::Arc::new(RecSys {
+    let sys = std::sync::Arc::new(RecSys::new(
         l,
-        regs: regs.clone(),
-        init: regs.iter().map(|&r| init(r)).collect(),
-        step: system.into_iter().map(|(_, v)| v).collect(),
-    });
+        regs.clone(),
+        regs.iter().map(|&r| init(r)).collect(),
+        system.into_iter().map(|(_, v)| v).collect(),
+    ));
     good.iter()
         .filter_map(|r| {
             let i = regs.iter().position(|x| x == r)?;
