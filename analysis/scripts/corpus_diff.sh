@@ -6,8 +6,9 @@
 #     NEW analyze kernels/K/K.compute_70.ptx --launch L --quiet -o OUT/new/K.L.json
 #
 # and compares the two documents byte for byte. A speed change to the analysis must leave
-# every document unchanged; a launch either build refuses (the memory budget: btree_search,
-# mergesort_step) counts as compared when both refuse with the same message.
+# every document unchanged; a launch either build refuses (the memory budget; btree_search's
+# and mergesort_step's paper launches before 2026-11-28) counts as compared when both refuse
+# with the same message.
 #
 # Usage: analysis/scripts/corpus_diff.sh OLD NEW [FILTER] (from the repository root)
 #   FILTER: a substring of the launch path (`paper`, `small`, `mirror_boundary`, ...)

@@ -83,6 +83,11 @@ pub enum AnalysisError {
     },
 }
 
+/// The reason of a load left out because the graph edges its footprint would add do not
+/// fit the memory budget (it starts as the footprints' own budget reason does).
+pub const GRAPH_BUDGET: &str =
+    "budget: the locality graph this load's footprint adds would exceed the memory budget";
+
 /// Largest number of TBs analysed (the locality graph's ids are `u32`, its rows dense).
 pub const MAX_TBS: u64 = 1 << 24;
 
@@ -103,43 +108,72 @@ pub fn default_memory_budget() -> u64 {
     avail.map_or(8 << 30, |kib| kib.saturating_mul(1024) / 4 * 3)
 }
 
-/// Expected graph edges: each load's footprint is shared by the TBs that agree on the
-/// `%ctaid` dimensions its address and loop bounds use (guards only cut the grid's edge), a
-/// clique of
-/// `Π grid[d]` over the other dimensions `d`; edges are summed over the distinct sets of
-/// dimensions and doubled for halos and lines straddling tiles.
+/// Expected graph edges: each evaluated load's footprint is shared by the TBs that agree on
+/// the `%ctaid` dimensions its address and loop bounds use (guards only cut the grid's
+/// edge), a clique of `Π grid[d]` over the other dimensions `d`; edges are summed over the
+/// distinct sets of dimensions and doubled for halos and lines straddling tiles. Loads left
+/// unresolved (data-dependent addresses, ...) add nothing: their footprints are not built.
 pub fn estimate_edges(model: &addr::KernelModel, launch: &BoundLaunch) -> u64 {
-    let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
-    let tbs = launch.num_tbs();
-    let mut masks = [false; 8];
-    for l in &model.loads {
-        let mut dims = [false; 3];
-        let mut mark = |e: &expr::Expr| {
-            if let expr::Expr::Var(expr::Var::Ctaid(d)) = e {
-                dims[usize::from(*d).min(2)] = true;
+    let masks = load_masks(model);
+    edges_of(&masks, launch)
+}
+
+/// Per load, the `%ctaid` dimensions its footprint depends on as a mask (bit `d` for
+/// dimension `d`), or `None` for a load whose footprint is not built (unresolved, or a
+/// may-load left out).
+fn load_masks(model: &addr::KernelModel) -> Vec<Option<usize>> {
+    model
+        .loads
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if l.unresolved(model).is_some() || !model.counts(i) {
+                return None;
             }
-        };
-        l.addr.visit_leaves(&mut mark);
-        for lp in &l.loops {
-            if let Some(info) = model.loops.get(lp.index()) {
-                for e in &info.exits {
-                    e.visit_leaves(&mut mark);
+            let mut dims = [false; 3];
+            let mut mark = |e: &expr::Expr| {
+                if let expr::Expr::Var(expr::Var::Ctaid(d)) = e {
+                    dims[usize::from(*d).min(2)] = true;
+                }
+            };
+            l.addr.visit_leaves(&mut mark);
+            for lp in &l.loops {
+                if let Some(info) = model.loops.get(lp.index()) {
+                    for e in &info.exits {
+                        e.visit_leaves(&mut mark);
+                    }
                 }
             }
-        }
-        masks[usize::from(dims[0]) | usize::from(dims[1]) << 1 | usize::from(dims[2]) << 2] = true;
+            Some(usize::from(dims[0]) | usize::from(dims[1]) << 1 | usize::from(dims[2]) << 2)
+        })
+        .collect()
+}
+
+/// The edges of [`estimate_edges`] for loads of the dimension masks `masks`.
+fn edges_of(masks: &[Option<usize>], launch: &BoundLaunch) -> u64 {
+    let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
+    let tbs = launch.num_tbs();
+    let mut seen = [false; 8];
+    for m in masks.iter().flatten() {
+        seen[*m & 7] = true;
     }
     let mut total = 0u64;
-    for mask in (0..8).filter(|&m| masks[m]) {
-        let clique: u64 = (0..3)
-            .filter(|&d| mask & (1 << d) == 0)
-            .map(|d| grid[d])
-            .fold(1u64, u64::saturating_mul);
-        total = total.saturating_add(tbs.saturating_mul(clique.saturating_sub(1)) / 2);
+    for mask in (0..8).filter(|&m| seen[m]) {
+        total = total.saturating_add(clique_edges(mask, grid, tbs));
     }
     total
         .saturating_mul(2)
         .min(tbs.saturating_mul(tbs.saturating_sub(1)) / 2)
+}
+
+/// The edges of the cliques that loads of dimension mask `mask` make: TBs that agree on
+/// the mask's dimensions share them.
+fn clique_edges(mask: usize, grid: [u64; 3], tbs: u64) -> u64 {
+    let clique: u64 = (0..3)
+        .filter(|&d| mask & (1 << d) == 0)
+        .map(|d| grid[d])
+        .fold(1u64, u64::saturating_mul);
+    tbs.saturating_mul(clique.saturating_sub(1)) / 2
 }
 
 fn check_memory(
@@ -240,19 +274,38 @@ pub fn analyze_with(
     }
     let mut model = addr::analyze_kernel(f, launch);
     model.include_may = opts.may_loads;
-    let edges = estimate_edges(&model, launch);
-    check_memory(
-        f,
-        tbs.saturating_mul(BYTES_PER_TB)
-            .saturating_add(edges.saturating_mul(BYTES_PER_EDGE)),
-        budget,
-        format!("{tbs} thread blocks x {BYTES_PER_TB} B + about {edges} graph edges x {BYTES_PER_EDGE} B"),
-    )?;
     let mut unresolved: Vec<Option<String>> = model
         .loads
         .iter()
         .map(|l| l.unresolved(&model).map(|r| r.to_string()))
         .collect();
+    // The graph the footprints would make must fit beside the TBs: the loads whose cliques
+    // do not fit are left unresolved with reason `budget`, the largest cliques first (every
+    // TB reading one tree root: 2^31 edges at 65,536 TBs), and the others analysed.
+    let mut masks = load_masks(&model);
+    let edges = loop {
+        let edges = edges_of(&masks, launch);
+        let need = tbs
+            .saturating_mul(BYTES_PER_TB)
+            .saturating_add(edges.saturating_mul(BYTES_PER_EDGE));
+        let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
+        let largest = masks
+            .iter()
+            .flatten()
+            .copied()
+            .max_by_key(|&m| (clique_edges(m, grid, tbs), std::cmp::Reverse(m)));
+        match largest {
+            Some(m) if need > budget => {
+                for (i, x) in masks.iter_mut().enumerate() {
+                    if *x == Some(m) {
+                        *x = None;
+                        unresolved[i] = Some(GRAPH_BUDGET.to_string());
+                    }
+                }
+            }
+            _ => break edges,
+        }
+    };
     let skip: Vec<bool> = unresolved
         .iter()
         .enumerate()

@@ -295,8 +295,8 @@ fn a_failed_run_is_recorded_and_the_sweep_goes_on() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// A launch whose static analysis is refused (here a budget of 0 MiB; in kernels/paper.toml
-/// btree_search's 2 x 10^9-edge graph) still runs under the policies that need no graph:
+/// A launch whose static analysis is refused (here a budget of 0 MiB, too small for the
+/// TBs themselves) still runs under the policies that need no graph:
 /// LRR and BCS simulate, the PAVER policy's run records the analysis's refusal.
 #[test]
 fn lrr_and_bcs_run_when_the_analysis_is_refused() {
