@@ -979,6 +979,21 @@ pub fn intra_thread_witness(
     eb: u64,
     loads: &[usize],
 ) -> bool {
+    intra_thread_witness_at(a, launch, p, eb, loads, None)
+}
+
+/// [`intra_thread_witness`] over the first and the last `edge` threads of each of its two
+/// TBs only (all of them for `None`): a quick look for launches the enumeration decides
+/// anyway, where a witness that finds nothing walked two TBs for nothing, while the
+/// rereads a witness shows sit in a TB's first threads or the grid's far edge.
+pub fn intra_thread_witness_at(
+    a: &Analysis,
+    launch: &BoundLaunch,
+    p: u32,
+    eb: u64,
+    loads: &[usize],
+    edge: Option<u64>,
+) -> bool {
     use crate::expr::Ctx;
     let (g, b) = (launch.grid, launch.block);
     let last = [g.x, g.y, g.z].map(|n| i128::from(n.max(1)) - 1);
@@ -1002,7 +1017,9 @@ pub fn intra_thread_witness(
         cx.ctaid = ctaid;
         w.points = 0;
         w.truncated = false;
-        'tb: for t in 0..b.count() {
+        let n = b.count();
+        let near_edge = |t: u64| edge.is_none_or(|e| t < e || t + e >= n);
+        'tb: for t in (0..n).filter(|&t| near_edge(t)) {
             cx.tid = thread_coords(t, b);
             seen.clear();
             for &i in loads {

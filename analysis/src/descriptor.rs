@@ -650,15 +650,16 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             })
             .collect();
         // The dependence test proves only the absence of reuse; a concrete witness in the
-        // grid's first or last TB proves its presence. A small launch is enumerated
-        // instead: the enumeration decides what the witness leaves open, and where the
-        // witness fails (no reuse) it walks two TBs the enumeration walks again.
+        // grid's first or last TB proves its presence. On a small launch the enumeration
+        // decides what the witness leaves open, and a witness that finds nothing walked
+        // two TBs the enumeration walks again (gemv_unroll): there it looks at each TB's
+        // first and last warp only.
         let intra = if undecided.is_empty() {
             Some(false)
-        } else if small {
-            None
         } else {
-            crate::dependence::intra_thread_witness(a, launch, p as u32, eb, &loads).then_some(true)
+            let edge = small.then_some(32);
+            crate::dependence::intra_thread_witness_at(a, launch, p as u32, eb, &loads, edge)
+                .then_some(true)
         };
         match (inter, intra) {
             (Some(x), Some(y)) => {

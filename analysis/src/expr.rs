@@ -978,13 +978,25 @@ impl Tape {
     /// the context: it reads neither that iteration nor a trip count or recurrence (which
     /// may read it), and no node under it does.
     pub fn invariant_in(&self, l: LoopId) -> Vec<bool> {
+        self.invariant_where(|q| q != l)
+    }
+
+    /// By node, whether its value stays the same when only loop iterations and trip counts
+    /// change in the context: it reads the thread, the TB and constants only.
+    pub fn iteration_free(&self) -> Vec<bool> {
+        self.invariant_where(|_| false)
+    }
+
+    /// By node, whether it reads no iteration but of the loops `kept` holds, no trip count
+    /// and no recurrence, nor does any node under it.
+    fn invariant_where(&self, kept: impl Fn(LoopId) -> bool) -> Vec<bool> {
         let mut inv: Vec<bool> = Vec::with_capacity(self.nodes.len());
         for n in &self.nodes {
             let all = |xs: &[u32]| xs.iter().all(|&x| inv[x as usize]);
             let v = match n {
                 Node::Const(_) | Node::Tid(_) | Node::Ctaid(_) => true,
                 Node::Leaf(e) => match **e {
-                    Expr::Var(Var::Iter(q)) => q != l,
+                    Expr::Var(Var::Iter(q)) => kept(q),
                     Expr::Var(_) => true,
                     _ => false,
                 },

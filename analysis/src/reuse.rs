@@ -378,7 +378,7 @@ impl<'a> Walker<'a> {
             launch,
             gran,
             plan,
-            st: TapeState::new(&plan.tape),
+            st: TapeState::with_fixed(&plan.tape, plan.tape.iteration_free()),
             trips: crate::footprint::TripCache::new(&plan.deps, &plan.shared_trips),
             trips_ctaid: [-1; 3],
             points: 0,
@@ -399,10 +399,17 @@ impl<'a> Walker<'a> {
         self.st.next();
     }
 
+    /// Only loop iterations or trip counts changed in the context: forget the values that
+    /// read them, keep those of the thread and TB alone ([`Tape::iteration_free`]: a point
+    /// of an innermost loop recomputed the thread's whole address).
+    fn iter_moved(&mut self) {
+        self.st.next_iter();
+    }
+
     /// Sets loop `l`'s iteration in `cx` (a new context).
     fn set_iter(&mut self, cx: &mut Ctx, l: crate::loops::LoopId, k: Option<i128>) {
         cx.iters[l.index()] = k;
-        self.moved();
+        self.iter_moved();
     }
 
     /// The events of one TB: (key, warp or thread, unit), unsorted.
@@ -494,7 +501,7 @@ impl<'a> Walker<'a> {
         }
         let t = self.trips.trip(&self.a.model, lp, cx)?;
         cx.trips[lp.index()] = Some(t);
-        self.moved();
+        self.iter_moved();
         Ok(t)
     }
 
