@@ -1720,11 +1720,17 @@ impl RowWalk {
             return Ok(mask);
         }
         let (addr, conds) = (nodes[0], &nodes[1..]);
+        // The row's addresses together, as the runs they form (a warp reading consecutive
+        // elements is one run, where it was a point per lane).
+        let mut vals = [0i128; crate::expr::LANES];
+        let mut m = 0;
         for lane in lanes_of(mask) {
             if conds.iter().all(|&c| w.le.value(c, lane) != 0) {
-                w.sink.ap(w.le.value(addr, lane), 0, 1)?;
+                vals[m] = w.le.value(addr, lane);
+                m += 1;
             }
         }
+        w.sink.points(&mut vals[..m])?;
         Ok(0)
     }
 
