@@ -835,6 +835,9 @@ pub struct Tape {
     shapes: crate::footprint::FxMap<Shape, u32>,
     /// The roots, which keep every compiled node alive (the addresses stay unique).
     roots: Vec<E>,
+    /// Unique per compiled tape (0: an empty default one), for [`LaneEval`] to tell whose
+    /// values it holds.
+    id: u64,
 }
 
 /// A node's identity for [`Tape::shapes`]: what it computes from which nodes. Leaves that
@@ -908,7 +911,11 @@ enum Node {
 impl Tape {
     /// Compiles the DAG of `roots`.
     pub fn new<'a>(roots: impl IntoIterator<Item = &'a E>) -> Tape {
-        let mut t = Tape::default();
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let mut t = Tape {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            ..Tape::default()
+        };
         for r in roots {
             t.add(r);
             t.roots.push(r.clone());
@@ -974,6 +981,31 @@ impl Tape {
             _ => true,
         })
     }
+    /// By node, whether it reads the thread, the TB and constants alone (no other variable,
+    /// trip count or recurrence), nor does any node under it: its lanes' values are the
+    /// same in any pass over the same lanes of the same TB ([`LaneEval::run_reusing`]).
+    pub fn thread_only(&self) -> Vec<bool> {
+        let mut only: Vec<bool> = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            let all = |xs: &[u32]| xs.iter().all(|&x| only[x as usize]);
+            let v = match n {
+                Node::Const(_) | Node::Tid(_) | Node::Ctaid(_) => true,
+                Node::Leaf(_) | Node::Rec(..) => false,
+                Node::Add(a, b)
+                | Node::Sub(a, b)
+                | Node::Mul(a, b)
+                | Node::Op(_, a, b)
+                | Node::Cmp(_, a, b)
+                | Node::And(a, b)
+                | Node::Or(a, b) => all(&[*a, *b]),
+                Node::Ext(_, _, a) | Node::Not(a) => all(&[*a]),
+                Node::Select(c, a, b) => all(&[*c, *a, *b]),
+            };
+            only.push(v);
+        }
+        only
+    }
+
     /// By node, whether its value stays the same when only loop `l`'s iteration changes in
     /// the context: it reads neither that iteration nor a trip count or recurrence (which
     /// may read it), and no node under it does.
@@ -1204,13 +1236,20 @@ pub struct LaneEval {
     vals: Vec<i128>,
     /// Lanes of the last run.
     lanes: usize,
+    /// The tape, lanes, first thread and TB of the last run along `%tid.x` that succeeded:
+    /// whose values `vals` holds.
+    last: Option<(u64, usize, [i128; 3], [i128; 3])>,
 }
 
 impl LaneEval {
     /// An evaluator storing its values in `vals` (its contents do not matter): a caller
     /// running many evaluators one after the other reuses one allocation.
     pub fn with_values(vals: Vec<i128>) -> LaneEval {
-        LaneEval { vals, lanes: 0 }
+        LaneEval {
+            vals,
+            lanes: 0,
+            last: None,
+        }
     }
 
     /// The value storage, for reuse.
@@ -1234,6 +1273,30 @@ impl LaneEval {
             self.run_lanes(t, axis, 1, cx, ts, None)
         } else {
             self.run_lanes(t, axis, n.min(LANES), cx, ts, None)
+        }
+    }
+
+    /// [`LaneEval::run`] along `%tid.x`, keeping the values of the nodes `thread_only`
+    /// marks ([`Tape::thread_only`]) when the last run was of the same tape, lanes, threads
+    /// and TB: a warp row's passes at the iterations of its loops recomputed the same
+    /// thread-only guards and address parts at each (scalar_prod's unrolled prologue: a few
+    /// hundred nodes of selects on `%tid.x`).
+    pub fn run_reusing(
+        &mut self,
+        t: &Tape,
+        n: usize,
+        cx: &Ctx,
+        ts: &dyn TripSource,
+        thread_only: &[bool],
+    ) -> bool {
+        let n = if n == 1 { 1 } else { n.min(LANES) };
+        let same = t.id != 0
+            && self.last == Some((t.id, n, cx.tid, cx.ctaid))
+            && thread_only.len() == t.len();
+        if same {
+            self.run_lanes_keeping(t, LaneAxis::Tid, n, cx, ts, None, Some(thread_only))
+        } else {
+            self.run(t, LaneAxis::Tid, n, cx, ts)
         }
     }
 
@@ -1265,6 +1328,43 @@ impl LaneEval {
         cx: &Ctx,
         ts: &dyn TripSource,
         phis: Option<(&[u32], &[i128])>,
+    ) -> bool {
+        self.run_lanes_keeping(t, axis, n, cx, ts, phis, None)
+    }
+
+    /// [`LaneEval::run_lanes`], the nodes `keep` marks left as the last run computed them.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn run_lanes_keeping(
+        &mut self,
+        t: &Tape,
+        axis: LaneAxis,
+        n: usize,
+        cx: &Ctx,
+        ts: &dyn TripSource,
+        phis: Option<(&[u32], &[i128])>,
+        keep: Option<&[bool]>,
+    ) -> bool {
+        self.last = None;
+        let ok = self.pass(t, axis, n, cx, ts, phis, keep);
+        if ok && axis == LaneAxis::Tid && phis.is_none() {
+            self.last = Some((t.id, n, cx.tid, cx.ctaid));
+        }
+        ok
+    }
+
+    /// The pass of [`LaneEval::run_lanes_keeping`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn pass(
+        &mut self,
+        t: &Tape,
+        axis: LaneAxis,
+        n: usize,
+        cx: &Ctx,
+        ts: &dyn TripSource,
+        phis: Option<(&[u32], &[i128])>,
+        keep: Option<&[bool]>,
     ) -> bool {
         self.lanes = n;
         if self.vals.len() < t.len() * n {
@@ -1304,6 +1404,9 @@ impl LaneEval {
         };
         let mut lane_cx: Option<Ctx> = None;
         for u in 0..t.len() as u32 {
+            if keep.is_some_and(|k| k[u as usize]) {
+                continue;
+            }
             let (head, rest) = self.vals.split_at_mut(u as usize * n);
             let out = &mut rest[..n];
             let get = |x: u32| &head[x as usize * n..x as usize * n + n];
@@ -2391,6 +2494,48 @@ pub(crate) mod tests {
             by_trip.step.clone(),
         ));
         assert_eq!(by_trip.reads(), [true; 6]);
+    }
+
+    #[test]
+    fn reused_thread_only_values_equal_a_fresh_pass() {
+        // An address of the thread (a select on `%tid.x`) and of the loop's counter.
+        let (x, j) = (var(Var::Tid(0)), var(Var::Iter(LoopId(0))));
+        let thread = select(
+            cmp(Rel::Lt, op(IntOp::Rem, x.clone(), konst(3)), konst(1)),
+            mul(x.clone(), konst(7)),
+            add(x, var(Var::Ctaid(0))),
+        );
+        let addr = add(thread.clone(), mul(j, konst(1000)));
+        let tape = Tape::new([&addr]);
+        let only = tape.thread_only();
+        assert!(only[tape.node(&thread).unwrap() as usize]);
+        assert!(!only[tape.node(&addr).unwrap() as usize]);
+        let na = tape.node(&addr).unwrap();
+        let mut le = LaneEval::default();
+        let mut cx = Ctx::new(1);
+        // Iterations of one row, then another row, then another TB, then back.
+        for (tid, ctaid, k) in [
+            (0, 0, 0),
+            (0, 0, 1),
+            (0, 0, 5),
+            (32, 0, 5),
+            (32, 2, 5),
+            (0, 0, 2),
+        ] {
+            cx.tid[0] = tid;
+            cx.ctaid[0] = ctaid;
+            cx.iters[0] = Some(k);
+            assert!(le.run_reusing(&tape, 32, &cx, &NoTrips, &only));
+            let mut fresh = LaneEval::default();
+            assert!(fresh.run(&tape, LaneAxis::Tid, 32, &cx, &NoTrips));
+            for l in 0..32 {
+                assert_eq!(
+                    le.value(na, l),
+                    fresh.value(na, l),
+                    "tid {tid} ctaid {ctaid} k {k}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -299,6 +299,10 @@ struct LoadPlan<'a> {
     /// apart, with their nodes (address first), for evaluating consecutive iterations of the
     /// innermost loop together ([`LaneAxis::Iter`]).
     iter_tape: Option<(Tape, Vec<u32>)>,
+    /// [`Tape::thread_only`] of `iter_tape` and of `tape`, for the warp rows' passes
+    /// ([`LaneEval::run_reusing`]).
+    iter_thread_only: Vec<bool>,
+    tape_thread_only: Vec<bool>,
     /// The pass shared with the other loads of the same loops, and this load's place in it
     /// ([`group_iterations`]).
     iter_group: Option<(std::sync::Arc<IterGroup>, usize)>,
@@ -933,6 +937,7 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         }
     }
     let tape = Tape::new(roots);
+    let tape_thread_only = tape.thread_only();
     // Not where a node solves a trip count or steps a recurrence: evaluated eagerly, in a
     // branch a lane does not take, that could cost a walk of millions of iterations.
     let node = |e: &E| tape.node(e).expect("compiled root");
@@ -981,6 +986,10 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         lanes,
         tape,
         lane_roots,
+        iter_thread_only: iter_tape
+            .as_ref()
+            .map_or(Vec::new(), |(t, _)| t.thread_only()),
+        tape_thread_only,
         iter_tape,
         iter_group: None,
         outer_recs,
@@ -1716,7 +1725,10 @@ impl RowWalk {
         let Some((tape, nodes)) = &p.iter_tape else {
             return Ok(mask);
         };
-        if !w.le.run(tape, LaneAxis::Tid, self.n, cx, w.model) {
+        if !w
+            .le
+            .run_reusing(tape, self.n, cx, w.model, &p.iter_thread_only)
+        {
             return Ok(mask);
         }
         let (addr, conds) = (nodes[0], &nodes[1..]);
@@ -1755,7 +1767,10 @@ impl RowWalk {
         };
         // At the last iteration: the obligations the run needs there.
         cx.iters[l.index()] = Some(t - 1);
-        if !w.le.run(tape, LaneAxis::Tid, self.n, cx, w.model) {
+        if !w
+            .le
+            .run_reusing(tape, self.n, cx, w.model, &p.tape_thread_only)
+        {
             return Ok(mask);
         }
         let mut at_end: LaneMask = 0;
@@ -1767,7 +1782,10 @@ impl RowWalk {
             }
         }
         cx.iters[l.index()] = Some(0);
-        if !w.le.run(tape, LaneAxis::Tid, self.n, cx, w.model) {
+        if !w
+            .le
+            .run_reusing(tape, self.n, cx, w.model, &p.tape_thread_only)
+        {
             return Ok(mask);
         }
         let mut rest: LaneMask = 0;
