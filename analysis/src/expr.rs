@@ -985,53 +985,31 @@ impl Tape {
     /// trip count or recurrence), nor does any node under it: its lanes' values are the
     /// same in any pass over the same lanes of the same TB ([`LaneEval::run_reusing`]).
     pub fn thread_only(&self) -> Vec<bool> {
-        let mut only: Vec<bool> = Vec::with_capacity(self.nodes.len());
-        for n in &self.nodes {
-            let all = |xs: &[u32]| xs.iter().all(|&x| only[x as usize]);
-            let v = match n {
-                Node::Const(_) | Node::Tid(_) | Node::Ctaid(_) => true,
-                Node::Leaf(_) | Node::Rec(..) => false,
-                Node::Add(a, b)
-                | Node::Sub(a, b)
-                | Node::Mul(a, b)
-                | Node::Op(_, a, b)
-                | Node::Cmp(_, a, b)
-                | Node::And(a, b)
-                | Node::Or(a, b) => all(&[*a, *b]),
-                Node::Ext(_, _, a) | Node::Not(a) => all(&[*a]),
-                Node::Select(c, a, b) => all(&[*c, *a, *b]),
-            };
-            only.push(v);
-        }
-        only
+        self.closed_under(|_| false)
     }
 
     /// By node, whether its value stays the same when only loop `l`'s iteration changes in
     /// the context: it reads neither that iteration nor a trip count or recurrence (which
     /// may read it), and no node under it does.
     pub fn invariant_in(&self, l: LoopId) -> Vec<bool> {
-        self.invariant_where(|q| q != l)
+        self.closed_under(|e| matches!(e, Expr::Var(v) if *v != Var::Iter(l)))
     }
 
     /// By node, whether its value stays the same when only loop iterations and trip counts
-    /// change in the context: it reads the thread, the TB and constants only.
+    /// change in the context: it reads no iteration, trip count or recurrence.
     pub fn iteration_free(&self) -> Vec<bool> {
-        self.invariant_where(|_| false)
+        self.closed_under(|e| matches!(e, Expr::Var(v) if !matches!(v, Var::Iter(_))))
     }
 
-    /// By node, whether it reads no iteration but of the loops `kept` holds, no trip count
-    /// and no recurrence, nor does any node under it.
-    fn invariant_where(&self, kept: impl Fn(LoopId) -> bool) -> Vec<bool> {
+    /// By node, whether every leaf under it is a constant, a thread or TB coordinate or a
+    /// leaf `leaf` accepts, and no recurrence is.
+    fn closed_under(&self, leaf: impl Fn(&Expr) -> bool) -> Vec<bool> {
         let mut inv: Vec<bool> = Vec::with_capacity(self.nodes.len());
         for n in &self.nodes {
             let all = |xs: &[u32]| xs.iter().all(|&x| inv[x as usize]);
             let v = match n {
                 Node::Const(_) | Node::Tid(_) | Node::Ctaid(_) => true,
-                Node::Leaf(e) => match **e {
-                    Expr::Var(Var::Iter(q)) => kept(q),
-                    Expr::Var(_) => true,
-                    _ => false,
-                },
+                Node::Leaf(e) => leaf(e),
                 Node::Rec(..) => false,
                 Node::Add(a, b)
                 | Node::Sub(a, b)
@@ -1047,6 +1025,7 @@ impl Tape {
         }
         inv
     }
+
     /// The recurrence systems the tape reads, each once.
     pub fn recs(&self) -> Vec<Arc<RecSys>> {
         let mut out: Vec<Arc<RecSys>> = Vec::new();
