@@ -613,8 +613,8 @@ pub const SMALL_LAUNCH_POINTS: u64 = 1 << 18;
 /// The descriptors with the existence questions decided by the default path: first the
 /// fast tests ([`crate::dependence`]: the footprints for the inter-TB question, the
 /// dependence test per load pair for the intra-thread one, then a witness in the first and
-/// last TBs); what they leave open goes to enumeration on small launches (up to
-/// [`SMALL_LAUNCH_POINTS`] points, without looking for a witness), else to z3 (with
+/// last TBs, only their first and last warps on small launches); what they leave open goes
+/// to enumeration on small launches (up to [`SMALL_LAUNCH_POINTS`] points), else to z3 (with
 /// the `z3` feature, one context per parameter, only the open pairs), and what z3 leaves
 /// open to enumeration (up to [`ENUM_BUDGET`] points). Parameters no path decides are
 /// `Undecided`.
@@ -630,8 +630,15 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
         open: Vec<(usize, usize)>,
         intra_witnessed: bool,
     }
-    let small = crate::dependence::enumeration_points(a, launch, &ranges)
-        .is_some_and(|x| x <= SMALL_LAUNCH_POINTS);
+    // Worked out when first needed (a launch whose questions the fast tests settle never
+    // bounds its points).
+    let small_cell = std::cell::OnceCell::new();
+    let small = || {
+        *small_cell.get_or_init(|| {
+            crate::dependence::enumeration_points(a, launch, &ranges)
+                .is_some_and(|x| x <= SMALL_LAUNCH_POINTS)
+        })
+    };
     let mut exist: Vec<Option<(Existence, DecidedBy)>> = vec![None; n];
     let mut open: Vec<Option<Open>> = (0..n).map(|_| None).collect();
     for p in launch.region_ids() {
@@ -657,7 +664,7 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
         let intra = if undecided.is_empty() {
             Some(false)
         } else {
-            let edge = small.then_some(32);
+            let edge = small().then_some(32);
             crate::dependence::intra_thread_witness_at(a, launch, p as u32, eb, &loads, edge)
                 .then_some(true)
         };
@@ -685,7 +692,7 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             }
         }
     }
-    if open.iter().any(Option::is_some) && !small {
+    if open.iter().any(Option::is_some) && !small() {
         #[cfg(feature = "z3")]
         {
             use rayon::prelude::*;
