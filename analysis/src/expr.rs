@@ -1249,9 +1249,9 @@ impl LaneEval {
         // One lane (a recurrence's step) is the common case of a long walk: compiled apart,
         // its lane loops vanish.
         if n == 1 {
-            self.run_lanes(t, axis, 1, cx, ts, None)
+            self.run_lanes(t, axis, 1, cx, ts, None, None)
         } else {
-            self.run_lanes(t, axis, n.min(LANES), cx, ts, None)
+            self.run_lanes(t, axis, n.min(LANES), cx, ts, None, None)
         }
     }
 
@@ -1273,7 +1273,7 @@ impl LaneEval {
             && self.last == Some((t.id, n, cx.tid, cx.ctaid))
             && thread_only.len() == t.len();
         if same {
-            self.run_lanes_keeping(t, LaneAxis::Tid, n, cx, ts, None, Some(thread_only))
+            self.run_lanes(t, LaneAxis::Tid, n, cx, ts, None, Some(thread_only))
         } else {
             self.run(t, LaneAxis::Tid, n, cx, ts)
         }
@@ -1293,12 +1293,14 @@ impl LaneEval {
     ) -> bool {
         let n = n.min(LANES);
         state.len() >= n * regs.len()
-            && self.run_lanes(t, LaneAxis::Tid, n, cx, ts, Some((regs, state)))
+            && self.run_lanes(t, LaneAxis::Tid, n, cx, ts, Some((regs, state)), None)
     }
 
     /// [`LaneEval::run`], with the lanes' own values of some `Var::Phi` registers (`phis`:
-    /// the registers and `state[lane * registers + register]`).
+    /// the registers and `state[lane * registers + register]`), the nodes `keep` marks left
+    /// as the last run computed them.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn run_lanes(
         &mut self,
         t: &Tape,
@@ -1307,44 +1309,10 @@ impl LaneEval {
         cx: &Ctx,
         ts: &dyn TripSource,
         phis: Option<(&[u32], &[i128])>,
-    ) -> bool {
-        self.run_lanes_keeping(t, axis, n, cx, ts, phis, None)
-    }
-
-    /// [`LaneEval::run_lanes`], the nodes `keep` marks left as the last run computed them.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn run_lanes_keeping(
-        &mut self,
-        t: &Tape,
-        axis: LaneAxis,
-        n: usize,
-        cx: &Ctx,
-        ts: &dyn TripSource,
-        phis: Option<(&[u32], &[i128])>,
         keep: Option<&[bool]>,
     ) -> bool {
+        // Set again at the end of a pass that succeeds.
         self.last = None;
-        let ok = self.pass(t, axis, n, cx, ts, phis, keep);
-        if ok && axis == LaneAxis::Tid && phis.is_none() {
-            self.last = Some((t.id, n, cx.tid, cx.ctaid));
-        }
-        ok
-    }
-
-    /// The pass of [`LaneEval::run_lanes_keeping`].
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn pass(
-        &mut self,
-        t: &Tape,
-        axis: LaneAxis,
-        n: usize,
-        cx: &Ctx,
-        ts: &dyn TripSource,
-        phis: Option<(&[u32], &[i128])>,
-        keep: Option<&[bool]>,
-    ) -> bool {
         self.lanes = n;
         if self.vals.len() < t.len() * n {
             self.vals.resize(t.len() * n, 0);
@@ -1506,6 +1474,9 @@ impl LaneEval {
                     }
                 }
             }
+        }
+        if axis == LaneAxis::Tid && phis.is_none() {
+            self.last = Some((t.id, n, cx.tid, cx.ctaid));
         }
         true
     }
