@@ -757,25 +757,12 @@ fn classes_meet(fp: &crate::footprint::ParamFootprint, eb: u64) -> Option<bool> 
     }
 }
 
-/// Bytes the element-granularity footprints of [`inter_tb_by_elements`] may take.
+/// Bytes the element-granularity footprints of [`inter_tb_by_element_footprints`] may take.
 pub const ELEMENT_FOOTPRINT_BUDGET: u64 = 256 << 20;
 
-/// The inter-TB question of parameter `p` answered from footprints at element granularity,
-/// for when [`inter_tb`] is left with units of several elements that meet (a column walk
-/// whose row pitch is no multiple of a line: neighbouring TBs share lines, never elements).
-/// Every counted resolved load that reads `p`'s buffer is evaluated again, at elements, for
-/// `p` alone; `None` when that does not fit in [`ELEMENT_FOOTPRINT_BUDGET`].
-/// A load that reads `p` alone and whose TBs read apart ([`tbs_read_apart`]) answers at
-/// once: srad_update's paper launch spent a fifth of its analysis walking five such
-/// parameters again at elements.
-pub fn inter_tb_by_elements(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64) -> Option<bool> {
-    if apart_by_address(a, launch, p, eb) {
-        return Some(false);
-    }
-    inter_tb_by_element_footprints(a, launch, p, eb)
-}
-
-/// Whether one load alone reads `p` and its TBs read apart ([`tbs_read_apart`]).
+/// Whether one load alone reads `p` and its TBs read apart ([`tbs_read_apart`]): [`inter_tb`]
+/// asks before its witness walks (srad_update's paper launch spent a fifth of its analysis
+/// walking five such parameters again at elements, its small launch a quarter on witnesses).
 fn apart_by_address(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64) -> bool {
     let skip = loads_not_reading(a, p);
     let mut reading = (0..skip.len()).filter(|&i| !skip[i]);
@@ -879,7 +866,11 @@ fn affine_apart(terms: &[(i128, i128, bool)], covered: i128) -> bool {
     true
 }
 
-/// [`inter_tb_by_elements`] from element footprints alone.
+/// The inter-TB question of parameter `p` answered from footprints at element granularity,
+/// for when [`inter_tb`] is left with units of several elements that meet (a column walk
+/// whose row pitch is no multiple of a line: neighbouring TBs share lines, never elements).
+/// Every counted resolved load that reads `p`'s buffer is evaluated again, at elements, for
+/// `p` alone; `None` when that does not fit in [`ELEMENT_FOOTPRINT_BUDGET`].
 pub fn inter_tb_by_element_footprints(
     a: &Analysis,
     launch: &BoundLaunch,

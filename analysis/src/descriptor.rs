@@ -305,12 +305,11 @@ impl DenseUnits {
             if !wanted(p as u32) {
                 continue;
             }
-            let Some(Some(bytes)) = launch.region_bytes(p) else {
-                if launch.region_bytes(p).is_some() {
-                    // A buffer of unknown size (a synthetic pointer).
-                    return None;
-                }
-                continue;
+            let bytes = match launch.region_bytes(p) {
+                Some(Some(bytes)) => bytes,
+                // A buffer of unknown size (a synthetic pointer).
+                Some(None) => return None,
+                None => continue,
             };
             let ub = crate::footprint::unit_bytes(Granularity::Element, launch, p as u32, 1);
             // An access starting in the buffer's last bytes reaches past its end by at most
@@ -646,8 +645,9 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             continue;
         };
         let loads = crate::dependence::param_loads(a, &params, p as u32);
+        // `inter_tb` has asked the address test already when it answers nothing.
         let inter = crate::dependence::inter_tb(a, launch, p as u32, eb, &loads)
-            .or_else(|| crate::dependence::inter_tb_by_elements(a, launch, p as u32, eb));
+            .or_else(|| crate::dependence::inter_tb_by_element_footprints(a, launch, p as u32, eb));
         let all = all_pairs(&loads);
         let undecided: Vec<(usize, usize)> = all
             .iter()

@@ -283,12 +283,12 @@ pub fn analyze_with(
     // do not fit are left unresolved with reason `budget`, the largest cliques first (every
     // TB reading one tree root: 2^31 edges at 65,536 TBs), and the others analysed.
     let mut masks = load_masks(&model);
-    let edges = loop {
+    let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
+    let spent = loop {
         let edges = edges_of(&masks, launch);
         let need = tbs
             .saturating_mul(BYTES_PER_TB)
             .saturating_add(edges.saturating_mul(BYTES_PER_EDGE));
-        let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
         let largest = masks
             .iter()
             .flatten()
@@ -303,7 +303,7 @@ pub fn analyze_with(
                     }
                 }
             }
-            _ => break edges,
+            _ => break need,
         }
     };
     let skip: Vec<bool> = unresolved
@@ -311,8 +311,6 @@ pub fn analyze_with(
         .enumerate()
         .map(|(i, u)| u.is_some() || !model.counts(i))
         .collect();
-    let spent =
-        (tbs.saturating_mul(BYTES_PER_TB)).saturating_add(edges.saturating_mul(BYTES_PER_EDGE));
     let (footprints, errors) =
         footprint::compute_within(&model, launch, gran, &skip, budget.saturating_sub(spent));
     for e in errors {

@@ -257,6 +257,9 @@ type AffineLitTape = (crate::expr::Rel, u32, u32, Vec<(u32, Obligation)>);
 /// of a small launch's walk (gemv: half of the descriptors' enumeration).
 pub(crate) struct WalkPlan {
     tape: Tape,
+    /// The tape's nodes that read no iteration ([`Tape::iteration_free`]), which every
+    /// walker keeps across iterations.
+    iteration_free: Vec<bool>,
     loads: Vec<Option<LoadTape>>,
     /// What each loop's trip count depends on, for the walkers' trip caches: the loads of
     /// one thread share their loops' counts.
@@ -336,6 +339,7 @@ impl WalkPlan {
             })
             .collect();
         WalkPlan {
+            iteration_free: tape.iteration_free(),
             tape,
             loads,
             deps: crate::footprint::all_trip_deps(model),
@@ -378,7 +382,7 @@ impl<'a> Walker<'a> {
             launch,
             gran,
             plan,
-            st: TapeState::with_fixed(&plan.tape, plan.tape.iteration_free()),
+            st: TapeState::with_fixed(&plan.tape, plan.iteration_free.clone()),
             trips: crate::footprint::TripCache::new(&plan.deps, &plan.shared_trips),
             trips_ctaid: [-1; 3],
             points: 0,

@@ -299,7 +299,7 @@ fn existence_paths_agree_on_the_corpus() {
     // by a concrete witness (`dependence::intra_thread_witness_at`; on these small launches
     // in the first and last warp of the grid's first and last TB: fdtd3d, mirror_boundary,
     // sad, srad's two kernels, ...), and units of several elements that meet are settled by
-    // element footprints (`dependence::inter_tb_by_elements`: colwalk's column-walked
+    // element footprints (`dependence::inter_tb_by_element_footprints`: colwalk's column-walked
     // matrix). Left: gemv_unroll's two parameters (no reuse in one thread by enumeration;
     // the remainder loop starts at 4 * the unrolled loop's trip count, a relation the
     // dependence test's ranges do not carry).
