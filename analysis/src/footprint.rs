@@ -121,8 +121,24 @@ pub struct LoadRange {
     pub hi: u64,
 }
 
-/// Merges byte ranges `(region, lo, hi)` into one range per region.
-fn merge_ranges(v: &mut Vec<(u32, u64, u64)>, r: (u32, u64, u64)) {
+impl LoadRange {
+    /// The ranges [`merge_ranges`] collected for one load, in region order (a load's
+    /// ranges as the static evaluation and an interpreter run both report them).
+    pub fn from_merged(mut v: Vec<(u32, u64, u64)>) -> Vec<LoadRange> {
+        v.sort_unstable();
+        v.into_iter()
+            .map(|(r, lo, hi)| LoadRange {
+                region: (r != NO_BUFFER).then_some(r),
+                lo,
+                hi,
+            })
+            .collect()
+    }
+}
+
+/// Merges byte ranges `(region, lo, hi)` into one range per region (`region` a data
+/// structure, or [`NO_BUFFER`] with absolute addresses).
+pub fn merge_ranges(v: &mut Vec<(u32, u64, u64)>, r: (u32, u64, u64)) {
     match v.iter_mut().find(|x| x.0 == r.0) {
         Some(x) => {
             x.1 = x.1.min(r.1);
@@ -738,18 +754,11 @@ pub fn compute_within(
     let load_ranges = load_ranges
         .into_iter()
         .enumerate()
-        .map(|(i, mut v)| {
+        .map(|(i, v)| {
             if bad[i] {
                 return Vec::new();
             }
-            v.sort_unstable();
-            v.into_iter()
-                .map(|(r, lo, hi)| LoadRange {
-                    region: (r != NO_BUFFER).then_some(r),
-                    lo,
-                    hi,
-                })
-                .collect()
+            LoadRange::from_merged(v)
         })
         .collect();
     (

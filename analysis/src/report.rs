@@ -46,9 +46,9 @@ pub fn document_with(
     reuse: &Reuse,
     descriptors: &[Descriptor],
 ) -> Value {
-    // Per load, the bytes it reads per data structure (when the footprints were evaluated
-    // statically; dynamic footprints carry none, then the address's constant base names
-    // the parameter).
+    // Per load, the bytes it reads per data structure (the static evaluation's, or what an
+    // interpreter run saw; footprints built without them name the parameter from the
+    // address's constant base).
     let ranged = a.footprints.load_ranges.len() == a.model.loads.len();
     let region = |r: Option<u32>| -> Value {
         match r {
@@ -64,9 +64,13 @@ pub fn document_with(
         .zip(&a.unresolved)
         .enumerate()
         .map(|(i, (l, u))| {
+            // A may-load left out of the footprints was not evaluated (an interpreter run
+            // records it where it ran): empty ranges do not mean it never runs.
+            let evaluated = ranged
+                && (a.model.counts(i) || !a.footprints.load_ranges[i].is_empty());
             let (params, reads, never_executed): (Vec<u64>, Vec<Value>, bool) = match &u {
                 Some(_) => (Vec::new(), Vec::new(), false),
-                None if ranged => {
+                None if evaluated => {
                     let rs = &a.footprints.load_ranges[i];
                     let mut ps: Vec<u64> = rs.iter().filter_map(|r| r.region).map(u64::from).collect();
                     ps.dedup();
@@ -83,7 +87,13 @@ pub fn document_with(
                 "line": l.line,
                 "width_bytes": l.width,
                 "resolved": u.is_none(),
-                "reason": if never_executed { Some("never executed for this launch".to_string()) } else { u.clone() },
+                "reason": if never_executed {
+                    Some("never executed for this launch".to_string())
+                } else if u.is_none() && !evaluated {
+                    Some(format!("{} guard: a may-load, not in the footprints or the graph (--may-loads adds its may-footprint)", l.guard().as_str()))
+                } else {
+                    u.clone()
+                },
                 "never_executed": never_executed,
                 "loop_depth": l.loops.len(),
                 "guard": l.guard().as_str(),

@@ -14,13 +14,16 @@
 //! Descriptors (z3, one thread) are derived while the graph, the reuse metrics and the graph
 //! file are built on the other threads.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use analysis::footprint::{unit_bytes, Footprints, Granularity, PARAM_SHIFT};
+use analysis::footprint::{
+    merge_ranges, unit_bytes, Footprints, Granularity, LoadRange, NO_BUFFER, PARAM_SHIFT,
+};
 use graph_partition::graph_file::{self, FileFormat, Rows};
 use launch::BoundLaunch;
-use ptx_parser::{Function, Module};
+use ptx_parser::{Function, InstId, Module};
 use serde_json::json;
 
 use crate::cmd::partition::{self, LeafArgs, PartitionOpts};
@@ -599,6 +602,7 @@ fn dynamic_analysis(
         units: &units,
         tbs: Vec::new(),
         cur: Vec::new(),
+        ranges: HashMap::new(),
     };
     let opts = sim::RunOptions {
         threads: 1,
@@ -612,9 +616,16 @@ fn dynamic_analysis(
             *slot = warps;
         }
     }
-    let footprints =
+    let mut footprints =
         Footprints::from_warp_units(&per_tb, |p| units.get(p as usize).copied().unwrap_or(1));
     let model = analysis::addr::analyze_kernel(f, bound);
+    // Each load's bytes as the interpreter saw them (none: it never ran), as the static
+    // evaluation reports its loads': the descriptors ask which loads read a data structure.
+    footprints.load_ranges = model
+        .loads
+        .iter()
+        .map(|l| LoadRange::from_merged(obs.ranges.remove(&l.inst).unwrap_or_default()))
+        .collect();
     let unresolved = model
         .loads
         .iter()
@@ -635,6 +646,8 @@ struct UnitCollector<'a> {
     tbs: Vec<(u64, Vec<Vec<u64>>)>,
     /// The TB being run: per warp, unit ids as they come.
     cur: Vec<Vec<u64>>,
+    /// Per load instruction, the bytes it read per data structure ([`merge_ranges`]).
+    ranges: HashMap<InstId, Vec<(u32, u64, u64)>>,
 }
 
 impl sim::MemObserver for UnitCollector<'_> {
@@ -643,6 +656,7 @@ impl sim::MemObserver for UnitCollector<'_> {
             return;
         }
         let w = a.warp as usize;
+        let ranges = self.ranges.entry(a.inst).or_default();
         if self.cur.len() <= w {
             self.cur.resize(w + 1, Vec::new());
         }
@@ -650,12 +664,16 @@ impl sim::MemObserver for UnitCollector<'_> {
             if a.mask & (1 << lane) == 0 {
                 continue;
             }
+            let size = u64::from(a.size.max(1));
             let Some((p, off)) = self.bound.buffer_at(a.addrs[lane]) else {
+                let at = a.addrs[lane];
+                merge_ranges(ranges, (NO_BUFFER, at, at.saturating_add(size)));
                 continue;
             };
+            merge_ranges(ranges, (p as u32, off, off + size));
             let ub = self.units.get(p).copied().unwrap_or(1);
             let key = (p as u64) << PARAM_SHIFT;
-            for u in off / ub..=(off + u64::from(a.size.max(1)) - 1) / ub {
+            for u in off / ub..=(off + size - 1) / ub {
                 self.cur[w].push(key | u);
             }
         }
@@ -667,10 +685,17 @@ impl sim::MemObserver for UnitCollector<'_> {
             units: self.units,
             tbs: Vec::new(),
             cur: Vec::new(),
+            ranges: HashMap::new(),
         }
     }
 
     fn merge(&mut self, tb: u64, mut part: Self) {
+        for (inst, rs) in part.ranges {
+            let mine = self.ranges.entry(inst).or_default();
+            for r in rs {
+                merge_ranges(mine, r);
+            }
+        }
         for w in &mut part.cur {
             w.sort_unstable();
             w.dedup();

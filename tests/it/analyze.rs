@@ -46,8 +46,9 @@ fn per_tb(doc: &Value) -> std::collections::BTreeMap<(u64, u64), Value> {
     out
 }
 
-/// Static and dynamic footprints agree TB by TB (and so do the graph and every statistic) on
-/// every small launch whose global loads the static analysis resolves completely.
+/// Static and dynamic footprints agree TB by TB (and so do the graph, every statistic, each
+/// load's byte ranges and the Locality Descriptors) on every small launch whose global loads
+/// the static analysis resolves completely.
 #[test]
 fn static_footprints_equal_dynamic_ones_on_the_corpus() {
     let mut compared = Vec::new();
@@ -80,6 +81,22 @@ fn static_footprints_equal_dynamic_ones_on_the_corpus() {
         assert_eq!(per_tb(&st), per_tb(&dy), "{}: footprints", launch.display());
         assert_eq!(st["graph"], dy["graph"], "{}: graph", launch.display());
         assert_eq!(st["stats"], dy["stats"], "{}: stats", launch.display());
+        // Each load's byte ranges as the interpreter saw them, and the descriptors, which
+        // ask which loads read a structure (dynamic runs once reported none, and every
+        // structure read by all TBs was described as NO-REUSE).
+        assert_eq!(st["loads"], dy["loads"], "{}: loads", launch.display());
+        assert_eq!(
+            st["loads_never_executed"],
+            dy["loads_never_executed"],
+            "{}",
+            launch.display()
+        );
+        assert_eq!(
+            st["locality_descriptors"],
+            dy["locality_descriptors"],
+            "{}: descriptors",
+            launch.display()
+        );
         compared.push(launch.display().to_string());
     }
     // The data-dependent kernels (bfs, spmv, btree, mergesort, tpacf, histogram) are the only
@@ -389,4 +406,41 @@ fn one_thread_writes_the_same_files_as_two() {
         files[0], files[1],
         "one thread and two wrote different files"
     );
+}
+
+/// A load under a data-dependent or floating-point guard is not evaluated by default: it is
+/// reported as a may-load, not as never executed; with `--may-loads` its byte ranges are its
+/// may-footprint, which on guarded_loads' launch (every guard true) are exactly the bytes
+/// the interpreter saw it read.
+#[test]
+fn may_loads_are_not_reported_as_never_executed() {
+    let ptx = "kernels/guarded_loads/guarded_loads.compute_70.ptx";
+    let launch = "kernels/guarded_loads/small.json";
+    let guarded = |l: &Value| l["guard"] == "data-dependent" || l["guard"] == "floating-point";
+    let st = analyze(ptx, launch, &[]);
+    let loads = st["loads"].as_array().unwrap();
+    assert!(
+        loads.iter().filter(|l| guarded(l)).count() >= 2,
+        "{loads:?}"
+    );
+    assert_eq!(st["loads_never_executed"], 0);
+    for l in loads.iter().filter(|l| guarded(l) && l["resolved"] == true) {
+        assert_eq!(l["never_executed"], false, "{l}");
+        assert!(l["reason"].as_str().unwrap().contains("may-load"), "{l}");
+        assert_eq!(l["reads"], serde_json::json!([]), "{l}");
+    }
+    let may = analyze(ptx, launch, &["--may-loads"]);
+    let dy = analyze(ptx, launch, &["--dynamic"]);
+    for (m, d) in may["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(dy["loads"].as_array().unwrap())
+    {
+        if guarded(m) && m["resolved"] == true {
+            assert!(!m["reads"].as_array().unwrap().is_empty(), "{m}");
+            assert_eq!(m["reads"], d["reads"], "line {}", m["line"]);
+            assert_eq!(d["never_executed"], false);
+        }
+    }
 }
