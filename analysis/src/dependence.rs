@@ -901,22 +901,21 @@ pub const WITNESS_POINTS: u64 = 1 << 16;
 
 /// A concrete witness of inter-TB reuse: the TB at the grid's origin and its neighbour
 /// along each dimension the grid spans, walked thread by thread (thread `t` of both, every
-/// load of `loads` at every iteration, guards and trip counts evaluated exactly) until
+/// load of `loads` at every iteration, guards and trip counts evaluated exactly, as the
+/// enumeration's [`crate::reuse::Walker`] walks them) until
 /// they read a common element of `p` (`true`) or [`WITNESS_POINTS`] points per dimension
 /// are spent or the TBs end (`false`: no answer either way). Guards that only cut the grid's edge
 /// (GEMM's `row < n && col < n`) hide the `%ctaid` independence from [`ctaid_dims`]; the
 /// first threads of two neighbouring TBs show the shared row at once.
 fn inter_tb_witness(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: &[usize]) -> bool {
     use crate::expr::Ctx;
+    use crate::footprint::{unit_bytes, FxSet, Granularity, PARAM_SHIFT};
     let (g, b) = (launch.grid, launch.block);
     let grid = [g.x, g.y, g.z];
-    let mut w = PairWalk {
-        a,
-        base: (i128::from(p) + 1) << 36,
-        eb: i128::from(eb),
-        points: 0,
-        budget: WITNESS_POINTS,
-    };
+    // The walker's units of `p` are its elements (else no witness is looked for).
+    if unit_bytes(Granularity::Element, launch, p, eb) != eb {
+        return false;
+    }
     // Dimensions no load's address uses first (where the shared data is), each with its
     // own budget.
     let mut uses = [false; 3];
@@ -931,34 +930,43 @@ fn inter_tb_witness(a: &Analysis, launch: &BoundLaunch, p: u32, eb: u64, loads: 
     }
     let mut dims = [0usize, 1, 2];
     dims.sort_by_key(|&d| uses[d]);
+    // The enumeration's walker: its tape evaluation and its innermost loops stepped as runs
+    // cost a fraction of evaluating each point's expressions (a column walk that finds no
+    // witness spent a third of its analysis here).
+    let plan = crate::reuse::WalkPlan::of_loads(a, |i| loads.contains(&i));
+    let mut w = crate::reuse::Walker::new(a, launch, Granularity::Element, &plan);
+    w.limit = WITNESS_POINTS;
+    let mut cx = Ctx::new(a.model.loops.len());
+    let mut ev: Vec<(u32, u64)> = Vec::new();
+    let n = b.count();
     for d in dims {
         if grid[d] < 2 {
             continue;
         }
         w.points = 0;
+        w.truncated = false;
         let mut other = [0i128; 3];
         other[d] = 1;
-        let mut seen = [
-            std::collections::HashSet::new(),
-            std::collections::HashSet::new(),
-        ];
-        let mut cx = Ctx::new(a.model.loops.len());
-        'dim: for t in 0..b.count() {
+        let mut seen = [FxSet::default(), FxSet::default()];
+        // Thread `t` of one TB, then of the other: a GEMM's first thread alone may spend
+        // the budget on its row, and the other TB's first thread shows the row shared.
+        'dim: for t in 0..n {
             cx.tid = thread_coords(t, b);
             for (side, ctaid) in [[0i128; 3], other].into_iter().enumerate() {
                 cx.ctaid = ctaid;
-                let mut ev = Vec::new();
                 for &i in loads {
-                    if w.walk(i, 0, &mut cx, &mut ev).is_none() {
+                    ev.clear();
+                    if w.thread_events(i, &mut cx, &mut ev).is_err() || w.truncated {
                         break 'dim;
                     }
-                }
-                for (f, l) in ev {
-                    for e in f..=l {
-                        if seen[1 - side].contains(&e) {
+                    for (_, u) in &ev {
+                        if u >> PARAM_SHIFT != u64::from(p) {
+                            continue;
+                        }
+                        if seen[1 - side].contains(u) {
                             return true;
                         }
-                        seen[side].insert(e);
+                        seen[side].insert(*u);
                     }
                 }
             }

@@ -322,6 +322,9 @@ struct LoadPlan<'a> {
     /// The pass shared with the other loads of the same loops, and this load's place in it
     /// ([`group_iterations`]).
     iter_group: Option<(std::sync::Arc<IterGroup>, usize)>,
+    /// For a loop-free load with [`LoadPlan::lane_roots`]: the warp pass shared with the
+    /// kernel's other such loads, and this load's place in it ([`group_lanes`]).
+    lane_group: Option<(std::sync::Arc<IterGroup>, usize)>,
     /// The recurrences of the outermost loop that tape reads: stepped for a warp row's
     /// lanes together before its threads walk ([`prestep_lanes`]).
     outer_recs: Vec<std::sync::Arc<RecSys>>,
@@ -517,6 +520,7 @@ pub fn compute_within(
         })
         .collect();
     group_iterations(&mut plans);
+    group_lanes(&mut plans);
     // Jobs: (load, projection of the grid on the load's dims).
     let mut jobs: Vec<(usize, [u32; 3])> = Vec::new();
     for (i, p) in plans.iter().enumerate() {
@@ -555,18 +559,32 @@ pub fn compute_within(
         .collect();
     let share = budget / (live_loads.len().max(1) as u64);
     let counters: Vec<AtomicU64> = (0..plans.len()).map(|_| AtomicU64::new(0)).collect();
+    // Every load's first job is of the grid's first TB: the loads run in one chunk per
+    // worker, each chunk on one trip cache and one set of group passes (a group's pass
+    // was otherwise run again by each member: module_array's 33 loop-free loads).
+    let chunk = live_loads
+        .len()
+        .div_ceil(rayon::current_num_threads().max(1))
+        .max(1);
     let firsts: Vec<Result<(WarpRuns, Ranges), String>> = live_loads
-        .par_iter()
-        .map(|&i| {
-            run_job(
-                span[i].0,
-                &Allowance {
-                    spent: &counters[i],
-                    limit: share,
-                },
-                &mut TripCache::new(&deps, &shared),
-                &mut IterPasses::default(),
-            )
+        .par_chunks(chunk)
+        .flat_map_iter(|loads| {
+            let mut trips = TripCache::new(&deps, &shared);
+            let mut passes = IterPasses::default();
+            loads
+                .iter()
+                .map(|&i| {
+                    run_job(
+                        span[i].0,
+                        &Allowance {
+                            spent: &counters[i],
+                            limit: share,
+                        },
+                        &mut trips,
+                        &mut passes,
+                    )
+                })
+                .collect::<Vec<_>>()
         })
         .collect();
     // Admit loads in order while their estimates fit.
@@ -1001,6 +1019,7 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         tape_thread_only,
         iter_tape,
         iter_group: None,
+        lane_group: None,
         outer_recs,
         row,
     }
@@ -1055,6 +1074,49 @@ fn group_iterations(plans: &mut [Option<LoadPlan>]) {
             if let Some(p) = plans[i].as_mut() {
                 p.iter_group = Some((g.clone(), pos));
             }
+        }
+    }
+}
+
+/// Joins the loop-free loads of `plans` whose warp lanes a pass evaluates
+/// ([`LoadPlan::lane_roots`]) into one [`IterGroup`] (of two or more), evaluated along the
+/// warp's threads: a stencil's loads share their index arithmetic and guards (jacobi3d's
+/// seven loads each evaluated the same tape of the thread's coordinates, where the
+/// interpreter computes them once).
+fn group_lanes(plans: &mut [Option<LoadPlan>]) {
+    let loads: Vec<usize> = (0..plans.len())
+        .filter(|&i| plans[i].as_ref().is_some_and(|p| p.lane_roots.is_some()))
+        .collect();
+    if loads.len() < 2 {
+        return;
+    }
+    let member_roots: Vec<Vec<E>> = loads
+        .iter()
+        .filter_map(|&i| plans[i].as_ref())
+        .map(|p| {
+            std::iter::once(&p.site.addr)
+                .chain(&p.outer_conds)
+                .chain(&p.inner_conds)
+                .cloned()
+                .collect()
+        })
+        .collect();
+    let tape = Tape::new(member_roots.iter().flatten());
+    if !tape.is_cheap() {
+        return;
+    }
+    let members = member_roots
+        .iter()
+        .map(|rs| {
+            rs.iter()
+                .map(|e| tape.node(e).expect("compiled root"))
+                .collect()
+        })
+        .collect();
+    let g = std::sync::Arc::new(IterGroup { tape, members });
+    for (pos, &i) in loads.iter().enumerate() {
+        if let Some(p) = plans[i].as_mut() {
+            p.lane_group = Some((g.clone(), pos));
         }
     }
 }
@@ -1378,6 +1440,24 @@ impl Sink<'_> {
         if vals.len() < 3 || vals.iter().any(|&a| u64::try_from(a).is_err()) {
             return vals.iter().try_for_each(|&a| self.ap(a, 0, 1));
         }
+        let buffer = |a: i128| {
+            u64::try_from(a)
+                .ok()
+                .and_then(|a| self.launch.buffer_at(a))
+                .map(|b| b.0)
+        };
+        // Already one non-decreasing run in the order given (a warp row's consecutive
+        // elements, an address every lane shares): what the sort below would find.
+        let (a0, last) = (vals[0], vals[vals.len() - 1]);
+        let c = vals[1] - a0;
+        if c >= 0 && vals.windows(2).all(|w| w[1] - w[0] == c) {
+            if c == 0 {
+                return self.ap(a0, 0, 1);
+            }
+            if buffer(a0).is_some() && buffer(a0) == buffer(last + self.width as i128 - 1) {
+                return self.ap(a0, c, vals.len() as i128);
+            }
+        }
         vals.sort_unstable();
         let mut m = 1;
         for i in 1..vals.len() {
@@ -1399,12 +1479,6 @@ impl Sink<'_> {
             }
             // `v[i .. j]` is one arithmetic run.
             let (a0, last) = (v[i], v[j - 1]);
-            let buffer = |a: i128| {
-                u64::try_from(a)
-                    .ok()
-                    .and_then(|a| self.launch.buffer_at(a))
-                    .map(|b| b.0)
-            };
             let end = last + self.width as i128 - 1;
             if j - i > 1 && buffer(a0).is_some() && buffer(a0) == buffer(end) {
                 let c = v[i + 1] - a0;
@@ -1440,11 +1514,15 @@ impl Sink<'_> {
             return Ok(());
         }
         let base = u64::from(p) << PARAM_SHIFT;
-        if t == 1 || c == 0 || c as u64 <= ub {
+        // Units an access covers beyond its first, and the units one step moves.
+        let span = (off0 + self.width - 1) / ub - off0 / ub;
+        let stride = c as u64 / ub;
+        // Steps no longer than the units an access covers leave no gap: one interval (a
+        // warp's 4-byte elements at 1-byte units is one interval, not four strided runs).
+        let gapless = c as u64 <= ub || ((c as u64).is_multiple_of(ub) && stride <= span + 1);
+        if t == 1 || c == 0 || gapless {
             self.push((p, base + off0 / ub, 1, off1 / ub - off0 / ub + 1))?;
         } else if (c as u64).is_multiple_of(ub) {
-            let stride = c as u64 / ub;
-            let span = (off0 + self.width - 1) / ub - off0 / ub;
             for s in 0..=span {
                 self.push((p, base + off0 / ub + s, stride, t as u64))?;
             }
@@ -1512,6 +1590,19 @@ fn eval_load(
             // evaluate them lane by lane (and are used where the pass meets an error).
             let warp_lanes = (32 - t % 32).min(nthreads as u32 - t);
             let axis = LaneAxis::Threads(block);
+            // The pass of the kernel's loop-free loads together, run by the first of them
+            // to reach this warp in this TB; a footprint is a set, so the kept addresses
+            // are recorded as the runs they form.
+            if let Some((g, pos)) = p.lane_group.as_ref().filter(|_| warp_lanes > 1) {
+                let mut vals = [0i128; LANES];
+                if let Some(m) =
+                    w.group_points((g, *pos), axis, warp_lanes as usize, &cx, &mut vals)
+                {
+                    w.sink.points(&mut vals[..m])?;
+                    t += warp_lanes;
+                    continue;
+                }
+            }
             if warp_lanes > 1 && w.le.run(&p.tape, axis, warp_lanes as usize, &cx, model) {
                 let node = |e: &E| p.tape.node(e).expect("compiled root");
                 let le = &w.le;
@@ -1955,7 +2046,7 @@ impl TbWalk<'_, '_, '_> {
     fn group_points(
         &mut self,
         (g, pos): (&std::sync::Arc<IterGroup>, usize),
-        l: LoopId,
+        axis: LaneAxis,
         n: usize,
         cx: &Ctx,
         out: &mut [i128; LANES],
@@ -1983,23 +2074,21 @@ impl TbWalk<'_, '_, '_> {
             return e.as_deref().map(|vals| read(vals, out));
         }
         let le = &mut self.le;
-        let vals: Option<Box<[i128]>> =
-            le.run(&g.tape, LaneAxis::Iter(l), n, cx, self.model)
-                .then(|| {
-                    let mut vals = Vec::with_capacity(g.members.len() * (n + 1));
-                    for nodes in &g.members {
-                        let (addr, conds) = (nodes[0], &nodes[1..]);
-                        let at = vals.len();
-                        vals.push(0);
-                        for lane in 0..n {
-                            if conds.iter().all(|&c| le.value(c, lane) != 0) {
-                                vals.push(le.value(addr, lane));
-                            }
-                        }
-                        vals[at] = (vals.len() - at - 1) as i128;
+        let vals: Option<Box<[i128]>> = le.run(&g.tape, axis, n, cx, self.model).then(|| {
+            let mut vals = Vec::with_capacity(g.members.len() * (n + 1));
+            for nodes in &g.members {
+                let (addr, conds) = (nodes[0], &nodes[1..]);
+                let at = vals.len();
+                vals.push(0);
+                for lane in 0..n {
+                    if conds.iter().all(|&c| le.value(c, lane) != 0) {
+                        vals.push(le.value(addr, lane));
                     }
-                    vals.into_boxed_slice()
-                });
+                }
+                vals[at] = (vals.len() - at - 1) as i128;
+            }
+            vals.into_boxed_slice()
+        });
         let m = vals.as_deref().map(|v| read(v, out));
         let size = vals.as_ref().map_or(1, |v| v.len());
         if self.passes.values + size <= ITER_PASS_VALUES {
@@ -2049,7 +2138,9 @@ impl TbWalk<'_, '_, '_> {
             cx.iters[l.index()] = Some(k0);
             if let Some((g, pos)) = p.iter_group.as_ref().filter(|_| n > 1 && innermost) {
                 let mut vals = [0i128; LANES];
-                if let Some(m) = self.group_points((g, *pos), l, n as usize, cx, &mut vals) {
+                if let Some(m) =
+                    self.group_points((g, *pos), LaneAxis::Iter(l), n as usize, cx, &mut vals)
+                {
                     self.sink.points(&mut vals[..m])?;
                     k0 += n;
                     continue;
@@ -2110,7 +2201,32 @@ mod tests {
     /// union is the same row (the footprints alone would not tell a load read another's).
     #[test]
     fn group_passes_give_each_load_its_own_addresses() {
-        let (b, model) = corpus("mirror_boundary", "small.json");
+        grouped_equals_alone(
+            "mirror_boundary",
+            group_iterations,
+            |p| p.iter_group.is_some(),
+            4,
+        );
+    }
+
+    /// [`group_passes_give_each_load_its_own_addresses`] for the warp passes of loop-free
+    /// loads ([`group_lanes`]): a 3-D stencil (block 8 x 8 x 4, a warp across four rows),
+    /// 4x4 sums of differences, and module_array's loads of a `.const` table at addresses
+    /// every lane shares beside a sliding window.
+    #[test]
+    fn lane_groups_give_each_load_its_own_addresses() {
+        for (dir, members) in [("jacobi3d", 7), ("sad", 17), ("module_array", 33)] {
+            grouped_equals_alone(dir, group_lanes, |p| p.lane_group.is_some(), members);
+        }
+    }
+
+    fn grouped_equals_alone(
+        dir: &str,
+        group: fn(&mut [Option<LoadPlan>]),
+        member: fn(&LoadPlan) -> bool,
+        at_least: usize,
+    ) {
+        let (b, model) = corpus(dir, "small.json");
         let dim = |d: u64| u32::try_from(d).expect("small launch");
         let grid = [b.grid.x, b.grid.y, b.grid.z].map(dim);
         let block = [b.block.x, b.block.y, b.block.z].map(dim);
@@ -2124,12 +2240,9 @@ mod tests {
             .iter()
             .map(|s| Some(plan(&model, s, grid, block)))
             .collect();
-        group_iterations(&mut grouped);
-        let members = grouped.iter().flatten().filter(|p| p.iter_group.is_some());
-        assert!(
-            members.count() >= 4,
-            "the unrolled loop's loads form a group"
-        );
+        group(&mut grouped);
+        let members = grouped.iter().flatten().filter(|p| member(p));
+        assert!(members.count() >= at_least, "{dir}: the loads form a group");
         let deps = all_trip_deps(&model);
         let shared = SharedTrips::default();
         let spent = AtomicU64::new(0);
@@ -2138,40 +2251,45 @@ mod tests {
             limit: u64::MAX,
         };
         let gran = Granularity::Element;
-        for x in 0..grid[0] {
+        for z in 0..grid[2] {
             for y in 0..grid[1] {
-                let key = [x, y, 0];
-                let mut passes = IterPasses::default();
-                let mut trips = TripCache::new(&deps, &shared);
-                for (i, (a, g)) in alone.iter().zip(&grouped).enumerate() {
-                    let (a, g) = (a.as_ref().unwrap(), g.as_ref().unwrap());
-                    let mut t = TripCache::new(&deps, &shared);
-                    let want = eval_load(
-                        &model,
-                        &b,
-                        gran,
-                        a,
-                        key,
-                        block,
-                        &mut t,
-                        &mut IterPasses::default(),
-                        &allow,
+                for x in 0..grid[0] {
+                    let key = [x, y, z];
+                    let mut passes = IterPasses::default();
+                    let mut trips = TripCache::new(&deps, &shared);
+                    for (i, (a, g)) in alone.iter().zip(&grouped).enumerate() {
+                        let (a, g) = (a.as_ref().unwrap(), g.as_ref().unwrap());
+                        let mut t = TripCache::new(&deps, &shared);
+                        let want = eval_load(
+                            &model,
+                            &b,
+                            gran,
+                            a,
+                            key,
+                            block,
+                            &mut t,
+                            &mut IterPasses::default(),
+                            &allow,
+                        );
+                        let got = eval_load(
+                            &model,
+                            &b,
+                            gran,
+                            g,
+                            key,
+                            block,
+                            &mut trips,
+                            &mut passes,
+                            &allow,
+                        );
+                        assert!(want.is_ok(), "{dir}: load {i}, TB {key:?}: {want:?}");
+                        assert_eq!(got.ok(), want.ok(), "{dir}: load {i}, TB {key:?}");
+                    }
+                    assert!(
+                        !passes.entries.is_empty(),
+                        "{dir}: the group's passes were kept"
                     );
-                    let got = eval_load(
-                        &model,
-                        &b,
-                        gran,
-                        g,
-                        key,
-                        block,
-                        &mut trips,
-                        &mut passes,
-                        &allow,
-                    );
-                    assert!(want.is_ok(), "load {i}, TB {key:?}: {want:?}");
-                    assert_eq!(got.ok(), want.ok(), "load {i}, TB {key:?}");
                 }
-                assert!(!passes.entries.is_empty(), "the group's passes were kept");
             }
         }
     }
