@@ -325,6 +325,10 @@ struct LoadPlan<'a> {
     /// For a loop-free load with [`LoadPlan::lane_roots`]: the warp pass shared with the
     /// kernel's other such loads, and this load's place in it ([`group_lanes`]).
     lane_group: Option<(std::sync::Arc<IterGroup>, usize)>,
+    /// For a load with a [`RowPlan`] and guards outside its loops: the pass over a warp
+    /// row's guards shared with the kernel's other such loads ([`group_rows`]; a member's
+    /// nodes are its guards).
+    row_group: Option<(std::sync::Arc<IterGroup>, usize)>,
     /// The recurrences of the outermost loop that tape reads: stepped for a warp row's
     /// lanes together before its threads walk ([`prestep_lanes`]).
     outer_recs: Vec<std::sync::Arc<RecSys>>,
@@ -521,6 +525,7 @@ pub fn compute_within(
         .collect();
     group_iterations(&mut plans);
     group_lanes(&mut plans);
+    group_rows(&mut plans);
     // Jobs: (load, projection of the grid on the load's dims).
     let mut jobs: Vec<(usize, [u32; 3])> = Vec::new();
     for (i, p) in plans.iter().enumerate() {
@@ -1020,6 +1025,7 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
         iter_tape,
         iter_group: None,
         lane_group: None,
+        row_group: None,
         outer_recs,
         row,
     }
@@ -1121,16 +1127,71 @@ fn group_lanes(plans: &mut [Option<LoadPlan>]) {
     }
 }
 
+/// Joins the guards outside the loops of the loads that walk warp rows together
+/// ([`RowPlan`]) into one [`IterGroup`] (of two or more), evaluated along a row's threads:
+/// nvcc's guards repeat the conditions of every path to the load (scalar_prod's fourteen
+/// loads each evaluated the unrolled prologue's selects on `%tid.x` for every row).
+fn group_rows(plans: &mut [Option<LoadPlan>]) {
+    let loads: Vec<usize> = (0..plans.len())
+        .filter(|&i| {
+            plans[i]
+                .as_ref()
+                .and_then(|p| p.row.as_ref())
+                .is_some_and(|rp| !rp.outer_nodes.is_empty())
+        })
+        .collect();
+    if loads.len() < 2 {
+        return;
+    }
+    let member_roots: Vec<&[E]> = loads
+        .iter()
+        .filter_map(|&i| plans[i].as_ref())
+        .map(|p| &p.outer_conds[..])
+        .collect();
+    let tape = Tape::new(member_roots.iter().copied().flatten());
+    if !tape.is_cheap() {
+        return;
+    }
+    let members = member_roots
+        .iter()
+        .map(|rs| {
+            rs.iter()
+                .map(|e| tape.node(e).expect("compiled root"))
+                .collect()
+        })
+        .collect();
+    let g = std::sync::Arc::new(IterGroup { tape, members });
+    for (pos, &i) in loads.iter().enumerate() {
+        if let Some(p) = plans[i].as_mut() {
+            p.row_group = Some((g.clone(), pos));
+        }
+    }
+}
+
 /// Most addresses [`IterPasses`] keeps for one TB (4 MiB).
 const ITER_PASS_VALUES: usize = 1 << 18;
 
 /// Deepest loop nest whose passes [`IterPasses`] keeps (its key holds the iterations).
 const ITER_PASS_DEPTH: usize = 4;
 
-/// A group pass's place: the group's address, the thread, the iterations of the group's
-/// loops (the innermost one's the chunk's first; -1 past the nest's depth) and the
-/// chunk's lanes.
-type PassKey = (usize, [i128; 3], [i128; ITER_PASS_DEPTH], usize);
+/// A group pass's place: the group's address, what its lanes differ in ([`axis_tag`]), the
+/// (first lane's) thread, the iterations of the group's loops (the innermost one's the
+/// chunk's first; -1 past the nest's depth) and the chunk's lanes.
+type PassKey = (usize, u8, [i128; 3], [i128; ITER_PASS_DEPTH], usize);
+
+/// [`PassKey`]'s tag of a lane axis: a pass along a loop's iterations and one along a
+/// row's threads from the same thread and iteration are different passes.
+fn axis_tag(axis: LaneAxis) -> u8 {
+    match axis {
+        LaneAxis::Iter(_) => 0,
+        LaneAxis::Tid => 1,
+        LaneAxis::Threads(_) => 2,
+    }
+}
+
+/// [`PassKey`]'s tag of a pass over a row's guards outside the loops
+/// ([`TbWalk::group_mask`]).
+const ROW_GUARDS_TAG: u8 = 3;
 
 /// The group passes of one TB's jobs ([`IterGroup`]): per pass, each member's count of
 /// kept lanes followed by their addresses (the lanes whose guards hold, in lane order),
@@ -1217,12 +1278,18 @@ impl SharedTrips {
     }
 }
 
+/// A warp row's trip count's place ([`TripCache::row_trip`]): the loop, the first thread,
+/// the lanes and the iterations the count reads.
+type RowTripKey = (u32, [i128; 3], u32, Vec<i128>);
+
 /// Trip counts of one job, memoised on the values they depend on; those that depend on no
 /// `%ctaid` also in the walk's [`SharedTrips`].
 pub(crate) struct TripCache<'a> {
     deps: &'a [TripDeps],
     /// By loop index.
     memo: Vec<TripMemo>,
+    /// [`TripCache::row_trip`]'s answers.
+    rows: FxMap<RowTripKey, Option<i128>>,
     shared: &'a SharedTrips,
     /// The key being looked up (reused).
     key: Vec<i128>,
@@ -1234,6 +1301,7 @@ impl<'a> TripCache<'a> {
         TripCache {
             deps,
             memo: (0..deps.len()).map(|_| TripMemo::default()).collect(),
+            rows: FxMap::default(),
             shared,
             key: Vec::new(),
         }
@@ -1242,6 +1310,47 @@ impl<'a> TripCache<'a> {
     /// Forgets the counts of this cache (the `%ctaid` changed); the shared ones stay.
     pub(crate) fn clear(&mut self) {
         self.memo.iter_mut().for_each(FxMap::clear);
+        self.rows.clear();
+    }
+
+    /// The trip count of loop `l` that the lanes of `mask` of the warp row from `cx`
+    /// (lane `k` is `%tid.x + k`) share, or `None` when they differ; the error of the first
+    /// lane (in lane order, up to the first that differs) that has one. Remembered per row:
+    /// the loads of one loop nest asked it lane by lane, each of them.
+    pub(crate) fn row_trip(
+        &mut self,
+        model: &KernelModel,
+        l: LoopId,
+        cx: &mut Ctx,
+        mask: u32,
+    ) -> Result<Option<i128>, EvalError> {
+        let iters: Vec<i128> = self.deps.get(l.index()).map_or(Vec::new(), |d| {
+            d.iters
+                .iter()
+                .map(|q| cx.iters[q.index()].unwrap_or(-1))
+                .collect()
+        });
+        let key = (l.index() as u32, cx.tid, mask, iters);
+        if let Some(&t) = self.rows.get(&key) {
+            return Ok(t);
+        }
+        let x0 = cx.tid[0];
+        let mut t = None;
+        for lane in (0..32).filter(|&k| mask & (1 << k) != 0) {
+            cx.tid[0] = x0 + lane;
+            let tl = self.trip(model, l, cx);
+            cx.tid[0] = x0;
+            match (tl?, t) {
+                (tl, None) => t = Some(tl),
+                (tl, Some(t0)) if tl == t0 => {}
+                _ => {
+                    t = None;
+                    break;
+                }
+            }
+        }
+        self.rows.insert(key, t);
+        Ok(t)
     }
 
     /// Whether loop `l`'s trip count may differ between threads of one warp row (it reads
@@ -1716,7 +1825,13 @@ impl RowWalk {
         } else {
             (1 << self.n) - 1
         };
-        if !rp.outer_nodes.is_empty() {
+        let shared =
+            w.p.row_group
+                .as_ref()
+                .and_then(|g| w.group_mask(g, self.n, cx));
+        if let Some(m) = shared {
+            mask &= m;
+        } else if !rp.outer_nodes.is_empty() {
             if !w.le.run(&rp.outer, LaneAxis::Tid, self.n, cx, w.model) {
                 return Ok(false);
             }
@@ -1767,28 +1882,20 @@ impl RowWalk {
         cx.iters[l.index()] = None;
         // The lanes' trip count, when they agree.
         let x0 = cx.tid[0];
-        let mut t = None;
-        let along: Vec<usize> = if w.trips.varies_along_x(l) {
-            lanes_of(mask).collect()
+        let t = if w.trips.varies_along_x(l) {
+            w.trips.row_trip(w.model, l, cx, mask)?
         } else {
-            vec![first]
-        };
-        for lane in along {
-            cx.tid[0] = x0 + lane as i128;
-            let tl = w.trips.trip(w.model, l, cx);
+            cx.tid[0] = x0 + first as i128;
+            let t = w.trips.trip(w.model, l, cx);
             cx.tid[0] = x0;
-            match (tl?, t) {
-                (tl, None) => t = Some(tl),
-                (tl, Some(t0)) if tl == t0 => {}
-                _ => {
-                    for lane in lanes_of(mask) {
-                        self.alone(lane, depth, cx, w)?;
-                    }
-                    return Ok(());
-                }
+            Some(t?)
+        };
+        let Some(t) = t else {
+            for lane in lanes_of(mask) {
+                self.alone(lane, depth, cx, w)?;
             }
-        }
-        let t = t.unwrap_or(0);
+            return Ok(());
+        };
         cx.trips[l.index()] = Some(t);
         let innermost = depth + 1 == loops.len();
         let mut rest: LaneMask = 0;
@@ -1825,6 +1932,21 @@ impl RowWalk {
         let Some((tape, nodes)) = &p.iter_tape else {
             return Ok(mask);
         };
+        // Every lane of the row still together: the pass of the loads of this loop nest,
+        // run by the first of them to reach the row here (scalar_prod's unrolled loop:
+        // eight loads, one index).
+        let full = if self.n >= LANES {
+            LaneMask::MAX
+        } else {
+            (1 << self.n) - 1
+        };
+        if let Some((g, pos)) = p.iter_group.as_ref().filter(|_| mask == full) {
+            let mut vals = [0i128; LANES];
+            if let Some(m) = w.group_points((g, *pos), LaneAxis::Tid, self.n, cx, &mut vals) {
+                w.sink.points(&mut vals[..m])?;
+                return Ok(0);
+            }
+        }
         if !w
             .le
             .run_reusing(tape, self.n, cx, w.model, &p.iter_thread_only)
@@ -2038,11 +2160,56 @@ impl TbWalk<'_, '_, '_> {
         Ok(true)
     }
 
-    /// The accesses of the thread of `cx` from loop `depth` of the load on (its guards
-    /// outside the loops hold), recorded in the sink.
-    /// Member `pos` of group `g`'s kept addresses at the `n` iterations of innermost loop
-    /// `l` from the one in `cx`, from the group's pass there (run now, or by an earlier
-    /// member in this TB), written to `out`: how many, or `None` where that pass fails.
+    /// The lanes of the warp row of `n` threads from `cx` where every guard of member
+    /// `pos` of row group `g` ([`group_rows`]) holds, from the group's pass there (run now,
+    /// or by an earlier member in this TB); `None` where that pass fails.
+    fn group_mask(
+        &mut self,
+        (g, pos): &(std::sync::Arc<IterGroup>, usize),
+        n: usize,
+        cx: &Ctx,
+    ) -> Option<LaneMask> {
+        // Guards outside the loops read no loop counter: no iterations in the key.
+        let key = (
+            std::sync::Arc::as_ptr(g) as usize,
+            ROW_GUARDS_TAG,
+            cx.tid,
+            [-1; ITER_PASS_DEPTH],
+            n,
+        );
+        if let Some(e) = self.passes.entries.get(&key) {
+            return e.as_deref().map(|masks| masks[*pos] as LaneMask);
+        }
+        let le = &mut self.le;
+        let masks: Option<Box<[i128]>> =
+            le.run(&g.tape, LaneAxis::Tid, n, cx, self.model).then(|| {
+                g.members
+                    .iter()
+                    .map(|conds| {
+                        let mut m: LaneMask = 0;
+                        for lane in 0..n {
+                            if conds.iter().all(|&c| le.value(c, lane) != 0) {
+                                m |= 1 << lane;
+                            }
+                        }
+                        i128::from(m)
+                    })
+                    .collect()
+            });
+        let m = masks.as_deref().map(|v| v[*pos] as LaneMask);
+        let size = masks.as_ref().map_or(1, |v| v.len());
+        if self.passes.values + size <= ITER_PASS_VALUES {
+            self.passes.values += size;
+            self.passes.entries.insert(key, masks);
+        }
+        m
+    }
+
+    /// Member `pos` of group `g`'s kept addresses in the `n` lanes along `axis` from the
+    /// context `cx` (a thread's iterations of the innermost loop, a warp row's threads, a
+    /// warp's threads across rows), from the group's pass there (run now, or by an
+    /// earlier member in this TB), written to `out`: how many, or `None` where that pass
+    /// fails.
     fn group_points(
         &mut self,
         (g, pos): (&std::sync::Arc<IterGroup>, usize),
@@ -2059,7 +2226,13 @@ impl TbWalk<'_, '_, '_> {
         for (k, q) in iters.iter_mut().zip(loops) {
             *k = cx.iters[q.index()].unwrap_or(-1);
         }
-        let key = (std::sync::Arc::as_ptr(g) as usize, cx.tid, iters, n);
+        let key = (
+            std::sync::Arc::as_ptr(g) as usize,
+            axis_tag(axis),
+            cx.tid,
+            iters,
+            n,
+        );
         // Member `pos`'s addresses in a pass's values.
         let read = |vals: &[i128], out: &mut [i128; LANES]| {
             let mut at = 0;
@@ -2098,6 +2271,8 @@ impl TbWalk<'_, '_, '_> {
         m
     }
 
+    /// The accesses of the thread of `cx` from loop `depth` of the load on (its guards
+    /// outside the loops hold), recorded in the sink.
     fn walk(&mut self, depth: usize, cx: &mut Ctx) -> Result<(), EvalError> {
         let (model, p) = (self.model, self.p);
         let loops = &p.site.loops;
@@ -2206,6 +2381,7 @@ mod tests {
             group_iterations,
             |p| p.iter_group.is_some(),
             4,
+            true,
         );
     }
 
@@ -2216,7 +2392,28 @@ mod tests {
     #[test]
     fn lane_groups_give_each_load_its_own_addresses() {
         for (dir, members) in [("jacobi3d", 7), ("sad", 17), ("module_array", 33)] {
-            grouped_equals_alone(dir, group_lanes, |p| p.lane_group.is_some(), members);
+            grouped_equals_alone(dir, group_lanes, |p| p.lane_group.is_some(), members, true);
+        }
+    }
+
+    /// The same for warp rows walked together ([`RowWalk`]): their guards outside the
+    /// loops from one pass per row ([`group_rows`]), their innermost iterations from the
+    /// loop nest's pass along the row ([`RowWalk::leaf`]), their trip counts asked once per
+    /// row ([`TripCache::row_trip`]): scalar_prod's fourteen loads (the unrolled loop's
+    /// eight and the prologue's six, which never run for this launch), a GEMM's, syr2k's and
+    /// gemv_unroll's.
+    #[test]
+    fn row_groups_give_each_load_its_own_addresses() {
+        fn both(plans: &mut [Option<LoadPlan>]) {
+            group_iterations(plans);
+            group_rows(plans);
+        }
+        grouped_equals_alone("scalar_prod", both, |p| p.row_group.is_some(), 14, true);
+        // Loads without guards outside their loops, whose innermost loops mostly run as
+        // affine runs (a row pass where they do not).
+        for dir in ["mm_naive", "syr2k", "gemv_unroll"] {
+            let member = |p: &LoadPlan| p.row.is_some() && p.iter_group.is_some();
+            grouped_equals_alone(dir, both, member, 2, false);
         }
     }
 
@@ -2225,6 +2422,7 @@ mod tests {
         group: fn(&mut [Option<LoadPlan>]),
         member: fn(&LoadPlan) -> bool,
         at_least: usize,
+        passes_kept: bool,
     ) {
         let (b, model) = corpus(dir, "small.json");
         let dim = |d: u64| u32::try_from(d).expect("small launch");
@@ -2285,10 +2483,12 @@ mod tests {
                         assert!(want.is_ok(), "{dir}: load {i}, TB {key:?}: {want:?}");
                         assert_eq!(got.ok(), want.ok(), "{dir}: load {i}, TB {key:?}");
                     }
-                    assert!(
-                        !passes.entries.is_empty(),
-                        "{dir}: the group's passes were kept"
-                    );
+                    if passes_kept {
+                        assert!(
+                            !passes.entries.is_empty(),
+                            "{dir}: the group's passes were kept"
+                        );
+                    }
                 }
             }
         }
