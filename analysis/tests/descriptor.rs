@@ -344,6 +344,53 @@ fn existence_paths_agree_on_the_corpus() {
     }
 }
 
+/// The default path's answers on footprints of 128-byte lines equal the enumeration's on
+/// every small launch: there a structure whose TBs share lines but not elements (a column
+/// walk's pitch, a stencil's halo) is not answered by the footprints, and the address test,
+/// the inter-TB witness and the element footprints decide it (at element granularity the
+/// footprints answer every inter-TB question themselves).
+#[test]
+fn existence_at_line_granularity_equals_enumeration() {
+    let mut checked = 0;
+    for (dir, file) in &small_launches() {
+        let (m, b) = load(dir, "compute_70", file);
+        let f = m.kernel(&b.kernel).expect("kernel");
+        let a = analysis::analyze(f, &b, Granularity::Line(128)).expect("analysis");
+        let e = descriptor::existence_by_enumeration(&a, &b).expect("within budget");
+        let params = descriptor_params_fully_resolved(&a);
+        for x in descriptor::compute(f, &a, &b)
+            .iter()
+            .filter(|x| params.contains(&x.param))
+        {
+            let want = e[x.param as usize];
+            assert_eq!(
+                (x.inter_tb_reuse, x.intra_thread_reuse),
+                (Some(want.inter_tb), Some(want.intra_thread)),
+                "{dir}/{file} param {}: {:?}",
+                x.param,
+                x.decided_by
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 60, "{checked} structures compared");
+    // A GEMM's guards hide that its TBs' rows do not depend on `%ctaid.x`; on its paper
+    // launch (65,536 TBs: the element footprints are past their budget) the witness finds
+    // the shared row in the first threads of two neighbours.
+    let (m, b) = load("mm_naive", "compute_70", "paper.json");
+    let f = m.kernel(&b.kernel).expect("kernel");
+    let a = analysis::analyze(f, &b, Granularity::Line(128)).expect("analysis");
+    for x in descriptor::compute(f, &a, &b) {
+        assert_eq!(
+            x.decided_by,
+            DecidedBy::Analytic,
+            "mm_naive param {}",
+            x.param
+        );
+        assert_eq!(x.inter_tb_reuse, Some(true), "mm_naive param {}", x.param);
+    }
+}
+
 /// Pointer parameters every one of whose loads is resolved (the others' answers come from
 /// the resolved part only, on both paths).
 fn descriptor_params_fully_resolved(a: &analysis::Analysis) -> Vec<u32> {
