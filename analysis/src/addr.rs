@@ -394,6 +394,17 @@ impl Exec<'_> {
             for (r, v) in ivs::recurrences(l, &defined, &carried, &init, &latch) {
                 st2.env[r as usize] = v;
             }
+            // A register no recurrence steps because its back-edge value reads loaded data
+            // (a binary search's bounds) is unknown for that reason: the loads it reaches
+            // are data-dependent, not "not an induction variable".
+            for &r in &carried {
+                let data = latch_envs
+                    .iter()
+                    .any(|e| e[r as usize].unknown_reason() == Some(Reason::DataDependent));
+                if data && matches!(&*st2.env[r as usize], Expr::Unknown(Reason::LoopCarried)) {
+                    st2.env[r as usize] = unknown(Reason::DataDependent);
+                }
+            }
         }
         // Pass 2: the real values, loads recorded.
         self.run_region(Some(l), &order, header, st2);
