@@ -321,14 +321,14 @@ struct LoadPlan<'a> {
     tape_thread_only: Vec<bool>,
     /// The pass shared with the other loads of the same loops, and this load's place in it
     /// ([`group_iterations`]).
-    iter_group: Option<(std::sync::Arc<IterGroup>, usize)>,
+    iter_group: Option<Membership>,
     /// For a loop-free load with [`LoadPlan::lane_roots`]: the warp pass shared with the
     /// kernel's other such loads, and this load's place in it ([`group_lanes`]).
-    lane_group: Option<(std::sync::Arc<IterGroup>, usize)>,
+    lane_group: Option<Membership>,
     /// For a load with a [`RowPlan`] and guards outside its loops: the pass over a warp
     /// row's guards shared with the kernel's other such loads ([`group_rows`]; a member's
     /// nodes are its guards).
-    row_group: Option<(std::sync::Arc<IterGroup>, usize)>,
+    row_group: Option<Membership>,
     /// The recurrences of the outermost loop that tape reads: stepped for a warp row's
     /// lanes together before its threads walk ([`prestep_lanes`]).
     outer_recs: Vec<std::sync::Arc<RecSys>>,
@@ -1037,10 +1037,50 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
 /// the whole group there once and keeps every member's addresses ([`IterPasses`]) for the
 /// others. An unrolled loop's loads read each other's values: mirror_boundary's fourth load
 /// reflects its index three times, recomputing the first three loads' reflections.
+/// A load's group ([`IterGroup`]) and its place among the members.
+type Membership = (std::sync::Arc<IterGroup>, usize);
+
 struct IterGroup {
     tape: Tape,
     /// Per member, its address and guard nodes (address first).
     members: Vec<Vec<u32>>,
+}
+
+/// The group of `loads` (two or more), each member's roots given by `roots`, compiled into
+/// one tape, set in each member's slot (`slot`) with its place; nothing when the joined
+/// tape is not `cheap` to evaluate eagerly.
+fn join_group<'a>(
+    plans: &mut [Option<LoadPlan<'a>>],
+    loads: &[usize],
+    roots: impl Fn(&LoadPlan) -> Vec<E>,
+    cheap: impl Fn(&Tape) -> bool,
+    slot: for<'p> fn(&'p mut LoadPlan<'a>) -> &'p mut Option<Membership>,
+) {
+    if loads.len() < 2 {
+        return;
+    }
+    let member_roots: Vec<Vec<E>> = loads
+        .iter()
+        .filter_map(|&i| plans[i].as_ref().map(&roots))
+        .collect();
+    let tape = Tape::new(member_roots.iter().flatten());
+    if !cheap(&tape) {
+        return;
+    }
+    let members = member_roots
+        .iter()
+        .map(|rs| {
+            rs.iter()
+                .map(|e| tape.node(e).expect("compiled root"))
+                .collect()
+        })
+        .collect();
+    let g = std::sync::Arc::new(IterGroup { tape, members });
+    for (pos, &i) in loads.iter().enumerate() {
+        if let Some(p) = plans[i].as_mut() {
+            *slot(p) = Some((g.clone(), pos));
+        }
+    }
 }
 
 /// Joins the loads of `plans` that lie in the same loops and have an iteration pass into
@@ -1052,35 +1092,19 @@ fn group_iterations(plans: &mut [Option<LoadPlan>]) {
             by_nest.entry(p.site.loops.clone()).or_default().push(i);
         }
     }
-    for (loops, loads) in by_nest.into_iter().filter(|(_, ls)| ls.len() > 1) {
-        let roots = |p: &LoadPlan<'_>| -> Vec<E> {
-            std::iter::once(&p.site.addr)
-                .chain(&p.inner_conds)
-                .cloned()
-                .collect()
-        };
-        let member_roots: Vec<Vec<E>> = loads
-            .iter()
-            .filter_map(|&i| plans[i].as_ref().map(roots))
-            .collect();
-        let tape = Tape::new(member_roots.iter().flatten());
-        if !tape.is_cheap_in(&loops) {
-            continue;
-        }
-        let members = member_roots
-            .iter()
-            .map(|rs| {
-                rs.iter()
-                    .map(|e| tape.node(e).expect("compiled root"))
+    for (loops, loads) in by_nest {
+        join_group(
+            plans,
+            &loads,
+            |p| {
+                std::iter::once(&p.site.addr)
+                    .chain(&p.inner_conds)
+                    .cloned()
                     .collect()
-            })
-            .collect();
-        let g = std::sync::Arc::new(IterGroup { tape, members });
-        for (pos, &i) in loads.iter().enumerate() {
-            if let Some(p) = plans[i].as_mut() {
-                p.iter_group = Some((g.clone(), pos));
-            }
-        }
+            },
+            |t| t.is_cheap_in(&loops),
+            |p| &mut p.iter_group,
+        );
     }
 }
 
@@ -1093,44 +1117,26 @@ fn group_lanes(plans: &mut [Option<LoadPlan>]) {
     let loads: Vec<usize> = (0..plans.len())
         .filter(|&i| plans[i].as_ref().is_some_and(|p| p.lane_roots.is_some()))
         .collect();
-    if loads.len() < 2 {
-        return;
-    }
-    let member_roots: Vec<Vec<E>> = loads
-        .iter()
-        .filter_map(|&i| plans[i].as_ref())
-        .map(|p| {
+    join_group(
+        plans,
+        &loads,
+        |p| {
             std::iter::once(&p.site.addr)
                 .chain(&p.outer_conds)
                 .chain(&p.inner_conds)
                 .cloned()
                 .collect()
-        })
-        .collect();
-    let tape = Tape::new(member_roots.iter().flatten());
-    if !tape.is_cheap() {
-        return;
-    }
-    let members = member_roots
-        .iter()
-        .map(|rs| {
-            rs.iter()
-                .map(|e| tape.node(e).expect("compiled root"))
-                .collect()
-        })
-        .collect();
-    let g = std::sync::Arc::new(IterGroup { tape, members });
-    for (pos, &i) in loads.iter().enumerate() {
-        if let Some(p) = plans[i].as_mut() {
-            p.lane_group = Some((g.clone(), pos));
-        }
-    }
+        },
+        Tape::is_cheap,
+        |p| &mut p.lane_group,
+    );
 }
 
 /// Joins the guards outside the loops of the loads that walk warp rows together
-/// ([`RowPlan`]) into one [`IterGroup`] (of two or more), evaluated along a row's threads:
-/// nvcc's guards repeat the conditions of every path to the load (scalar_prod's fourteen
-/// loads each evaluated the unrolled prologue's selects on `%tid.x` for every row).
+/// ([`RowPlan`]) into one [`IterGroup`] (of two or more; a member's nodes are its guards),
+/// evaluated along a row's threads: nvcc's guards repeat the conditions of every path to
+/// the load (scalar_prod's fourteen loads each evaluated the unrolled prologue's selects on
+/// `%tid.x` for every row).
 fn group_rows(plans: &mut [Option<LoadPlan>]) {
     let loads: Vec<usize> = (0..plans.len())
         .filter(|&i| {
@@ -1140,32 +1146,13 @@ fn group_rows(plans: &mut [Option<LoadPlan>]) {
                 .is_some_and(|rp| !rp.outer_nodes.is_empty())
         })
         .collect();
-    if loads.len() < 2 {
-        return;
-    }
-    let member_roots: Vec<&[E]> = loads
-        .iter()
-        .filter_map(|&i| plans[i].as_ref())
-        .map(|p| &p.outer_conds[..])
-        .collect();
-    let tape = Tape::new(member_roots.iter().copied().flatten());
-    if !tape.is_cheap() {
-        return;
-    }
-    let members = member_roots
-        .iter()
-        .map(|rs| {
-            rs.iter()
-                .map(|e| tape.node(e).expect("compiled root"))
-                .collect()
-        })
-        .collect();
-    let g = std::sync::Arc::new(IterGroup { tape, members });
-    for (pos, &i) in loads.iter().enumerate() {
-        if let Some(p) = plans[i].as_mut() {
-            p.row_group = Some((g.clone(), pos));
-        }
-    }
+    join_group(
+        plans,
+        &loads,
+        |p| p.outer_conds.clone(),
+        Tape::is_cheap,
+        |p| &mut p.row_group,
+    );
 }
 
 /// Most addresses [`IterPasses`] keeps for one TB (4 MiB).
@@ -2163,12 +2150,7 @@ impl TbWalk<'_, '_, '_> {
     /// The lanes of the warp row of `n` threads from `cx` where every guard of member
     /// `pos` of row group `g` ([`group_rows`]) holds, from the group's pass there (run now,
     /// or by an earlier member in this TB); `None` where that pass fails.
-    fn group_mask(
-        &mut self,
-        (g, pos): &(std::sync::Arc<IterGroup>, usize),
-        n: usize,
-        cx: &Ctx,
-    ) -> Option<LaneMask> {
+    fn group_mask(&mut self, (g, pos): &Membership, n: usize, cx: &Ctx) -> Option<LaneMask> {
         // Guards outside the loops read no loop counter: no iterations in the key.
         let key = (
             std::sync::Arc::as_ptr(g) as usize,
