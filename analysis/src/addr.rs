@@ -395,14 +395,19 @@ impl Exec<'_> {
                 st2.env[r as usize] = v;
             }
             // A register no recurrence steps because its back-edge value reads loaded data
-            // (a binary search's bounds) is unknown for that reason: the loads it reaches
-            // are data-dependent, not "not an induction variable".
+            // or compares floating-point values (a binary search's bounds, stepped on a
+            // comparison of the loaded key) is unknown for that reason, not as "not an
+            // induction variable".
             for &r in &carried {
-                let data = latch_envs
-                    .iter()
-                    .any(|e| e[r as usize].unknown_reason() == Some(Reason::DataDependent));
-                if data && matches!(&*st2.env[r as usize], Expr::Unknown(Reason::LoopCarried)) {
-                    st2.env[r as usize] = unknown(Reason::DataDependent);
+                let why = latch_envs.iter().find_map(|e| {
+                    e[r as usize]
+                        .unknown_reason()
+                        .filter(|x| matches!(x, Reason::DataDependent | Reason::Float))
+                });
+                if let Some(why) = why {
+                    if matches!(&*st2.env[r as usize], Expr::Unknown(Reason::LoopCarried)) {
+                        st2.env[r as usize] = unknown(why);
+                    }
                 }
             }
         }
