@@ -333,7 +333,7 @@ struct LoadPlan<'a> {
     /// lanes together before its threads walk ([`prestep_lanes`]).
     outer_recs: Vec<std::sync::Arc<RecSys>>,
     /// For a load in loops whose expressions are all cheap eagerly and step no recurrence:
-    /// what a warp row's walk evaluates for its lanes together ([`walk_row`]).
+    /// what a warp row's walk evaluates for its lanes together ([`RowWalk`]).
     row: Option<RowPlan>,
 }
 
@@ -1031,18 +1031,22 @@ fn plan<'a>(model: &KernelModel, s: &'a LoadSite, grid: [u32; 3], block: [u32; 3
     }
 }
 
-/// The loads of one loop nest whose innermost iterations a lane pass evaluates
-/// ([`LoadPlan::iter_tape`]), compiled into one tape. A TB's jobs walk its loads one after
-/// the other; the first load of a group to reach a thread's chunk of iterations evaluates
-/// the whole group there once and keeps every member's addresses ([`IterPasses`]) for the
-/// others. An unrolled loop's loads read each other's values: mirror_boundary's fourth load
-/// reflects its index three times, recomputing the first three loads' reflections.
 /// A load's group ([`IterGroup`]) and its place among the members.
 type Membership = (std::sync::Arc<IterGroup>, usize);
 
+/// Loads whose lane passes are evaluated together, compiled into one tape: the loads of one
+/// loop nest along their innermost iterations ([`LoadPlan::iter_tape`],
+/// [`group_iterations`]) or along a warp row ([`RowWalk::leaf`]), a kernel's loop-free
+/// loads along a warp ([`group_lanes`]), the guards outside the loops of loads walked by
+/// rows ([`group_rows`]). A TB's jobs walk its loads one after the other; the first load of
+/// a group to reach a pass's place evaluates the whole group there once and keeps every
+/// member's answer ([`IterPasses`]) for the others. An unrolled loop's loads read each
+/// other's values: mirror_boundary's fourth load reflects its index three times,
+/// recomputing the first three loads' reflections.
 struct IterGroup {
     tape: Tape,
-    /// Per member, its address and guard nodes (address first).
+    /// Per member, its address and guard nodes (address first); a row group's members'
+    /// guard nodes alone.
     members: Vec<Vec<u32>>,
 }
 
@@ -1182,7 +1186,9 @@ const ROW_GUARDS_TAG: u8 = 3;
 
 /// The group passes of one TB's jobs ([`IterGroup`]): per pass, each member's count of
 /// kept lanes followed by their addresses (the lanes whose guards hold, in lane order),
-/// member after member; `None` where the group's pass failed (each load then runs its own).
+/// member after member, or for a row group each member's mask of lanes
+/// ([`TbWalk::group_mask`]); `None` where the group's pass failed (each load then runs its
+/// own).
 #[derive(Default)]
 pub(crate) struct IterPasses {
     entries: FxMap<PassKey, Option<Box<[i128]>>>,
