@@ -1695,12 +1695,8 @@ fn eval_load(
             // The pass of the kernel's loop-free loads together, run by the first of them
             // to reach this warp in this TB; a footprint is a set, so the kept addresses
             // are recorded as the runs they form.
-            if let Some((g, pos)) = p.lane_group.as_ref().filter(|_| warp_lanes > 1) {
-                let mut vals = [0i128; LANES];
-                if let Some(m) =
-                    w.group_points((g, *pos), axis, warp_lanes as usize, &cx, &mut vals)
-                {
-                    w.sink.points(&mut vals[..m])?;
+            if let Some(g) = p.lane_group.as_ref().filter(|_| warp_lanes > 1) {
+                if w.record_group(g, axis, warp_lanes as usize, &cx)? {
                     t += warp_lanes;
                     continue;
                 }
@@ -1809,15 +1805,20 @@ fn lanes_of(m: LaneMask) -> impl Iterator<Item = usize> {
 }
 
 impl RowWalk {
+    /// Every lane of the row.
+    fn all_lanes(&self) -> LaneMask {
+        if self.n >= LANES {
+            LaneMask::MAX
+        } else {
+            (1 << self.n) - 1
+        }
+    }
+
     /// Walks the row with `cx` at its first lane. `false`, with nothing recorded, when it
     /// cannot start (a pass over the guards fails) or meets an error other than the budget:
     /// the caller then walks the row thread by thread, which reports what it must.
     fn run(&self, rp: &RowPlan, cx: &mut Ctx, w: &mut TbWalk) -> Result<bool, EvalError> {
-        let mut mask: LaneMask = if self.n >= LANES {
-            LaneMask::MAX
-        } else {
-            (1 << self.n) - 1
-        };
+        let mut mask = self.all_lanes();
         let shared =
             w.p.row_group
                 .as_ref()
@@ -1928,15 +1929,8 @@ impl RowWalk {
         // Every lane of the row still together: the pass of the loads of this loop nest,
         // run by the first of them to reach the row here (scalar_prod's unrolled loop:
         // eight loads, one index).
-        let full = if self.n >= LANES {
-            LaneMask::MAX
-        } else {
-            (1 << self.n) - 1
-        };
-        if let Some((g, pos)) = p.iter_group.as_ref().filter(|_| mask == full) {
-            let mut vals = [0i128; LANES];
-            if let Some(m) = w.group_points((g, *pos), LaneAxis::Tid, self.n, cx, &mut vals) {
-                w.sink.points(&mut vals[..m])?;
+        if let Some(g) = p.iter_group.as_ref().filter(|_| mask == self.all_lanes()) {
+            if w.record_group(g, LaneAxis::Tid, self.n, cx)? {
                 return Ok(0);
             }
         }
@@ -2193,6 +2187,24 @@ impl TbWalk<'_, '_, '_> {
         m
     }
 
+    /// Records this load's kept addresses in the `n` lanes along `axis` from `cx` from its
+    /// group's pass ([`TbWalk::group_points`]) as the runs they form; `false`, with nothing
+    /// recorded, where that pass fails.
+    fn record_group(
+        &mut self,
+        (g, pos): &Membership,
+        axis: LaneAxis,
+        n: usize,
+        cx: &Ctx,
+    ) -> Result<bool, EvalError> {
+        let mut vals = [0i128; LANES];
+        let Some(m) = self.group_points((g, *pos), axis, n, cx, &mut vals) else {
+            return Ok(false);
+        };
+        self.sink.points(&mut vals[..m])?;
+        Ok(true)
+    }
+
     /// Member `pos` of group `g`'s kept addresses in the `n` lanes along `axis` from the
     /// context `cx` (a thread's iterations of the innermost loop, a warp row's threads, a
     /// warp's threads across rows), from the group's pass there (run now, or by an
@@ -2299,12 +2311,8 @@ impl TbWalk<'_, '_, '_> {
         while k0 < t {
             let n = (t - k0).min(chunk);
             cx.iters[l.index()] = Some(k0);
-            if let Some((g, pos)) = p.iter_group.as_ref().filter(|_| n > 1 && innermost) {
-                let mut vals = [0i128; LANES];
-                if let Some(m) =
-                    self.group_points((g, *pos), LaneAxis::Iter(l), n as usize, cx, &mut vals)
-                {
-                    self.sink.points(&mut vals[..m])?;
+            if let Some(g) = p.iter_group.as_ref().filter(|_| n > 1 && innermost) {
+                if self.record_group(g, LaneAxis::Iter(l), n as usize, cx)? {
                     k0 += n;
                     continue;
                 }
