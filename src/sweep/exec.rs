@@ -331,11 +331,13 @@ fn run_launch(
             (Ok(None), 0.0)
         };
         let t = Instant::now();
+        let cpu = thread_cpu_seconds();
         let result = schedule.and_then(|s| guarded(|| simulate(&p, input, run, s)));
         let timing = Timing {
             analysis_s: p.analysis_s,
             partition_s,
             simulate_s: t.elapsed().as_secs_f64(),
+            simulate_cpu_s: cpu.zip(thread_cpu_seconds()).map(|(a, b)| b - a),
         };
         sink(record(
             run,
@@ -346,6 +348,21 @@ fn run_launch(
             result,
         ));
     });
+}
+
+/// CPU seconds the calling thread has run (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`, exact
+/// to the nanosecond, where `/proc/thread-self/schedstat` lags by up to a scheduler tick);
+/// `None` where the system has no such clock. The simulation runs on the thread that calls
+/// it (`SimOptions::threads` is 1), so the difference around it is its CPU time.
+#[cfg(unix)]
+fn thread_cpu_seconds() -> Option<f64> {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+#[cfg(not(unix))]
+fn thread_cpu_seconds() -> Option<f64> {
+    None
 }
 
 /// Where a sweep writes: `DIR/runs.jsonl` (appended as runs finish, rewritten in order at the

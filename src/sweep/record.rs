@@ -27,6 +27,12 @@ pub struct Timing {
     pub partition_s: f64,
     /// The timing simulation.
     pub simulate_s: f64,
+    /// CPU seconds of the timing simulation (the one thread it runs on), where the system
+    /// has a thread CPU clock (Unix). Wall time counts the time a run waits for a
+    /// core beside other work; this is what the run costs. Absent in records made before
+    /// it existed and where it cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulate_cpu_s: Option<f64>,
 }
 
 /// One run of a sweep.
@@ -194,6 +200,7 @@ const INPUT_COLUMNS: &[&str] = &[
     "analysis_s",
     "partition_s",
     "simulate_s",
+    "simulate_cpu_s",
 ];
 
 /// Statistics left out of the CSV: per-SM arrays and the whole configuration (both are in
@@ -267,6 +274,13 @@ pub fn to_csv(records: &[Record]) -> String {
                 ("analysis_s".into(), r.timing.analysis_s.to_string()),
                 ("partition_s".into(), r.timing.partition_s.to_string()),
                 ("simulate_s".into(), r.timing.simulate_s.to_string()),
+                (
+                    "simulate_cpu_s".into(),
+                    r.timing
+                        .simulate_cpu_s
+                        .map(|s| s.to_string())
+                        .unwrap_or_default(),
+                ),
             ];
             if let Some(Value::Object(map)) = &r.stats {
                 for (k, v) in map {
@@ -358,6 +372,46 @@ mod tests {
             lines[2].ends_with(",,,"),
             "an error row leaves the statistics empty"
         );
+    }
+
+    #[test]
+    fn cpu_time_is_optional_so_older_records_still_read() {
+        // A record made before `simulate_cpu_s` existed.
+        let old = r#"{"analysis_s":1.5,"partition_s":0.0,"simulate_s":2.0}"#;
+        let t: Timing = serde_json::from_str(old).expect("old timing");
+        assert_eq!((t.simulate_s, t.simulate_cpu_s), (2.0, None));
+        // Written only when known, and read back.
+        assert!(!serde_json::to_string(&t).unwrap().contains("cpu"));
+        let with = Timing {
+            simulate_cpu_s: Some(1.25),
+            ..t
+        };
+        let text = serde_json::to_string(&with).unwrap();
+        assert!(text.contains(r#""simulate_cpu_s":1.25"#), "{text}");
+        assert_eq!(serde_json::from_str::<Timing>(&text).unwrap(), with);
+        // runs.csv has the column, empty where unknown.
+        let mut a = record("a", 0, None);
+        a.timing = with;
+        let mut b = record("b", 1, None);
+        // No quoted commas, so that a naive split finds the columns.
+        (a.ptx, b.ptx) = ("k.ptx".into(), "k.ptx".into());
+        (a.error, b.error) = (None, None);
+        let csv = to_csv(&[a, b]);
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let col = header
+            .iter()
+            .position(|c| *c == "simulate_cpu_s")
+            .expect("column");
+        let cell = |line: usize| {
+            csv.lines()
+                .nth(line)
+                .unwrap()
+                .split(',')
+                .nth(col)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!((cell(1), cell(2)), ("1.25".to_string(), String::new()));
     }
 
     #[test]

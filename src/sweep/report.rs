@@ -448,13 +448,50 @@ pub fn heatmap_images(maps: &[Heatmap]) -> String {
     s
 }
 
+/// What the runs' simulations cost, summed over the records: wall time, and CPU time where
+/// the records have it (records of builds before `simulate_cpu_s` do not).
+fn cost(records: &[Record]) -> String {
+    let wall: f64 = records.iter().map(|r| r.timing.simulate_s).sum();
+    let cpu: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.timing.simulate_cpu_s)
+        .collect();
+    let mut s = format!(
+        "Simulation time summed over the runs: {} of wall clock",
+        duration(wall)
+    );
+    if cpu.is_empty() {
+        s.push_str(" (no record has its CPU time).");
+    } else {
+        s.push_str(&format!(
+            ", {} of CPU in the {} of {} runs that record it.",
+            duration(cpu.iter().sum()),
+            cpu.len(),
+            records.len()
+        ));
+    }
+    s
+}
+
+/// Seconds as a person reads them: `42.0 s`, `12.5 min`, `3.25 h`.
+fn duration(secs: f64) -> String {
+    if secs < 120.0 {
+        format!("{secs:.1} s")
+    } else if secs < 7200.0 {
+        format!("{:.1} min", secs / 60.0)
+    } else {
+        format!("{:.2} h", secs / 3600.0)
+    }
+}
+
 /// The Markdown report: every table, and the failed runs.
 pub fn markdown(records: &[Record], tables: &[Table]) -> String {
     let ok = records.iter().filter(|r| r.ok()).count();
     let mut s = format!(
-        "# paver sweep report\n\n{} runs: {ok} ok, {} failed.\n\n",
+        "# paver sweep report\n\n{} runs: {ok} ok, {} failed.\n\n{}\n\n",
         records.len(),
-        records.len() - ok
+        records.len() - ok,
+        cost(records)
     );
     for t in tables {
         s.push_str(&t.markdown());
@@ -515,6 +552,27 @@ mod tests {
                 "config": {"gpu": {"core": {"clock_mhz": 1000}}}
             })),
         }
+    }
+
+    #[test]
+    fn cost_sums_wall_and_the_cpu_time_records_have() {
+        let mut a = rec("a", "lrr", false, 100, 10);
+        let mut b = rec("a", "bcs", false, 100, 10);
+        let c = rec("a", "rb-ts", true, 100, 10);
+        a.timing.simulate_s = 8400.0;
+        a.timing.simulate_cpu_s = Some(1800.0);
+        b.timing.simulate_s = 600.0;
+        b.timing.simulate_cpu_s = Some(540.0);
+        assert_eq!(
+            cost(&[a, b, c.clone()]),
+            "Simulation time summed over the runs: 2.50 h of wall clock, 39.0 min of CPU in \
+             the 2 of 3 runs that record it."
+        );
+        assert_eq!(
+            cost(&[c]),
+            "Simulation time summed over the runs: 0.0 s of wall clock (no record has its CPU \
+             time)."
+        );
     }
 
     #[test]

@@ -144,6 +144,23 @@ fn sweep_records_resume_shards_and_report() {
     assert!(r0["stats"]["cycles"].as_u64().unwrap() > 0);
     assert_eq!(r0["locality_class"], "high");
     mm_naive_heatmap_by_hand(&full);
+    // Each run's CPU time beside its wall time (Unix has a thread CPU clock): the
+    // simulation runs on one thread, so it is positive and at most the wall time.
+    if cfg!(unix) {
+        let text = std::fs::read_to_string(full.join("runs.jsonl")).unwrap();
+        for line in text.lines() {
+            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+            let (wall, cpu) = (&r["timing"]["simulate_s"], &r["timing"]["simulate_cpu_s"]);
+            let (wall, cpu) = (
+                wall.as_f64().unwrap(),
+                cpu.as_f64().expect("simulate_cpu_s"),
+            );
+            assert!(
+                cpu > 0.0 && cpu <= wall + 0.01,
+                "cpu {cpu} s, wall {wall} s"
+            );
+        }
+    }
 
     // runs.csv: a header with the documented columns, one row per record.
     let csv = std::fs::read_to_string(full.join("runs.csv")).unwrap();
@@ -239,6 +256,12 @@ fn sweep_records_resume_shards_and_report() {
     assert_eq!(rows[4][0], "geomean (high)");
     let md = std::fs::read_to_string(merged.join("report.md")).unwrap();
     assert!(md.contains("24 runs: 24 ok, 0 failed."), "{md}");
+    if cfg!(unix) {
+        assert!(
+            md.contains("of CPU in the 24 of 24 runs that record it."),
+            "{md}"
+        );
+    }
     assert!(md.contains("### Effect of task stealing, gtx480 (PAVER Fig. 13)"));
     let t2 = std::fs::read_to_string(merged.join("tables/table2.csv")).unwrap();
     assert_eq!(t2.lines().count(), 4, "{t2}");
