@@ -24,10 +24,7 @@ Deterministic: run it again and nothing changes.
 
     python3 kernels/make_table2.py
 """
-import json
-import os
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from derive_launch import derive, write
 
 # dir, source launch, grid, {param index: ("value", v) or ("len", buffer elements)}
 SPECS = [
@@ -47,47 +44,9 @@ SPECS = [
 ]
 
 
-def write(path, launch):
-    """The launch in the corpus's layout: one key per line, one parameter per line."""
-    lines = ["{"]
-    keys = list(launch.keys())
-    for i, k in enumerate(keys):
-        end = "," if i + 1 < len(keys) else ""
-        if k == "params":
-            lines.append('  "params": [')
-            for j, p in enumerate(launch["params"]):
-                pend = "," if j + 1 < len(launch["params"]) else ""
-                lines.append("    " + json.dumps(p) + pend)
-            lines.append("  ]" + end)
-        else:
-            lines.append("  " + json.dumps(k) + ": " + json.dumps(launch[k]) + end)
-    lines.append("}")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-
 def main():
     for d, src, grid, changes in SPECS:
-        with open(os.path.join(HERE, d, src)) as f:
-            launch = json.load(f)
-        launch["grid"] = grid
-        seen = set()
-        for p in launch["params"]:
-            c = changes.get(p["index"])
-            if c is None:
-                continue
-            seen.add(p["index"])
-            kind, v = c
-            if kind == "value":
-                p["value"] = v
-            else:
-                p["buffer"]["len"] = v
-        missing = set(changes) - seen
-        if missing:
-            raise SystemExit(f"{d}/{src}: no parameter {sorted(missing)}")
-        write(os.path.join(HERE, d, "table2.json"), launch)
-        tbs = grid[0] * grid[1] * grid[2]
-        print(f"{d}/table2.json: {tbs} TBs")
+        write(d, "table2.json", derive(d, src, grid, changes))
 
 
 if __name__ == "__main__":

@@ -12,10 +12,7 @@ matrix kernels stay small). Deterministic: run it again and nothing changes.
 
     python3 kernels/make_waves.py
 """
-import json
-import os
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from derive_launch import derive, write
 
 # dir, small launch, output, grid, {param index: new value or buffer len}, comment
 SPECS = [
@@ -60,35 +57,7 @@ SPECS = [
 
 def main():
     for d, src, dst, grid, changes in SPECS:
-        with open(os.path.join(HERE, d, src)) as f:
-            launch = json.load(f)
-        launch["grid"] = grid
-        for p in launch["params"]:
-            c = changes.get(p["index"])
-            if c is None:
-                continue
-            kind, v = c
-            if kind == "value":
-                p["value"] = v
-            else:
-                p["buffer"]["len"] = v
-        lines = ["{"]
-        keys = list(launch.keys())
-        for i, k in enumerate(keys):
-            end = "," if i + 1 < len(keys) else ""
-            if k == "params":
-                lines.append('  "params": [')
-                for j, p in enumerate(launch["params"]):
-                    pend = "," if j + 1 < len(launch["params"]) else ""
-                    lines.append("    " + json.dumps(p) + pend)
-                lines.append("  ]" + end)
-            else:
-                lines.append("  " + json.dumps(k) + ": " + json.dumps(launch[k]) + end)
-        lines.append("}")
-        with open(os.path.join(HERE, d, dst), "w") as f:
-            f.write("\n".join(lines) + "\n")
-        tbs = grid[0] * grid[1] * grid[2]
-        print(f"{d}/{dst}: {tbs} TBs")
+        write(d, dst, derive(d, src, grid, changes))
 
 
 if __name__ == "__main__":
