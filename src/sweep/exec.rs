@@ -330,14 +330,16 @@ fn run_launch(
         } else {
             (Ok(None), 0.0)
         };
+        // The CPU interval lies inside the wall interval.
         let t = Instant::now();
         let cpu = thread_cpu_seconds();
         let result = schedule.and_then(|s| guarded(|| simulate(&p, input, run, s)));
+        let simulate_cpu_s = cpu.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
         let timing = Timing {
             analysis_s: p.analysis_s,
             partition_s,
             simulate_s: t.elapsed().as_secs_f64(),
-            simulate_cpu_s: cpu.zip(thread_cpu_seconds()).map(|(a, b)| b - a),
+            simulate_cpu_s,
         };
         sink(record(
             run,
