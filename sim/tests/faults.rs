@@ -80,13 +80,26 @@ fn misaligned_access() {
 
 #[test]
 fn divergent_barrier() {
-    let body = "setp.lt.u32 %p1, %r1, 16;\n@%p1 bra $L_end;\nbar.sync 0;\n$L_end:\nret;";
+    // Lanes 0-15 skip the first barrier and wait for the others at the second: two
+    // different barriers in one warp, undefined for `bar.sync` (aligned).
+    let body =
+        "setp.lt.u32 %p1, %r1, 16;\n@%p1 bra $L_end;\nbar.sync 0;\n$L_end:\nbar.sync 0;\nret;";
     let e = err(body, 1, 64, 64);
     assert!(e.contains("divergent barrier"), "{e}");
+    assert!(e.contains("have neither exited nor arrived"), "{e}");
     assert!(
         e.contains("thread (0,0,0)") && e.contains(&format!("PTX line {}", BODY_LINE + 2)),
         "{e}"
     );
+    // `if (tid < 16) return; __syncthreads();` as nvcc writes it: the returning lanes branch
+    // to the `ret` block and wait there while the others pass the barrier. They never reach
+    // a barrier again, so they do not hold it (a GPU runs this code).
+    let early = "setp.lt.u32 %p1, %r1, 16;\n@%p1 bra $L_end;\nbar.sync 0;\n\
+                 st.global.u32 [%rd4], %r1;\n$L_end:\nret;";
+    let out = run_body(early, 1, 64, 64, 1_000_000).unwrap();
+    let word = |i: usize| u32::from_le_bytes(out[4 * i..4 * i + 4].try_into().unwrap());
+    assert_eq!(word(16), 16);
+    assert_eq!(word(63), 63);
     // Threads that exited before the barrier do not count: this one is fine.
     let ok = "setp.ge.u32 %p1, %r1, 40;\n@%p1 ret;\nbar.sync 0;\nst.global.u32 [%rd4], %r1;\nret;";
     let out = run_body(ok, 1, 64, 64, 1_000_000).unwrap();

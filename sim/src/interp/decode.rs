@@ -33,6 +33,9 @@ pub struct Program {
     /// `.maxntid` and `.reqntid` of the kernel (checked against the launched block).
     pub(crate) maxntid: Option<Vec<u32>>,
     pub(crate) reqntid: Option<Vec<u32>>,
+    /// Per instruction: whether a thread there may still reach a CTA barrier
+    /// ([`simt::reaches_barrier`]).
+    pub(crate) reaches_barrier: Vec<bool>,
 }
 
 impl Program {
@@ -107,6 +110,7 @@ impl Program {
             has_global_atomics,
             maxntid: f.attributes.maxntid.clone(),
             reqntid: f.attributes.reqntid.clone(),
+            reaches_barrier: simt::reaches_barrier(f),
         }
     }
 

@@ -125,6 +125,49 @@ pub fn reconvergence_points(f: &Function) -> Vec<u32> {
         .collect()
 }
 
+/// For every instruction: whether a thread there may still execute a CTA barrier (`bar`,
+/// `barrier`) before it exits, on some path of the CFG. Threads parked where this is false
+/// (typically at the `ret` block that an early `return` branched to) will never arrive at a
+/// barrier, so a barrier need not wait for them: on a GPU they exit first.
+pub fn reaches_barrier(f: &Function) -> Vec<bool> {
+    let cfg = Cfg::compute(f);
+    let is_bar = |i: usize| {
+        f.insts
+            .get(i)
+            .is_some_and(|x| matches!(x.op, Opcode::Bar | Opcode::Barrier))
+    };
+    let nb = cfg.blocks.len();
+    let has_bar: Vec<bool> = cfg
+        .blocks
+        .iter()
+        .map(|b| (b.insts.start.index()..b.insts.end.index()).any(is_bar))
+        .collect();
+    // Backward reachability to a block with a barrier: iterate to the fixed point.
+    let mut reach = has_bar.clone();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            if !reach[b] && cfg.blocks[b].succs.iter().any(|s| reach[s.index()]) {
+                reach[b] = true;
+                changed = true;
+            }
+        }
+    }
+    let mut out = vec![false; f.insts.len()];
+    for block in &cfg.blocks {
+        let after = block.succs.iter().any(|s| reach[s.index()]);
+        let mut seen = after;
+        for i in (block.insts.start.index()..block.insts.end.index()).rev() {
+            seen |= is_bar(i);
+            if let Some(o) = out.get_mut(i) {
+                *o = seen;
+            }
+        }
+    }
+    out
+}
+
 /// One entry of a warp's reconvergence stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
@@ -175,6 +218,16 @@ impl SimtStack {
         if let Some(top) = self.entries.last_mut() {
             top.pc = pc;
         }
+    }
+
+    /// Where the threads of `lanes` that are not running resume: the PC of every entry below
+    /// the top that holds some of them.
+    pub fn parked_pcs(&self, lanes: u32) -> impl Iterator<Item = u32> + '_ {
+        let below = self.entries.len().saturating_sub(1);
+        self.entries[..below]
+            .iter()
+            .filter(move |e| e.mask & lanes != 0)
+            .map(|e| e.pc)
     }
 
     /// A branch where `taken` threads of `active` go to `target`, the rest to `next`.

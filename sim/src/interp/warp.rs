@@ -19,7 +19,7 @@ use super::layout::{LOCAL_WINDOW, SHARED_WINDOW};
 use super::memory::GlobalMemory;
 use super::observer::MemObserver;
 use super::ops::*;
-use super::simt::SimtStack;
+use super::simt::{self, SimtStack};
 use crate::error::{Loc, SimError};
 
 const FULL: u32 = u32::MAX;
@@ -1024,15 +1024,32 @@ impl Warp {
                     return Ok(Control::Continue);
                 }
                 let live = self.live();
-                if exec != live {
-                    let missing = live & !exec;
-                    return Err(SimError::DivergentBarrier {
-                        why: format!(
-                            "only lanes {exec:#010x} of warp {} arrive; lanes {missing:#010x} have not exited but do not",
-                            self.id
-                        ),
-                        loc: tb.loc(self.id, missing.trailing_zeros() as usize, pc),
-                    });
+                // Lanes of this warp that neither exited nor arrive may only be parked where
+                // no barrier is reachable any more (an early `return` waiting at the `ret`
+                // block): they will exit without synchronising, as on a GPU, so the warp
+                // arrives for them. Lanes that would meet a barrier later make this one
+                // divergent, which the PTX ISA leaves undefined for `bar.sync` (aligned).
+                let missing = live & !exec;
+                if missing != 0 {
+                    let reaches = |p: u32| {
+                        p != simt::EXIT_PC
+                            && tb
+                                .prog
+                                .reaches_barrier
+                                .get(p as usize)
+                                .copied()
+                                .unwrap_or(true)
+                    };
+                    if self.stack.parked_pcs(missing).any(reaches) {
+                        return Err(SimError::DivergentBarrier {
+                            why: format!(
+                                "only lanes {exec:#010x} of warp {} arrive; lanes {missing:#010x} \
+                                 have neither exited nor arrived, and may reach a barrier later",
+                                self.id
+                            ),
+                            loc: tb.loc(self.id, missing.trailing_zeros() as usize, pc),
+                        });
+                    }
                 }
                 let (b, expected) = self.barrier_operands(tb, pc, exec, id, count)?;
                 let contrib = red.map(|(_, _, p)| {
