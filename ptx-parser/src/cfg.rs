@@ -54,6 +54,9 @@ impl Cfg {
                 leader[i + 1] = true;
             }
         }
+        // The body's end closes the last block, also when the kernel falls off its end
+        // without `ret` (PTX allows it: the thread exits).
+        leader[n] = true;
         let mut blocks = Vec::new();
         let mut block_of = vec![BlockId(0); n];
         let mut start = 0;
@@ -206,6 +209,35 @@ mod tests {
         );
         assert_eq!(cfg.preds[1], vec![BlockId(0), BlockId(1)]);
         assert_eq!(cfg.block_of(InstId(3)), Some(BlockId(1)));
+    }
+
+    #[test]
+    fn a_body_that_falls_off_its_end_is_a_block() {
+        let m = crate::parse(
+            ".version 8.0\n.entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<4>;\n\
+             ld.param.u32 %r1, [n];\n\
+             setp.lt.s32 %p1, %r1, 4;\n\
+             @%p1 bra L;\n\
+             add.s32 %r2, %r1, 1;\n\
+             L:\n mov.u32 %r3, %r1;\n}\n",
+        )
+        .unwrap();
+        let cfg = m.kernel("k").unwrap().cfg();
+        let shape: Vec<(Range<u32>, Vec<u32>)> = cfg
+            .blocks
+            .iter()
+            .map(|b| {
+                (
+                    b.insts.start.0..b.insts.end.0,
+                    b.succs.iter().map(|s| s.0).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![(0..3, vec![2, 1]), (3..4, vec![2]), (4..5, vec![])]
+        );
+        assert_eq!(cfg.block_of(InstId(4)), Some(BlockId(2)));
     }
 
     #[test]
