@@ -118,7 +118,8 @@ impl Opcode {
             Opcode::Mul | Opcode::Mad | Opcode::Mul24 | Opcode::Mad24 | Opcode::Madc => Family::Mul,
             Opcode::Atom | Opcode::Red | Opcode::Redux => Family::Atomic,
             Opcode::Shfl => Family::Shfl,
-            Opcode::Vote => Family::Vote,
+            // `match.any` / `match.all` share `vote`'s mode words.
+            Opcode::Vote | Opcode::Match => Family::Vote,
             _ => Family::General,
         }
     }

@@ -195,3 +195,57 @@ ret;";
         assert_eq!(got, want, "thread {t}");
     }
 }
+
+/// `match.any/all.sync`, `redux.sync` and `activemask` as nvcc emits them (`__match_any_sync`,
+/// `__reduce_add_sync`, ...; PTX ISA 9.7.13.10-11), in a warp whose upper half has left.
+#[test]
+fn match_redux_and_activemask() {
+    let body = "\
+setp.ge.u32 %p3, %r1, 48;
+@%p3 ret;
+and.b32 %r2, %r1, 3;
+activemask.b32 %r10;
+match.any.sync.b32 %r3, %r2, %r10;
+match.all.sync.b32 %r4|%p1, %r2, %r10;
+shr.u32 %r11, %r1, 5;
+match.all.sync.b32 %r12|%p2, %r11, %r10;
+redux.sync.add.u32 %r5, %r1, %r10;
+sub.s32 %r13, %r1, 40;
+redux.sync.min.s32 %r6, %r13, %r10;
+redux.sync.max.u32 %r7, %r1, %r10;
+redux.sync.or.b32 %r8, %r2, %r10;
+selp.u32 %r15, 1, 0, %p2;
+mul.wide.u32 %rd5, %r1, 32;
+add.s64 %rd6, %rd2, %rd5;
+st.global.v4.u32 [%rd6], {%r3, %r4, %r5, %r6};
+st.global.v4.u32 [%rd6+16], {%r7, %r8, %r12, %r15};
+ret;";
+    let out = run_body(body, 1, 64, 64 * 8, 1_000_000).unwrap();
+    let word = |t: usize, k: usize| {
+        let o = 32 * t + 4 * k;
+        u32::from_le_bytes(out[o..o + 4].try_into().unwrap())
+    };
+    for t in 0..48usize {
+        let (base, active) = if t < 32 {
+            (0, 0xFFFF_FFFFu32)
+        } else {
+            (32, 0x0000_FFFFu32)
+        };
+        let lanes = base..base + active.count_ones() as usize;
+        let same: u32 = (0..32)
+            .filter(|&l| active >> l & 1 != 0 && l % 4 == t % 4)
+            .fold(0, |m, l| m | 1 << l);
+        assert_eq!(word(t, 0), same, "match.any, thread {t}");
+        assert_eq!(word(t, 1), 0, "match.all of different values, thread {t}");
+        assert_eq!(
+            word(t, 2),
+            lanes.clone().map(|l| l as u32).sum::<u32>(),
+            "add {t}"
+        );
+        assert_eq!(word(t, 3) as i32, base as i32 - 40, "min.s32, thread {t}");
+        assert_eq!(word(t, 4), lanes.end as u32 - 1, "max.u32, thread {t}");
+        assert_eq!(word(t, 5), 3, "or, thread {t}");
+        assert_eq!(word(t, 6), active, "match.all of equal values, thread {t}");
+        assert_eq!(word(t, 7), 1, "match.all's predicate, thread {t}");
+    }
+}

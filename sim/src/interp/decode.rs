@@ -657,6 +657,67 @@ impl Decoder<'_> {
                 }
             }
             Opcode::Activemask => Op::Activemask { d: self.dst(o(0))? },
+            Opcode::Match => {
+                let all = match m.vote {
+                    Some(VoteMode::Any) => false,
+                    Some(VoteMode::All) => true,
+                    _ => return Err("match needs .any or .all".into()),
+                };
+                let bits = match m.types.first() {
+                    Some(ScalarType::B32) => 32,
+                    Some(ScalarType::B64) => 64,
+                    _ => return Err("match needs .b32 or .b64".into()),
+                };
+                let (d, p) = match o(0) {
+                    Some(Operand::PredPair(d, p)) => (d.0, p.0),
+                    other => (self.dst(other)?, NO_REG),
+                };
+                let t = Ty {
+                    kind: Kind::U,
+                    bits,
+                };
+                let u32t = Ty {
+                    kind: Kind::U,
+                    bits: 32,
+                };
+                Op::Match {
+                    all,
+                    bits,
+                    d,
+                    p,
+                    a: self.src(o(1), t)?,
+                    m: self.src(o(2), u32t)?,
+                }
+            }
+            Opcode::Redux => {
+                let ty = m.types.first().copied();
+                let op = match (m.atom, ty) {
+                    (Some(AtomOp::Add), Some(ScalarType::U32 | ScalarType::S32)) => ReduxOp::Add,
+                    (Some(AtomOp::Min), Some(ScalarType::U32 | ScalarType::S32)) => ReduxOp::Min,
+                    (Some(AtomOp::Max), Some(ScalarType::U32 | ScalarType::S32)) => ReduxOp::Max,
+                    (Some(AtomOp::And), Some(ScalarType::B32)) => ReduxOp::And,
+                    (Some(AtomOp::Or), Some(ScalarType::B32)) => ReduxOp::Or,
+                    (Some(AtomOp::Xor), Some(ScalarType::B32)) => ReduxOp::Xor,
+                    _ => {
+                        return Err(
+                            "redux.sync: only .add/.min/.max on .u32/.s32 and .and/.or/.xor \
+                             on .b32 are supported"
+                                .into(),
+                        )
+                    }
+                };
+                let u32t = Ty {
+                    kind: Kind::U,
+                    bits: 32,
+                };
+                Op::Redux {
+                    op,
+                    signed: ty == Some(ScalarType::S32),
+                    d: self.dst(o(0))?,
+                    a: self.src(o(1), u32t)?,
+                    m: self.src(o(2), u32t)?,
+                }
+            }
             ref other => return Err(format!("opcode `{other}` not supported")),
         };
         Ok(op)

@@ -411,9 +411,39 @@ pub(crate) enum Op {
     Activemask {
         d: u32,
     },
+    /// `match.any` / `match.all` (PTX ISA 9.7.13.10): lanes whose `a` (of `bits` bits)
+    /// equals the executing lane's; `p` (optional) tells whether all are equal.
+    Match {
+        all: bool,
+        bits: u8,
+        d: u32,
+        p: u32,
+        a: Src,
+        m: Src,
+    },
+    /// `redux.sync.op.type` (PTX ISA 9.7.13.11): `op` over the 32-bit `a` of the lanes
+    /// in the member mask, `signed` for `.s32` min/max.
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+        d: u32,
+        a: Src,
+        m: Src,
+    },
     Nop,
     Trap,
     Unsupported(String),
+}
+
+/// The operations of `redux.sync` on integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
 }
 
 /// A decoded instruction with its guard.

@@ -1132,6 +1132,70 @@ impl Warp {
                 }
             }
             Op::Activemask { d } => self.write(exec, d, &[u64::from(active); 32]),
+            Op::Match {
+                all,
+                bits,
+                d,
+                p,
+                a,
+                m,
+            } => {
+                let (x, mm) = (self.gather(a), self.gather(m));
+                let z = zmask(bits);
+                let mut out = [0u64; 32];
+                let mut pm = 0u32;
+                for_bits(exec, |l| {
+                    // The lanes this lane compares with: its member mask, as far as they run.
+                    let members = mm[l] as u32 & exec;
+                    let mut same = 0u32;
+                    for_bits(members, |j| {
+                        if x[j] & z == x[l] & z {
+                            same |= 1 << j;
+                        }
+                    });
+                    let equal = same == members;
+                    out[l] = u64::from(match (all, equal) {
+                        (false, _) => same,
+                        (true, true) => members,
+                        (true, false) => 0,
+                    });
+                    pm |= u32::from(equal) << l;
+                });
+                self.write(exec, d, &out);
+                self.write_pred(exec, p, pm);
+            }
+            Op::Redux {
+                op,
+                signed,
+                d,
+                a,
+                m,
+            } => {
+                let (x, mm) = (self.gather(a), self.gather(m));
+                let mut out = [0u64; 32];
+                for_bits(exec, |l| {
+                    let members = mm[l] as u32 & exec;
+                    let mut acc: Option<u32> = None;
+                    for_bits(members, |j| {
+                        let v = x[j] as u32;
+                        acc = Some(match acc {
+                            None => v,
+                            Some(s) => match op {
+                                ReduxOp::Add => s.wrapping_add(v),
+                                ReduxOp::Min if signed => (s as i32).min(v as i32) as u32,
+                                ReduxOp::Max if signed => (s as i32).max(v as i32) as u32,
+                                ReduxOp::Min => s.min(v),
+                                ReduxOp::Max => s.max(v),
+                                ReduxOp::And => s & v,
+                                ReduxOp::Or => s | v,
+                                ReduxOp::Xor => s ^ v,
+                            },
+                        });
+                    });
+                    out[l] = u64::from(acc.unwrap_or(0));
+                });
+                self.write(exec, d, &out);
+            }
             Op::Nop => {}
             Op::Unsupported(ref why) => {
                 if exec != 0 {
