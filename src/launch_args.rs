@@ -143,6 +143,13 @@ impl KernelLaunchArgs {
             .iter()
             .position(|g| std::ptr::eq(g, f))
             .unwrap_or_default();
+        // Calls to device functions become part of the kernel's body, for the analysis
+        // and the interpreter alike (`ptx_parser::calls`).
+        let mut module = module;
+        if ptx_parser::calls::has_inlinable_calls(&module, &module.functions[kernel]) {
+            module.functions[kernel] =
+                ptx_parser::calls::inline_calls(&module, &module.functions[kernel]);
+        }
         Ok(Loaded {
             module,
             kernel,

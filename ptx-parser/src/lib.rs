@@ -34,6 +34,7 @@
 
 #![warn(missing_docs)]
 
+pub mod calls;
 pub mod cfg;
 pub mod error;
 pub mod inline;

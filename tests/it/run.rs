@@ -151,3 +151,65 @@ fn outputs_never_replace_existing_files() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A kernel that calls device functions nvcc kept out of line (`__noinline__`; NVRTC's PTX in
+/// `ptx-parser/tests/data/calls_nvrtc.cu`): the calls are inlined at load
+/// (`ptx_parser::calls`), so `run` computes what the CUDA source says, the static analysis
+/// resolves the loads inside the callee exactly as the interpreter sees them, and the
+/// `printf` that cannot run is named when a thread reaches it.
+#[test]
+fn calls_to_device_functions_run_and_analyse() {
+    let dir = std::env::temp_dir().join(format!("paver-it-calls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ptx = "ptx-parser/tests/data/calls_nvrtc.ptx";
+    let launch = [
+        "--grid",
+        "2",
+        "--block",
+        "64",
+        "--param",
+        "0=buffer:f32:256:iota",
+        "--param",
+        "1=buffer:f32:256:zeros",
+        "--param",
+        "2=120",
+    ];
+    let mut args = vec!["run", ptx];
+    args.extend(launch);
+    args.extend(["--param", "3=5", "--outputs", dir.to_str().unwrap()]);
+    paver_ok(&args);
+    let out = std::fs::read(dir.join("p1_r_param_1.npy")).unwrap();
+    let data = npy_data(&out, "<f4", 256);
+    for i in 0..256usize {
+        let got = f32::from_le_bytes(data[4 * i..4 * i + 4].try_into().unwrap());
+        // out[i] = a[i] + a[i+1] + a[i+2] + a[i+3] + fact(5), a = iota, for i < n.
+        let want = if i < 120 {
+            (4 * i + 6) as f32 + 120.0
+        } else {
+            0.0
+        };
+        assert_eq!(got, want, "out[{i}]");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // Static and dynamic footprints agree through the calls.
+    let summary = |dynamic: bool| {
+        let mut a = vec!["analyze", ptx];
+        a.extend(launch);
+        a.extend(["--param", "3=5"]);
+        if dynamic {
+            a.push("--dynamic");
+        }
+        let s = paver_ok(&a);
+        s.lines().take(3).collect::<Vec<_>>().join("\n")
+    };
+    let st = summary(false);
+    assert!(st.contains("global loads: 4, resolved 4"), "{st}");
+    assert_eq!(st, summary(true));
+    // d > 20 reaches the printf.
+    let mut a = vec!["run", ptx];
+    a.extend(launch);
+    a.extend(["--param", "3=25", "--outputs", dir.to_str().unwrap()]);
+    let e = paver_err(&a);
+    assert!(e.contains("`vprintf` is declared without a body"), "{e}");
+    assert!(!dir.exists(), "nothing written when the run fails");
+}

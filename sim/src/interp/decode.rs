@@ -303,6 +303,8 @@ impl Decoder<'_> {
             Some(StateSpace::Global | StateSpace::Const) => Space::Global,
             Some(s) if s.is_shared() => Space::Shared,
             Some(StateSpace::Local) => Space::Local,
+            // A function-scope `.param` variable lives in local memory.
+            Some(s) if s.is_param() && sym == Some(Space::Local) => Space::Local,
             Some(s) if s.is_param() => Space::Param,
             Some(s) => return Err(format!("state space .{s} not supported")),
         })
@@ -657,6 +659,12 @@ impl Decoder<'_> {
                 }
             }
             Opcode::Activemask => Op::Activemask { d: self.dst(o(0))? },
+            Opcode::Call => {
+                return Err(format!(
+                    "call: {}",
+                    ptx_parser::calls::why_not_inlined(self.module, inst)
+                ))
+            }
             Opcode::Match => {
                 let all = match m.vote {
                     Some(VoteMode::Any) => false,

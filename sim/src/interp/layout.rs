@@ -119,7 +119,9 @@ impl Layout {
                     l.local_vars[k] = Some((Space::Shared, sh));
                     sh += v.size_bytes().unwrap_or(0);
                 }
-            } else if v.space == StateSpace::Local {
+            } else if matches!(v.space, StateSpace::Local | StateSpace::Param) {
+                // A function-scope `.param` variable (a call's argument or return value,
+                // `ptx_parser::calls`) is per-thread memory like `.local`.
                 loc = align_up(loc, var_align(v));
                 l.local_vars[k] = Some((Space::Local, loc));
                 loc += v.size_bytes().unwrap_or(0);
