@@ -109,8 +109,10 @@ pub struct Args {
     /// reason `budget`; a launch whose graph alone does not fit is refused.
     #[arg(long, value_name = "MiB")]
     max_memory: Option<u64>,
-    /// Interpreter instruction budget for `--dynamic` (warp instructions, whole launch).
-    #[arg(long, value_name = "N", default_value_t = 10_000_000_000)]
+    /// Interpreter instruction budget for `--dynamic` (warp instructions, whole launch;
+    /// the same default as `paver run`: a runaway kernel stops with a clear error in well
+    /// under a minute, about 20 s on a 2-core machine).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
     max_instructions: u64,
     /// Also write the TB groups of this analysis (`--policy`, `--gpu`, ...) to this file.
     #[arg(long, value_name = "FILE.json", requires = "policy")]
