@@ -28,7 +28,7 @@ for l in kernels/*/small*.json kernels/*/paper*.json; do
   ptx="kernels/$k/$k.compute_70.ptx"
   [ -f "$ptx" ] || continue
   s=$(count "$bin" analyze "$ptx" --launch "$l" --quiet -o /dev/null)
-  d=$(count "$bin" analyze "$ptx" --launch "$l" --quiet --dynamic -o /dev/null)
+  d=$(count "$bin" analyze "$ptx" --launch "$l" --quiet --dynamic --max-instructions 100000000000 -o /dev/null)
   ratio=$(awk -v s="${s:-0}" -v d="${d:-0}" 'BEGIN { if (d > 0) printf "%.3f", s / d; else print "-" }')
   echo "$k $(basename "$l" .json) ${s:--} ${d:--} $ratio"
 done

@@ -94,7 +94,7 @@ def main():
         for _ in range(max(1, a.repeat)):
             t, sm, c, se = timed(base + ["-o", s_json], a.timeout)
             st, sc = least(st, t), least(sc, c)
-            t, dm, c, de = timed(base + ["--dynamic", "-o", d_json], a.timeout)
+            t, dm, c, de = timed(base + ["--dynamic", "--max-instructions", "100000000000", "-o", d_json], a.timeout)
             dt, dc = least(dt, t), least(dc, c)
             if se or de:
                 break
