@@ -26,6 +26,7 @@ pub mod heatmap;
 pub mod ivs;
 pub mod locality;
 pub mod loops;
+pub mod open;
 pub mod report;
 pub mod reuse;
 #[cfg(feature = "z3")]
@@ -80,6 +81,18 @@ pub enum AnalysisError {
     NoBody {
         /// The kernel.
         kernel: String,
+    },
+    /// A parameter the launch leaves open is needed after all: a load the analysis
+    /// evaluates depends on it ([`open`]).
+    #[error(
+        "kernel {kernel}: parameter {} (`{}`) needs a value: {}; {}",
+        need.index, need.name, need.why, need.how
+    )]
+    NeedsValue {
+        /// The kernel.
+        kernel: String,
+        /// Which parameter, what needs it, how to give it.
+        need: open::NeedsValue,
     },
 }
 
@@ -273,6 +286,10 @@ pub fn analyze_with(
         });
     }
     let mut model = addr::analyze_kernel(f, launch);
+    open::check(f, &model, launch).map_err(|need| AnalysisError::NeedsValue {
+        kernel: f.name.clone(),
+        need,
+    })?;
     model.include_may = opts.may_loads;
     let mut unresolved: Vec<Option<String>> = model
         .loads

@@ -189,6 +189,7 @@ fn human(b: &BoundLaunch) -> String {
             BoundValue::Synthetic { base } => {
                 format!("-> {base:#x}: synthetic pointer (no buffer given)")
             }
+            BoundValue::Open => "open: no value given (only the static analysis allows it)".into(),
             BoundValue::Bytes { bytes, buffers } => {
                 let mut s = format!("= {} bytes by value", bytes.len());
                 for fb in buffers {
