@@ -31,9 +31,10 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-/// Runs `paver launch`.
+/// Runs `paver launch`. By-value parameters without a value are reported open (as `paver
+/// analyze` binds them), not refused: only running the kernel needs them.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let loaded = args.target.load()?;
+    let loaded = args.target.load_open()?;
     let (launch, bound) = (&loaded.launch, &loaded.bound);
     if let Some(out) = &args.output {
         let mut l = normalise(launch, bound);

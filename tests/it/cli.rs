@@ -182,8 +182,14 @@ fn every_corpus_launch_binds_with_real_buffers() {
             let b: Value = serde_json::from_str(&out).unwrap();
             assert_eq!(b["kernel"], kernel);
             let params = b["params"].as_array().unwrap();
+            // Every parameter set, but for by-value ones left open (lavamd's par_str: the
+            // static analysis needs no value for it).
+            let set: Vec<&Value> = params
+                .iter()
+                .filter(|p| p["value"]["kind"] != "open")
+                .collect();
             assert_eq!(
-                params.len(),
+                set.len(),
                 launch["params"].as_array().unwrap().len(),
                 "{}: every parameter set",
                 file.display()
