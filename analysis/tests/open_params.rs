@@ -279,3 +279,70 @@ fn a_struct_field_in_an_address_needs_the_struct() {
         );
     }
 }
+
+/// A three-way join on a branch of open `t` and one on `%tid.x`: the load after the join
+/// does not depend on `t` in the program, but the symbolic execution explores both sides of
+/// the branch it cannot fold and or-s their conditions at the join, which need not fold back.
+/// Left open, the analysis must be the one any value gives, or refuse.
+const JOIN3: &str = r#"
+.version 8.8
+.target sm_70
+.address_size 64
+.visible .entry join3(
+	.param .u64 join3_a,
+	.param .u32 join3_t
+)
+{
+	.reg .pred %p<4>;
+	.reg .f32 %f<4>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [join3_a];
+	ld.param.u32 %r1, [join3_t];
+	mov.u32 %r2, %tid.x;
+	setp.gt.s32 %p1, %r1, 0;
+	@%p1 bra A;
+	setp.lt.s32 %p2, %r2, 5;
+	@%p2 bra B;
+	mov.f32 %f1, 0f3F800000;
+	bra.uni J;
+A:
+	mov.f32 %f1, 0f40000000;
+	bra.uni J;
+B:
+	mov.f32 %f1, 0f40400000;
+J:
+	mul.wide.s32 %rd2, %r2, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	ld.global.f32 %f2, [%rd3];
+	add.f32 %f3, %f2, %f1;
+	st.global.f32 [%rd3], %f3;
+	ret;
+}
+"#;
+
+#[test]
+fn a_join_the_analysis_cannot_fold_is_refused_or_exact() {
+    let (m, b) = bind(JOIN3, &[]);
+    assert_eq!(b.open_params(), [1]);
+    match analysis::analyze(&m.functions[0], &b, Granularity::Line(128)) {
+        Err(AnalysisError::NeedsValue { need, .. }) => {
+            assert_eq!(need.index, 1);
+            assert!(
+                need.why.contains(
+                    "the analysis's address, guard or loop bounds of the load at PTX line 33"
+                ),
+                "{}",
+                need.why
+            );
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => {
+            let open = document(&m, &b);
+            for t in ["1=1", "1=-1"] {
+                let (m2, b2) = bind(JOIN3, &[t]);
+                assert_eq!(document(&m2, &b2), open, "{t}");
+            }
+        }
+    }
+}
