@@ -23,10 +23,11 @@
 //! * The PAVER runtime itself costs nothing: fed LRR's placement as groups it reproduces
 //!   LRR cycle for cycle.
 
+#[allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 mod common;
 
 use graph_partition::{make_schedule, Graph, Params, PolicyKind, Schedule};
-use launch::{BoundLaunch, Launch};
+use launch::BoundLaunch;
 use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig};
 use sim::{FootprintCollector, Program, RunOptions};
 use std::path::{Path, PathBuf};
