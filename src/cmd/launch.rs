@@ -31,10 +31,10 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-/// Runs `paver launch`. By-value parameters without a value are reported open (as `paver
-/// analyze` binds them), not refused: only running the kernel needs them.
+/// Runs `paver launch`: the binding of the commands that run the kernel, so a by-value
+/// parameter without a value is an error here (`paver analyze` leaves it open).
 pub fn run(args: Args) -> Result<(), CliError> {
-    let loaded = args.target.load_open()?;
+    let loaded = args.target.load()?;
     let (launch, bound) = (&loaded.launch, &loaded.bound);
     if let Some(out) = &args.output {
         let mut l = normalise(launch, bound);
@@ -190,6 +190,7 @@ fn human(b: &BoundLaunch) -> String {
             BoundValue::Synthetic { base } => {
                 format!("-> {base:#x}: synthetic pointer (no buffer given)")
             }
+            // `paver launch` binds strictly; kept for a launch bound open elsewhere.
             BoundValue::Open => "open: no value given (only the static analysis allows it)".into(),
             BoundValue::Bytes { bytes, buffers } => {
                 let mut s = format!("= {} bytes by value", bytes.len());
