@@ -5,6 +5,8 @@
 //! 2. [`addr`]: symbolic execution over the CFG in the value domain of [`expr`]; loops are
 //!    summarised by [`ivs`] (induction variables, per-thread trip counts). The result, a
 //!    [`addr::KernelModel`], holds each global load's address expression, guard and loop nest.
+//!    [`open`] then checks that no load depends on a parameter the launch left without a
+//!    value (`launch::BoundValue::Open`), else the analysis stops naming it.
 //! 3. [`footprint`]: exact per-TB sets of data units (line / sector / element) read, as
 //!    interval lists shared by TBs with equal footprints; also built from explicit address
 //!    sets (the interpreter's dynamic footprints).
