@@ -151,27 +151,22 @@ fn model_dependence(model: &KernelModel, l: &crate::addr::LoadSite) -> Option<u3
     for e in std::iter::once(&l.addr).chain(&l.cond).chain(&l.may_cond) {
         visit(e, &mut loops, &mut found);
     }
-    // The loops' exits, and the loops those use, until no new loop turns up.
+    // The loops' exits, the loops those use and the enclosing ones (their trip counts
+    // bound the inner ones'), until no new loop turns up.
     let mut k = 0;
-    while k < loops.len() {
-        let lp = loops[k];
+    while let Some(&lp) = loops.get(k) {
         k += 1;
-        let mut lp_id = Some(lp);
-        // Enclosing loops bound the inner ones' iterations too.
-        while let Some(x) = lp_id {
-            let Some(info) = model.loops.get(x.index()) else {
-                break;
-            };
-            if let Some(Reason::OpenParam(p)) = &info.unresolved {
-                found = found.or(Some(*p));
-            }
-            for e in &info.exits {
-                visit(e, &mut loops, &mut found);
-            }
-            lp_id = info.parent.filter(|p| !loops.contains(p));
-            if let Some(p) = lp_id {
-                loops.push(p);
-            }
+        let Some(info) = model.loops.get(lp.index()) else {
+            continue;
+        };
+        if let Some(Reason::OpenParam(p)) = &info.unresolved {
+            found = found.or(Some(*p));
+        }
+        for e in &info.exits {
+            visit(e, &mut loops, &mut found);
+        }
+        if let Some(parent) = info.parent.filter(|p| !loops.contains(p)) {
+            loops.push(parent);
         }
     }
     found
@@ -420,5 +415,37 @@ fn symbols(o: &Operand, bit: &dyn Fn(u32) -> u64) -> u64 {
             v.iter().fold(0, |acc, x| acc | symbols(x, bit))
         }
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks: 0 entry (`@%p1 bra $E`), 1 a diamond side (`@%p2 bra $J`), 2 the other side,
+    /// 3 `$J` (a loop header and latch), 4 after the loop, 5 `$E` (`ret`).
+    const SRC: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u32 n)\n{\n.reg .pred %p<4>;\n.reg .b32 %r<4>;\n\
+        ld.param.u32 %r1, [n];\nsetp.lt.s32 %p1, %r1, 0;\n@%p1 bra $E;\n\
+        setp.lt.s32 %p2, %r1, 5;\n@%p2 bra $J;\nadd.s32 %r1, %r1, 1;\n\
+        $J:\nadd.s32 %r2, %r2, 1;\nsetp.lt.s32 %p3, %r2, %r1;\n@%p3 bra $J;\n\
+        add.s32 %r3, %r2, 1;\n$E:\nret;\n}\n";
+
+    #[test]
+    fn branches_decide_the_blocks_before_their_post_dominator() {
+        let m = ptx_parser::parse(SRC).unwrap();
+        let cfg = Cfg::compute(m.kernel("k").unwrap());
+        assert_eq!(cfg.blocks.len(), 6);
+        let pdom = post_dominators(&cfg);
+        let sorted = |mut v: Vec<BlockId>| {
+            v.sort();
+            v.iter().map(|b| b.index()).collect::<Vec<_>>()
+        };
+        // The early exit decides everything up to the `ret` block.
+        assert_eq!(sorted(region(&cfg, &pdom, BlockId(0))), [1, 2, 3, 4]);
+        // The diamond joins at the loop header: only its other side.
+        assert_eq!(sorted(region(&cfg, &pdom, BlockId(1))), [2]);
+        // The loop's exit test decides the loop (its header again).
+        assert_eq!(sorted(region(&cfg, &pdom, BlockId(3))), [3]);
     }
 }
