@@ -234,8 +234,10 @@ def validate_launch(path, lf, nparams):
     if not isinstance(lf.get("dynamic_shared_bytes"), int):
         bad("dynamic_shared_bytes must be an integer")
     idx = sorted(p["index"] for p in lf["params"])
-    if idx != list(range(nparams)):
-        bad("params must list indices 0..%d exactly once (got %s)" % (nparams - 1, idx))
+    # An index left out is a pointer without a buffer or a by-value parameter left open
+    # (static analysis only, e.g. lavamd's par_str); none may be listed twice.
+    if len(set(idx)) != len(idx) or not set(idx) <= set(range(nparams)):
+        bad("params must list indices of 0..%d at most once (got %s)" % (nparams - 1, idx))
     by_index = {p["index"]: p for p in lf["params"]}
     for p in lf["params"]:
         if sum(k in p for k in ("value", "buffer", "bytes", "fields")) != 1:

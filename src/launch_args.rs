@@ -106,8 +106,19 @@ impl Loaded {
 
 impl KernelLaunchArgs {
     /// Parses the PTX, chooses the kernel (`--kernel`, else the launch's, else the only
-    /// entry) and binds the launch to it.
+    /// entry) and binds the launch to it, every parameter valued ([`launch::Launch::bind`]).
     pub fn load(&self) -> Result<Loaded, CliError> {
+        self.load_with(false)
+    }
+
+    /// [`KernelLaunchArgs::load`] that leaves by-value parameters without a value open
+    /// ([`launch::Launch::bind_open`]): for `paver analyze`'s static analysis, which says
+    /// when an open parameter's value is needed after all.
+    pub fn load_open(&self) -> Result<Loaded, CliError> {
+        self.load_with(true)
+    }
+
+    fn load_with(&self, open: bool) -> Result<Loaded, CliError> {
         let module = crate::cmd::load_module(&self.file)?;
         let (launch, base_dir) = self.launch.build(self.kernel.clone())?;
         let f = match crate::cmd::select_kernel(&module, launch.kernel.as_deref(), &self.file) {
@@ -128,9 +139,13 @@ impl KernelLaunchArgs {
             }
             r => r?,
         };
-        let bound = launch
-            .bind(&f.name, &crate::cmd::param_sigs(f), &base_dir)?
-            .with_module(&module);
+        let sigs = crate::cmd::param_sigs(f);
+        let bound = if open {
+            launch.bind_open(&f.name, &sigs, &base_dir)?
+        } else {
+            launch.bind(&f.name, &sigs, &base_dir)?
+        }
+        .with_module(&module);
         let b = bound.block;
         sim::interp::tb::check_block_attributes(
             &f.name,

@@ -638,6 +638,11 @@ impl Exec<'_> {
             ));
         };
         let value = self.launch.params.get(i as usize).map(|p| &p.value);
+        // A parameter left open: unknown at every offset ([`crate::open`] refuses the
+        // loads that depend on it).
+        if let Some(BoundValue::Open) = value {
+            return unknown(Reason::OpenParam(i));
+        }
         // A field of a by-value struct: its little-endian bytes at the offset.
         if let Some(BoundValue::Bytes { bytes, .. }) = value {
             let n = usize::from(bits / 8);
@@ -661,7 +666,7 @@ impl Exec<'_> {
             Some(BoundValue::Buffer { base, .. }) | Some(BoundValue::Synthetic { base }) => {
                 konst(i128::from(*base))
             }
-            Some(BoundValue::Bytes { .. }) | None => unknown(Reason::Undefined),
+            Some(BoundValue::Bytes { .. } | BoundValue::Open) | None => unknown(Reason::Undefined),
         }
     }
 

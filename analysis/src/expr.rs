@@ -59,6 +59,8 @@ pub enum Reason {
     Guard(Box<Reason>),
     /// Enumerating the load's footprint would exceed the analysis's memory budget.
     Budget,
+    /// The value of a parameter the launch leaves open (by index; [`crate::open`]).
+    OpenParam(u32),
 }
 
 impl std::fmt::Display for Reason {
@@ -76,6 +78,7 @@ impl std::fmt::Display for Reason {
             Reason::LoopExit => f.write_str("loop with an exit the analysis cannot place"),
             Reason::Guard(r) => write!(f, "guard: {r}"),
             Reason::Budget => f.write_str("budget: the footprint would exceed the memory budget"),
+            Reason::OpenParam(p) => write!(f, "parameter {p} has no value"),
         }
     }
 }

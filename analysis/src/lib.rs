@@ -5,6 +5,8 @@
 //! 2. [`addr`]: symbolic execution over the CFG in the value domain of [`expr`]; loops are
 //!    summarised by [`ivs`] (induction variables, per-thread trip counts). The result, a
 //!    [`addr::KernelModel`], holds each global load's address expression, guard and loop nest.
+//!    [`open`] then checks that no load depends on a parameter the launch left without a
+//!    value (`launch::BoundValue::Open`), else the analysis stops naming it.
 //! 3. [`footprint`]: exact per-TB sets of data units (line / sector / element) read, as
 //!    interval lists shared by TBs with equal footprints; also built from explicit address
 //!    sets (the interpreter's dynamic footprints).
@@ -26,6 +28,7 @@ pub mod heatmap;
 pub mod ivs;
 pub mod locality;
 pub mod loops;
+pub mod open;
 pub mod report;
 pub mod reuse;
 #[cfg(feature = "z3")]
@@ -80,6 +83,18 @@ pub enum AnalysisError {
     NoBody {
         /// The kernel.
         kernel: String,
+    },
+    /// A parameter the launch leaves open is needed after all: a load the analysis
+    /// evaluates depends on it ([`open`]).
+    #[error(
+        "kernel {kernel}: parameter {} (`{}`) needs a value: {}; {}",
+        need.index, need.name, need.why, need.how
+    )]
+    NeedsValue {
+        /// The kernel.
+        kernel: String,
+        /// Which parameter, what needs it, how to give it.
+        need: open::NeedsValue,
     },
 }
 
@@ -273,6 +288,10 @@ pub fn analyze_with(
         });
     }
     let mut model = addr::analyze_kernel(f, launch);
+    open::check(f, &model, launch).map_err(|need| AnalysisError::NeedsValue {
+        kernel: f.name.clone(),
+        need,
+    })?;
     model.include_may = opts.may_loads;
     let mut unresolved: Vec<Option<String>> = model
         .loads

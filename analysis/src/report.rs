@@ -154,6 +154,7 @@ pub fn document_with(
         "grid": [launch.grid.x, launch.grid.y, launch.grid.z],
         "block": [launch.block.x, launch.block.y, launch.block.z],
         "launch": launch,
+        "open_params": open_params(launch),
         "granularity": match gran { Granularity::Line(n) => format!("line:{n}"), Granularity::Sector => "sector".into(), Granularity::Element => "element".into() },
         "loads": loads,
         "loads_resolved": resolved,
@@ -288,6 +289,17 @@ pub fn reads_outside_buffers(a: &Analysis) -> Vec<(u32, u64)> {
         .collect()
 }
 
+/// The parameters the launch left open (`open_params` in the JSON): by-value parameters
+/// without a value that no analysed address, guard or loop bound depends on
+/// ([`crate::open`]).
+pub fn open_params(launch: &BoundLaunch) -> Value {
+    launch
+        .open_params()
+        .iter()
+        .map(|&i| json!({"index": i, "name": launch.params[i].name}))
+        .collect()
+}
+
 /// The one-screen summary printed by `paver analyze`.
 pub fn summary(f: &Function, launch: &BoundLaunch, a: &Analysis, s: &Stats) -> String {
     let mut o = String::new();
@@ -296,6 +308,18 @@ pub fn summary(f: &Function, launch: &BoundLaunch, a: &Analysis, s: &Stats) -> S
         "kernel {}: grid {} block {} ({} TBs)",
         f.name, launch.grid, launch.block, s.total_tbs
     );
+    let open = launch.open_params();
+    if !open.is_empty() {
+        let names: Vec<String> = open
+            .iter()
+            .map(|&i| format!("{i} (`{}`)", launch.params[i].name))
+            .collect();
+        let _ = writeln!(
+            o,
+            "left open (no value given; no analysed address, guard or loop bound depends on it): parameter {}",
+            names.join(", ")
+        );
+    }
     let total = a.model.loads.len() + a.model.unreachable_loads.len();
     let bad = a.unresolved.iter().filter(|u| u.is_some()).count();
     let _ = writeln!(

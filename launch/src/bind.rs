@@ -150,6 +150,11 @@ pub enum BoundValue {
         /// Buffers that fields point to.
         buffers: Vec<FieldBuffer>,
     },
+    /// A by-value parameter (scalar or struct) the launch gives no value, bound by
+    /// [`Launch::bind_open`] only: the static analysis treats its value as unknown and
+    /// refuses a kernel whose analysed addresses, guards or loop bounds depend on it. A
+    /// launch holding one cannot be run ([`BoundLaunch::require_values`]).
+    Open,
 }
 
 /// A buffer a field of a by-value struct parameter points to: data structure
@@ -177,6 +182,32 @@ impl BoundLaunch {
     /// Number of thread blocks.
     pub fn num_tbs(&self) -> u64 {
         self.grid.count()
+    }
+
+    /// The parameters left open ([`BoundValue::Open`]), by index.
+    pub fn open_params(&self) -> Vec<usize> {
+        self.params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.value == BoundValue::Open)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Fails, naming the first one, when a parameter was left open: running the kernel
+    /// (the interpreter, the simulator, `analyze --dynamic`) needs every value. The
+    /// message is the one [`Launch::bind`] gives for the same launch.
+    pub fn require_values(&self) -> Result<(), LaunchError> {
+        match self.open_params().first() {
+            None => Ok(()),
+            Some(&i) => {
+                let p = &self.params[i];
+                Err(LaunchError::Param {
+                    param: format!("{i} (`{}`)", p.name),
+                    why: missing_value(p.ty),
+                })
+            }
+        }
     }
 
     /// Bytes of global memory the described buffers need.
@@ -310,12 +341,37 @@ pub fn buffer_base(index: usize) -> u64 {
 
 impl Launch {
     /// Resolves this description against `kernel`'s parameters. `base_dir` is where relative
-    /// `file(…)` paths are read from.
+    /// `file(…)` paths are read from. Every by-value parameter needs a value (a 64-bit
+    /// integer without one is a pointer and gets a synthetic address): this is the binding
+    /// of everything that runs the kernel.
     pub fn bind(
         &self,
         kernel: &str,
         sig: &[ParamSig],
         base_dir: &Path,
+    ) -> Result<BoundLaunch, LaunchError> {
+        self.bind_with(kernel, sig, base_dir, false)
+    }
+
+    /// [`Launch::bind`], except that a by-value parameter without a value (a scalar other
+    /// than a 64-bit integer, or a struct) is bound to [`BoundValue::Open`] instead of
+    /// being an error: the binding of `paver analyze`'s static analysis, which needs
+    /// values only where addresses, guards or loop bounds depend on them (issue 37).
+    pub fn bind_open(
+        &self,
+        kernel: &str,
+        sig: &[ParamSig],
+        base_dir: &Path,
+    ) -> Result<BoundLaunch, LaunchError> {
+        self.bind_with(kernel, sig, base_dir, true)
+    }
+
+    fn bind_with(
+        &self,
+        kernel: &str,
+        sig: &[ParamSig],
+        base_dir: &Path,
+        open: bool,
     ) -> Result<BoundLaunch, LaunchError> {
         check_dims(self.grid, self.block)?;
         // Later entries override earlier ones (flags come after the file's entries).
@@ -465,12 +521,8 @@ impl Launch {
                 (None, SigType::Int { bits: 64, .. }) => BoundValue::Synthetic {
                     base: buffer_base(idx),
                 },
-                (None, ty) => {
-                    return Err(at(format!(
-                        "no value given for this {} parameter",
-                        describe(ty)
-                    )))
-                }
+                (None, _) if open => BoundValue::Open,
+                (None, ty) => return Err(at(missing_value(ty))),
             };
             params.push(BoundParam {
                 name: p.name.clone(),
@@ -488,6 +540,11 @@ impl Launch {
             module_vars: Vec::new(),
         })
     }
+}
+
+/// The error text of a by-value parameter without a value.
+fn missing_value(ty: SigType) -> String {
+    format!("no value given for this {} parameter", describe(ty))
 }
 
 fn check_dims(grid: Dim3, block: Dim3) -> Result<(), LaunchError> {
@@ -830,6 +887,55 @@ mod tests {
                 .to_string();
             assert!(e.contains(want), "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn open_binding_leaves_by_value_parameters_without_values_open() {
+        let mut s = sig();
+        s.push(ParamSig {
+            name: "par".into(),
+            ty: SigType::Bytes { bytes: 8 },
+        });
+        // Only `n` given: `alpha` (.f32) and `par` (a struct) are open, the pointers
+        // synthetic as in the strict binding.
+        let l = launch(&["n=5"]);
+        let b = l.bind_open("k", &s, Path::new(".")).unwrap();
+        assert_eq!(b.params[0].value, BoundValue::Synthetic { base: 1 << 36 });
+        assert_eq!(b.params[2].value, BoundValue::Scalar { bits: 5 });
+        assert_eq!(b.params[3].value, BoundValue::Open);
+        assert_eq!(b.params[4].value, BoundValue::Open);
+        assert_eq!(b.open_params(), [3, 4]);
+        assert_eq!(
+            serde_json::to_value(&b.params[4].value).unwrap(),
+            serde_json::json!({"kind": "open"})
+        );
+        // Running needs every value: the same message as the strict binding's.
+        let strict = l.bind("k", &s, Path::new(".")).unwrap_err().to_string();
+        let open = b.require_values().unwrap_err().to_string();
+        assert_eq!(strict, open);
+        assert!(
+            open.contains("parameter 3 (`alpha`): no value given for this .f32 parameter"),
+            "{open}"
+        );
+        // Given values, nothing is open and nothing is required.
+        let b = launch(&["n=5", "alpha=1", "par=1"]).bind_open("k", &s, Path::new("."));
+        assert!(b.is_err(), "a number cannot set a struct");
+        let mut l = launch(&["n=5", "alpha=1"]);
+        l.params.push(crate::ParamSpec {
+            key: ParamKey::Name("par".into()),
+            comment: None,
+            arg: ParamArg::Bytes(vec![0; 8]),
+        });
+        let b = l.bind_open("k", &s, Path::new(".")).unwrap();
+        assert!(b.open_params().is_empty());
+        b.require_values().unwrap();
+        assert_eq!(b, l.bind("k", &s, Path::new(".")).unwrap());
+        // Open binding does not loosen anything else.
+        let e = launch(&["n=1.5"])
+            .bind_open("k", &s, Path::new("."))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not an integer"), "{e}");
     }
 
     #[test]

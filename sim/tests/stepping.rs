@@ -17,8 +17,7 @@ fn stepping_executes_what_run_executes() {
         let module =
             ptx_parser::parse_file(&dir.join(format!("{}.compute_90.ptx", case.dir))).unwrap();
         let f = module.kernel(&case.kernel).unwrap();
-        let bound = launch::Launch::read(&case.launch)
-            .unwrap()
+        let bound = runnable(&case.launch)
             .bind(&case.kernel, &sim::param_sigs(f), &dir)
             .unwrap();
         let prog = Program::new(&module, &case.kernel).unwrap();

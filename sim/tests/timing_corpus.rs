@@ -23,8 +23,11 @@
 //! * The PAVER runtime itself costs nothing: fed LRR's placement as groups it reproduces
 //!   LRR cycle for cycle.
 
+#[allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+mod common;
+
 use graph_partition::{make_schedule, Graph, Params, PolicyKind, Schedule};
-use launch::{BoundLaunch, Launch};
+use launch::BoundLaunch;
 use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig};
 use sim::{FootprintCollector, Program, RunOptions};
 use std::path::{Path, PathBuf};
@@ -40,7 +43,8 @@ fn kernels() -> PathBuf {
 fn load(dir: &str, launch: &Path) -> (ptx_parser::Module, BoundLaunch) {
     let root = kernels().join(dir);
     let m = ptx_parser::parse_file(&root.join(format!("{dir}.compute_70.ptx"))).expect("ptx");
-    let l = Launch::read(launch).expect("launch");
+    // Running needs the values the launch files leave open (lavamd's par_str).
+    let l = common::runnable(launch);
     let k = l.kernel.clone().expect("kernel");
     let b = l
         .bind(&k, &sim::param_sigs(m.kernel(&k).expect("kernel")), &root)

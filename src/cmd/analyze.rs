@@ -304,7 +304,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let progress = Progress::spinner(args.quiet, "loading");
     let t = Instant::now();
-    let loaded = args.target.load()?;
+    // The static analysis needs values only for the parameters its addresses, guards and
+    // loop bounds depend on (it says which); the interpreter needs every one.
+    let loaded = if args.dynamic {
+        args.target.load()?
+    } else {
+        args.target.load_open()?
+    };
     times.since("load", t);
     let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
     let gran = match args.granularity {

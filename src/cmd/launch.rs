@@ -31,7 +31,8 @@ pub struct Args {
     output: Option<PathBuf>,
 }
 
-/// Runs `paver launch`.
+/// Runs `paver launch`: the binding of the commands that run the kernel, so a by-value
+/// parameter without a value is an error here (`paver analyze` leaves it open).
 pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
     let (launch, bound) = (&loaded.launch, &loaded.bound);
@@ -189,6 +190,8 @@ fn human(b: &BoundLaunch) -> String {
             BoundValue::Synthetic { base } => {
                 format!("-> {base:#x}: synthetic pointer (no buffer given)")
             }
+            // `paver launch` binds strictly; kept for a launch bound open elsewhere.
+            BoundValue::Open => "open: no value given (only the static analysis allows it)".into(),
             BoundValue::Bytes { bytes, buffers } => {
                 let mut s = format!("= {} bytes by value", bytes.len());
                 for fb in buffers {

@@ -117,7 +117,8 @@ fn static_footprints_equal_dynamic_ones_on_the_corpus() {
                 "histogram",
                 "blackscholes",
                 "scalar_prod",
-                "guarded_loads"
+                "guarded_loads",
+                "lavamd"
             ]
             .iter()
             .any(|k| p.contains(&format!("/{k}/"))),
@@ -443,4 +444,100 @@ fn may_loads_are_not_reported_as_never_executed() {
             assert_eq!(d["never_executed"], false);
         }
     }
+}
+
+/// lavaMD's launch leaves `par_str` open (`alpha`: arithmetic only): `analyze` runs and
+/// says so, in the summary and the JSON; everything that runs the kernel (`--dynamic`,
+/// `run`, `simulate`) needs the value and names the parameter.
+#[test]
+fn lavamd_analyses_with_par_str_open_and_runs_only_with_it() {
+    let ptx = "kernels/lavamd/lavamd.compute_70.ptx";
+    let launch = "kernels/lavamd/small.json";
+    let v = analyze(ptx, launch, &[]);
+    assert_eq!(
+        v["open_params"],
+        serde_json::json!([{"index": 0, "name": "kernel_gpu_cuda_param_0"}])
+    );
+    assert_eq!(v["launch"]["params"][0]["value"]["kind"], "open");
+    let human = paver_ok(&["analyze", ptx, "--launch", launch, "--no-descriptors"]);
+    assert!(
+        human.contains("left open") && human.contains("parameter 0 (`kernel_gpu_cuda_param_0`)"),
+        "{human}"
+    );
+    // The paper launch (Rodinia's -boxes1d 10: 1,000 boxes) too.
+    let v = analyze(ptx, "kernels/lavamd/paper.json", &["--no-descriptors"]);
+    assert_eq!(v["graph"]["num_tbs"], 1000);
+    let want = "parameter 0 (`kernel_gpu_cuda_param_0`): no value given for this 8-byte by-value parameter";
+    for args in [
+        vec!["analyze", ptx, "--launch", launch, "--dynamic"],
+        vec!["run", ptx, "--launch", launch],
+        vec!["simulate", ptx, "--launch", launch, "--gpu", "volta"],
+    ] {
+        let e = paver_err(&args);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    // With the value in a launch file, it runs.
+    let dir = std::env::temp_dir().join(format!("paver-it-lavamd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut l: Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join(launch)).unwrap()).unwrap();
+    for p in l["params"].as_array_mut().unwrap() {
+        if let Some(init) = p["buffer"]["init"].as_str() {
+            let abs = root().join("kernels/lavamd/boxes_small.bin");
+            if init.starts_with("file(") {
+                p["buffer"]["init"] = Value::from(format!("file({})", abs.display()));
+            }
+        }
+    }
+    l["params"].as_array_mut().unwrap().push(serde_json::json!(
+        {"index": 0, "fields": [{"offset": 0, "type": "f64", "value": 0.5}]}
+    ));
+    let valued = dir.join("valued.json");
+    std::fs::write(&valued, l.to_string()).unwrap();
+    let out = dir.join("out");
+    paver_ok(&[
+        "run",
+        ptx,
+        "--launch",
+        valued.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let v = analyze(ptx, valued.to_str().unwrap(), &[]);
+    assert_eq!(v["open_params"], serde_json::json!([]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A parameter an address, guard or loop bound depends on still needs its value: mm_naive
+/// without `n` names it, the load and the flag.
+#[test]
+fn an_open_parameter_an_address_needs_is_named() {
+    let e = paver_err(&[
+        "analyze",
+        "kernels/mm_naive/mm_naive.compute_70.ptx",
+        "--grid",
+        "4x4",
+        "--block",
+        "16x16",
+    ]);
+    assert!(
+        e.contains("parameter 3 (`mm_naive_param_3`) needs a value: ")
+            && e.contains("load at PTX line")
+            && e.contains("give it with --param 3=VALUE"),
+        "{e}"
+    );
+    // A struct: struct_param's geometry.
+    let e = paver_err(&[
+        "analyze",
+        "kernels/struct_param/struct_param.compute_70.ptx",
+        "--grid",
+        "4x3",
+        "--block",
+        "16x16",
+    ]);
+    assert!(
+        e.contains("parameter 0 (`struct_param_param_0`) needs a value: ")
+            && e.contains("\"fields\""),
+        "{e}"
+    );
 }

@@ -172,6 +172,21 @@ fn every_corpus_launch_binds_with_real_buffers() {
         for variant in ["compute_70", "compute_90", "nvcc13.sm_90"] {
             let ptx = dir.join(format!("{stem}.{variant}.ptx"));
             let ptx = if ptx.exists() { ptx } else { continue };
+            // lavamd leaves par_str open for the static analysis (analyze.rs): `paver launch`
+            // binds for running and names it.
+            if stem == "lavamd" {
+                let e = paver_err(&[
+                    "launch",
+                    ptx.to_str().unwrap(),
+                    "--launch",
+                    file.to_str().unwrap(),
+                ]);
+                assert!(
+                    e.contains("parameter 0 (`kernel_gpu_cuda_param_0`): no value given"),
+                    "{e}"
+                );
+                continue;
+            }
             let out = paver_ok(&[
                 "launch",
                 ptx.to_str().unwrap(),

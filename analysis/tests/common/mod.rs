@@ -21,8 +21,10 @@ pub fn load(dir: &str, variant: &str, launch_file: &str) -> (ptx_parser::Module,
     let l = Launch::read(&d.join(launch_file)).expect("launch");
     let name = l.kernel.clone().expect("kernel named");
     let f = m.kernel(&name).expect("kernel");
+    // The static analysis's binding: by-value parameters without a value stay open
+    // (lavamd's `par_str`).
     let b = l
-        .bind(&name, &analysis::param_sigs(f), &d)
+        .bind_open(&name, &analysis::param_sigs(f), &d)
         .expect("bind")
         .with_module(&m);
     (m, b)

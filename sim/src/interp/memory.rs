@@ -205,6 +205,8 @@ fn write_le(b: &mut [u8], off: usize, size: u32, v: u64) -> Option<()> {
 impl Globals {
     /// Materialises every buffer of `bound` and the module variables of `prog`.
     pub fn from_launch(prog: &Program, bound: &BoundLaunch) -> Result<Globals, SimError> {
+        // Running needs every parameter's value (an open one is for the static analysis).
+        bound.require_values()?;
         let mut regions = Vec::with_capacity(bound.params.len() + prog.layout.global_images.len());
         for p in &bound.params {
             let bytes = match &p.value {
@@ -500,6 +502,8 @@ pub(crate) fn param_block(layout: &Layout, bound: &BoundLaunch) -> Vec<u8> {
         let v = match &p.value {
             BoundValue::Scalar { bits } => *bits,
             BoundValue::Buffer { base, .. } | BoundValue::Synthetic { base } => *base,
+            // Refused by `Globals::from_launch` before any thread runs.
+            BoundValue::Open => continue,
             BoundValue::Bytes { bytes, .. } => {
                 // By-value struct: its bytes, as many as the parameter holds.
                 let n = (size as usize).min(bytes.len());

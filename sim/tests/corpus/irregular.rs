@@ -1,7 +1,7 @@
 //! CPU mirrors of the data-dependent kernels: graph traversal, sparse products, tree search,
 //! merging, histograms with atomics, hashes, and the option pricer.
 
-use super::{exact_i32, exact_u32, near_f32, Ctx, Want};
+use super::{exact_i32, exact_u32, near_f32, near_f64, Ctx, Want};
 
 /// f32 dot products with FMA contraction on the GPU (see `dense`).
 const F32_DOT: f64 = 64.0 * f32::EPSILON as f64;
@@ -414,4 +414,53 @@ pub fn blackscholes(x: &Ctx) -> Vec<(usize, Want)> {
         (0, near_f32(&call, &sc_call, 1e-5)),
         (1, near_f32(&put, &sc_put, 1e-5)),
     ]
+}
+
+/// lavaMD (`kernel_gpu_cuda`, Rodinia 3.1): per home box, each of its 100 particles against
+/// every particle of the home box and its neighbours (in the kernel's order: boxes `k`, then
+/// particles `j`), `alpha` from the `par_str` the test gives (the launch file leaves it open).
+pub fn lavamd(x: &Ctx) -> Vec<(usize, Want)> {
+    const PAR: usize = 100;
+    const BOX_WORDS: usize = 656 / 4;
+    let alpha = f64::from_le_bytes(x.struct_bytes(0)[..8].try_into().unwrap());
+    let number_boxes = i64::from_le_bytes(x.struct_bytes(1)[16..24].try_into().unwrap()) as usize;
+    let boxes = x.i32(2);
+    let (rv, qv, mut fv) = (x.f64(3), x.f64(4), x.f64(5));
+    let mut scale = vec![0.0f64; fv.len()];
+    // box_str: offset (long) at byte 16, nn at 24, nei[26] from 32 (24 bytes, number at 12).
+    let word = |b: usize, w: usize| boxes[b * BOX_WORDS + w];
+    let offset = |b: usize| (word(b, 4) as u32 as i64 | i64::from(word(b, 5)) << 32) as usize;
+    let a2 = 2.0 * alpha * alpha;
+    for bx in 0..number_boxes {
+        let first_i = offset(bx);
+        for k in 0..1 + word(bx, 6) as usize {
+            let pointer = if k == 0 {
+                bx
+            } else {
+                word(bx, 8 + (k - 1) * 6 + 3) as usize
+            };
+            let first_j = offset(pointer);
+            for wtx in 0..PAR {
+                let ra = &rv[(first_i + wtx) * 4..][..4];
+                for j in 0..PAR {
+                    let rb = &rv[(first_j + j) * 4..][..4];
+                    let r2 = ra[0] + rb[0] - (ra[1] * rb[1] + ra[2] * rb[2] + ra[3] * rb[3]);
+                    let vij = (-(a2 * r2)).exp();
+                    let fs = 2.0 * vij;
+                    let q = qv[first_j + j];
+                    let terms = [
+                        q * vij,
+                        q * fs * (ra[1] - rb[1]),
+                        q * fs * (ra[2] - rb[2]),
+                        q * fs * (ra[3] - rb[3]),
+                    ];
+                    for (c, t) in terms.iter().enumerate() {
+                        fv[(first_i + wtx) * 4 + c] += t;
+                        scale[(first_i + wtx) * 4 + c] += t.abs();
+                    }
+                }
+            }
+        }
+    }
+    vec![(5, near_f64(&fv, &scale, 1e-12))]
 }
