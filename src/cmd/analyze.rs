@@ -527,7 +527,6 @@ pub(crate) fn group_tbs(
     let resolved = crate::cmd::occupancy::launch_resources(
         &gpu_cfg,
         loaded,
-        origin,
         opts.registers,
         opts.ptxas.as_ref(),
     );

@@ -18,7 +18,7 @@ pub const EXAMPLES: &str = "Examples:
 /// Arguments of `paver inspect`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// PTX file.
+    /// PTX file, or CUDA source (.cu) compiled with NVRTC.
     file: PathBuf,
     /// Kernel (.entry) name, mangled or demangled (`convolution2D_kernel`); may be omitted
     /// when the file has one entry.
@@ -27,6 +27,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    cuda: crate::cuda::CudaArgs,
 }
 
 #[derive(Serialize)]
@@ -129,7 +131,7 @@ fn human(d: &CfgDump) -> String {
 
 /// Runs `paver inspect`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let module = load_module(&args.file)?;
+    let module = load_module(&args.file, &args.cuda)?;
     let f = select_kernel(&module, args.kernel.as_deref(), &args.file)?;
     let d = dump(&module, f);
     if args.json {

@@ -18,11 +18,13 @@ pub const EXAMPLES: &str = "Examples:
 /// Arguments of `paver parse`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// PTX file.
+    /// PTX file, or CUDA source (.cu) compiled with NVRTC.
     file: PathBuf,
     /// Print JSON instead of the human summary.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    cuda: crate::cuda::CudaArgs,
 }
 
 #[derive(Serialize)]
@@ -201,7 +203,7 @@ fn human(s: &ModuleSummary<'_>) -> String {
 
 /// Runs `paver parse`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let module = load_module(&args.file)?;
+    let module = load_module(&args.file, &args.cuda)?;
     let summary = summarise(&args.file, &module);
     if args.json {
         let text =

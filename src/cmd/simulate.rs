@@ -230,7 +230,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let resources = crate::cmd::occupancy::launch_resources(
         &gpu,
         &loaded,
-        &args.target.file,
         args.registers,
         args.ptxas.as_ref(),
     );
