@@ -43,8 +43,9 @@ pub const DEFAULT_ARCH: &str = "compute_70";
 /// Why NVRTC could not compile a source.
 #[derive(Debug, thiserror::Error)]
 pub enum NvrtcError {
-    /// The library is not there (or switched off, or too old).
-    #[error(transparent)]
+    /// The library is not there (or switched off, or too old); the message ends with how to
+    /// install it.
+    #[error("{0}{}", load_hint(.0))]
     Load(#[from] LoadError),
     /// The source does not compile: the compiler's log says where and why.
     #[error("NVRTC cannot compile {name} ({options}):\n{log}", options = options.join(" "))]
@@ -76,6 +77,16 @@ pub enum NvrtcError {
         /// Which input ("the source", "option `...`").
         what: String,
     },
+}
+
+/// What to add to a load error's message so that it says how to get NVRTC (`NotFound`
+/// already does).
+fn load_hint(e: &LoadError) -> String {
+    match e {
+        LoadError::NotFound { .. } => String::new(),
+        LoadError::Disabled { env, .. } => format!("; unset {env} to compile CUDA sources"),
+        LoadError::Open { .. } | LoadError::Symbol { .. } => format!("; {}", SPEC.install),
+    }
 }
 
 type Result_ = c_int;
