@@ -93,12 +93,13 @@ impl CudaArgs {
 
     /// Compiles the CUDA source at `path` to PTX, from the cache when it holds it.
     pub fn compile(&self, path: &Path) -> Result<Ptx, CliError> {
-        let bytes = ::launch::budget::read_input(path, crate::cmd::MAX_PTX_BYTES).map_err(
-            |message| CliError::Io {
-                path: path.to_path_buf(),
-                message,
-            },
-        )?;
+        let bytes =
+            ::launch::budget::read_input(path, crate::cmd::MAX_PTX_BYTES).map_err(|message| {
+                CliError::Io {
+                    path: path.to_path_buf(),
+                    message,
+                }
+            })?;
         let source = String::from_utf8(bytes).map_err(|_| CliError::Io {
             path: path.to_path_buf(),
             message: "not UTF-8 text".into(),
@@ -125,7 +126,9 @@ impl CudaArgs {
         let entry = cache_dir().map(|dir| {
             let mut h = Sha256::new();
             let lib_len = std::fs::metadata(nvrtc.path()).map_or(0, |m| m.len());
-            h.update(format!("paver-ptx-cache/1\0nvrtc {major}.{minor} {lib_len}\0{name}\0").as_bytes());
+            h.update(
+                format!("paver-ptx-cache/1\0nvrtc {major}.{minor} {lib_len}\0{name}\0").as_bytes(),
+            );
             for o in &options {
                 h.update(o.as_bytes());
                 h.update(b"\0");

@@ -122,7 +122,11 @@ impl Located {
     ///
     /// # Safety
     /// `T` must be the C function's exact signature.
-    pub(crate) unsafe fn symbol<T: Copy>(&self, what: &'static str, name: &str) -> Result<T, LoadError> {
+    pub(crate) unsafe fn symbol<T: Copy>(
+        &self,
+        what: &'static str,
+        name: &str,
+    ) -> Result<T, LoadError> {
         let mut cname = name.as_bytes().to_vec();
         cname.push(0);
         // SAFETY: the caller guarantees `T` is the function's signature; the pointer is used
@@ -281,7 +285,10 @@ pub fn load(spec: &Spec, explicit: Option<&Path>) -> Result<Located, LoadError> 
             return Ok(l);
         }
     }
-    tried.push(format!("the system loader ({})", spec.system_names.join(", ")));
+    tried.push(format!(
+        "the system loader ({})",
+        spec.system_names.join(", ")
+    ));
     tried.push(format!("${}", spec.env));
     Err(LoadError::NotFound {
         what: spec.what,

@@ -411,7 +411,10 @@ mod tests {
         let e = n
             .compile("", "x.cu", &["--no-such-option".to_string()])
             .expect_err("bad option");
-        assert!(e.to_string().contains("--no-such-option") || e.to_string().contains("OPTION"), "{e}");
+        assert!(
+            e.to_string().contains("--no-such-option") || e.to_string().contains("OPTION"),
+            "{e}"
+        );
     }
 
     #[test]

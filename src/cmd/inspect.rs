@@ -13,7 +13,8 @@ use crate::error::CliError;
 /// Examples shown by `paver inspect --help`.
 pub const EXAMPLES: &str = "Examples:
   paver inspect kernels/mm_naive/mm_naive.compute_70.ptx
-  paver inspect kernels/conv2d/conv2d.compute_70.ptx --kernel convolution2D_kernel --json";
+  paver inspect kernels/conv2d/conv2d.compute_70.ptx --kernel convolution2D_kernel --json
+  paver inspect my_kernels.cu --kernel 'scale(float*, float)' -D TILE=16   # C++ overload by signature";
 
 /// Arguments of `paver inspect`.
 #[derive(clap::Args)]

@@ -13,7 +13,8 @@ use crate::error::CliError;
 /// Examples shown by `paver parse --help`.
 pub const EXAMPLES: &str = "Examples:
   paver parse kernels/mm_naive/mm_naive.compute_70.ptx
-  paver parse kernels/conv2d/conv2d.compute_70.ptx --json | jq '.functions[].demangled'";
+  paver parse kernels/conv2d/conv2d.compute_70.ptx --json | jq '.functions[].demangled'
+  paver parse kernels/conv2d/conv2d.cu --arch compute_90     # compiled with NVRTC (paver compile)";
 
 /// Arguments of `paver parse`.
 #[derive(clap::Args)]

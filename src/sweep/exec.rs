@@ -181,8 +181,7 @@ fn simulate(
     schedule: Option<Schedule>,
 ) -> Result<serde_json::Value, String> {
     let gpu_cfg = gpu::GpuConfig::lookup(&run.gpu).map_err(|e| e.to_string())?;
-    let resources =
-        crate::cmd::occupancy::launch_resources(&gpu_cfg, &p.loaded, None, None);
+    let resources = crate::cmd::occupancy::launch_resources(&gpu_cfg, &p.loaded, None, None);
     let cfg = crate::cmd::simulate::timing_config(gpu_cfg, None, None, &run.overrides)
         .map_err(|e| e.to_string())?;
     crate::limits::check_simulation_memory(&p.loaded, &cfg.gpu).map_err(|e| e.to_string())?;

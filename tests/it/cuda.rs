@@ -49,7 +49,11 @@ fn corpus_sources() -> Vec<PathBuf> {
         p.extension().is_some_and(|e| e == "cu")
             && p.file_stem() == p.parent().and_then(Path::file_name)
     });
-    assert!(files.len() >= 24, "expected 24+ corpus sources, found {}", files.len());
+    assert!(
+        files.len() >= 24,
+        "expected 24+ corpus sources, found {}",
+        files.len()
+    );
     files
 }
 
@@ -74,7 +78,11 @@ fn every_corpus_source_compiles_to_its_committed_ptx() {
     let mut differ = Vec::new();
     for cu in corpus_sources() {
         let src = std::fs::read_to_string(&cu).unwrap();
-        let rel = cu.strip_prefix(root()).unwrap().to_string_lossy().into_owned();
+        let rel = cu
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let out = nvrtc
             .compile(&src, &rel, &options)
             .unwrap_or_else(|e| panic!("{rel}: {e}"));
@@ -83,7 +91,10 @@ fn every_corpus_source_compiles_to_its_committed_ptx() {
             differ.push(rel);
         }
     }
-    assert!(differ.is_empty(), "NVRTC's PTX differs from the committed compute_70 PTX for {differ:?}");
+    assert!(
+        differ.is_empty(),
+        "NVRTC's PTX differs from the committed compute_70 PTX for {differ:?}"
+    );
 }
 
 #[test]
@@ -96,13 +107,21 @@ fn paver_compile_prints_the_corpus_ptx() {
         &["compile", "kernels/mm_naive/mm_naive.cu"],
         &[("PAVER_CACHE", cache.to_str().unwrap())],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         std::fs::read_to_string(root().join("kernels/mm_naive/mm_naive.compute_70.ptx")).unwrap()
     );
     // compute_70 draws NVRTC 12.9's deprecation note, which is not shown.
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(cache);
 }
 
@@ -115,9 +134,15 @@ fn a_missing_nvrtc_is_an_error_that_says_how_to_install_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("paver: error: kernels/mm_naive/mm_naive.cu: "), "{stderr}");
+    assert!(
+        stderr.starts_with("paver: error: kernels/mm_naive/mm_naive.cu: "),
+        "{stderr}"
+    );
     assert!(stderr.contains("/nonexistent/libnvrtc.so"), "{stderr}");
-    assert!(stderr.contains("pip install nvidia-cuda-nvrtc-cu12"), "{stderr}");
+    assert!(
+        stderr.contains("pip install nvidia-cuda-nvrtc-cu12"),
+        "{stderr}"
+    );
     // The same for a command that reads the source to analyse it.
     let out = paver_env(
         &["parse", "kernels/mm_naive/mm_naive.cu"],
@@ -135,15 +160,28 @@ fn a_compile_error_names_the_file_and_line() {
     }
     let dir = scratch("bad");
     let cu = dir.join("bad.cu");
-    std::fs::write(&cu, "__global__ void k(float *a) {\n  a[0] = no_such_name;\n}\n").unwrap();
+    std::fs::write(
+        &cu,
+        "__global__ void k(float *a) {\n  a[0] = no_such_name;\n}\n",
+    )
+    .unwrap();
     let out = paver_env(
         &["compile", cu.to_str().unwrap()],
         &[("PAVER_CACHE", "off")],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.starts_with(&format!("paver: error: {}: NVRTC cannot compile", cu.display())), "{stderr}");
-    assert!(stderr.contains(&format!("{}(2): error", cu.display())), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "paver: error: {}: NVRTC cannot compile",
+            cu.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{}(2): error", cu.display())),
+        "{stderr}"
+    );
     assert!(stderr.contains("no_such_name"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
@@ -156,11 +194,18 @@ fn the_second_compile_comes_from_the_cache() {
     }
     let dir = scratch("cache");
     let cu = dir.join("k.cu");
-    std::fs::write(&cu, "extern \"C\" __global__ void k(int *a) { a[threadIdx.x] = N; }\n").unwrap();
+    std::fs::write(
+        &cu,
+        "extern \"C\" __global__ void k(int *a) { a[threadIdx.x] = N; }\n",
+    )
+    .unwrap();
     let cache = dir.join("cache");
     let env = [("PAVER_CACHE", cache.to_str().unwrap())];
     let run = |define: &str| {
-        let out = paver_env(&["compile", cu.to_str().unwrap(), "-D", define, "--verbose"], &env);
+        let out = paver_env(
+            &["compile", cu.to_str().unwrap(), "-D", define, "--verbose"],
+            &env,
+        );
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{stderr}");
         (String::from_utf8(out.stdout).unwrap(), stderr)
@@ -181,15 +226,27 @@ fn the_second_compile_comes_from_the_cache() {
 
 #[test]
 fn analyze_reads_a_cuda_source_like_its_ptx() {
-    if nvrtc_or_skip("analyze_reads_a_cuda_source_like_its_ptx").is_none_or(|n| n.version() != (12, 9)) {
+    if nvrtc_or_skip("analyze_reads_a_cuda_source_like_its_ptx")
+        .is_none_or(|n| n.version() != (12, 9))
+    {
         return;
     }
     let dir = scratch("analyze");
     let run = |file: &str, tag: &str| {
         let json = dir.join(format!("{tag}.json"));
         let args = [
-            "analyze", file, "--grid", "8x8", "--block", "16x16", "--param", "3=128",
-            "--no-descriptors", "--quiet", "-o", json.to_str().unwrap(),
+            "analyze",
+            file,
+            "--grid",
+            "8x8",
+            "--block",
+            "16x16",
+            "--param",
+            "3=128",
+            "--no-descriptors",
+            "--quiet",
+            "-o",
+            json.to_str().unwrap(),
         ];
         paver_ok(&args);
         let v: serde_json::Value =
@@ -199,7 +256,11 @@ fn analyze_reads_a_cuda_source_like_its_ptx() {
     let from_cu = run("kernels/mm_naive/mm_naive.cu", "cu");
     let from_ptx = run("kernels/mm_naive/mm_naive.compute_70.ptx", "ptx");
     assert_eq!(from_cu["graph"], from_ptx["graph"]);
-    assert!(from_cu["graph"]["num_tbs"].as_u64() == Some(64), "{}", from_cu["graph"]);
+    assert!(
+        from_cu["graph"]["num_tbs"].as_u64() == Some(64),
+        "{}",
+        from_cu["graph"]
+    );
     // Kernels are named by their C++ names (overloads by their signatures, templates by
     // their arguments) or their extern "C" names.
     let cu = dir.join("names.cu");
