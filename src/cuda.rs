@@ -161,8 +161,8 @@ impl CudaArgs {
             std::fs::create_dir_all(dir).ok()?;
             let ptx_file = entry.with_extension("ptx");
             // The log first: a PTX file in the cache always has its log beside it.
-            crate::error::write_atomic(&entry.with_extension("log"), &out.log).ok()?;
-            crate::error::write_atomic(&ptx_file, &out.ptx).ok()?;
+            put(&entry.with_extension("log"), &out.log)?;
+            put(&ptx_file, &out.ptx)?;
             Some(ptx_file)
         });
         Ok(Ptx {
@@ -173,6 +173,19 @@ impl CudaArgs {
             nvrtc: about,
         })
     }
+}
+
+/// Writes a cache file: to a name of its own, then renamed into place, so that threads and
+/// processes compiling the same source at once never see a part of it.
+fn put(path: &Path, text: &str) -> Option<()> {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp-{}-{n}", std::process::id()));
+    let done = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done.ok()
 }
 
 fn warnings(log: &str) -> String {
