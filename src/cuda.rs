@@ -155,6 +155,17 @@ impl CudaArgs {
         }
         let out = nvrtc
             .compile(&source, &name, &options)
+            .map_err(|e| match e {
+                // The deprecation note would come first, before the errors that matter.
+                native::nvrtc::NvrtcError::Compile { name, options, log } => {
+                    native::nvrtc::NvrtcError::Compile {
+                        name,
+                        options,
+                        log: warnings(&log),
+                    }
+                }
+                e => e,
+            })
             .map_err(nvrtc_error)?;
         let file = entry.and_then(|entry| {
             let dir = entry.parent()?;

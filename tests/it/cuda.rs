@@ -183,6 +183,7 @@ fn a_compile_error_names_the_file_and_line() {
         "{stderr}"
     );
     assert!(stderr.contains("no_such_name"), "{stderr}");
+    assert!(!stderr.contains("deprecated"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
