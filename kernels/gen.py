@@ -11,6 +11,9 @@ For every kernels/<name>/<name>.cu it writes
 
     <name>.compute_70.ptx      NVRTC 12.x, --gpu-architecture=compute_70
     <name>.compute_90.ptx      NVRTC 12.x, --gpu-architecture=compute_90 --generate-line-info
+
+NVRTC runs through `paver compile` ($PAVER_BIN, else the repository's release build, built
+with cargo when this script starts), the path every paver command takes for a .cu input.
     <name>.nvcc13.sm_90.ptx    nvcc 13.x, -ptx -arch=sm_90 -O3 -lineinfo
 
 checks every PTX with ptxas (CUDA 12 ptxas -arch=sm_70 / sm_90 for the NVRTC files,
@@ -32,7 +35,6 @@ named by nvcc's .file directives (e.g. device_atomic_functions.hpp) are rewritte
 <site-packages>/nvidia/cu13/bin/../include/... to nvidia/cu13/include/...
 """
 
-import ctypes
 import fcntl
 import glob
 import json
@@ -79,57 +81,48 @@ def find_tool(rel):
 
 
 class Nvrtc:
+    """NVRTC through `paver compile`, the path every paver command takes for a .cu input
+    (the pinned wheel's libnvrtc named with --nvrtc, so no other NVRTC is picked up)."""
+
     def __init__(self):
-        path = find_tool("cuda_nvrtc/lib/libnvrtc.so.12")
-        self.lib = ctypes.CDLL(path)
-        L = self.lib
-        L.nvrtcGetErrorString.restype = ctypes.c_char_p
-        L.nvrtcGetErrorString.argtypes = [ctypes.c_int]
-        L.nvrtcVersion.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
-        L.nvrtcCreateProgram.argtypes = [
-            ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-            ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_char_p)]
-        L.nvrtcCompileProgram.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
-        L.nvrtcGetProgramLogSize.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-        L.nvrtcGetProgramLog.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        L.nvrtcGetPTXSize.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-        L.nvrtcGetPTX.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        L.nvrtcDestroyProgram.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
-        major, minor = ctypes.c_int(), ctypes.c_int()
-        self._check(L.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)), "nvrtcVersion")
-        self.version = "%d.%d" % (major.value, minor.value)
+        self.lib = find_tool("cuda_nvrtc/lib/libnvrtc.so.12")
+        self.paver = paver_binary()
+        probe = os.path.join(tempfile.mkdtemp(prefix="paver-gen-"), "probe.cu")
+        with open(probe, "w") as f:
+            f.write('extern "C" __global__ void probe() {}\n')
+        _, info = self._paver([probe, "--verbose"], os.path.dirname(probe))
+        shutil.rmtree(os.path.dirname(probe))
+        m = re.search(r"^paver: NVRTC (\d+\.\d+) ", info, re.M)
+        if not m:
+            die("paver compile --verbose did not name its NVRTC:\n" + info)
+        self.version = m.group(1)
 
-    def _check(self, rc, what):
-        if rc != 0:
-            die("%s failed: %s" % (what, self.lib.nvrtcGetErrorString(rc).decode()))
+    def _paver(self, args, cwd):
+        cmd = [self.paver, "compile", "--nvrtc", self.lib] + args
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            die("command failed (rc=%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr))
+        return p.stdout, p.stderr
 
-    def compile(self, src, name, options):
-        L = self.lib
-        prog = ctypes.c_void_p()
-        self._check(L.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None),
-                    "nvrtcCreateProgram(%s)" % name)
-        try:
-            opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
-            rc = L.nvrtcCompileProgram(prog, len(options), opts)
-            size = ctypes.c_size_t()
-            L.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
-            log = ctypes.create_string_buffer(size.value)
-            L.nvrtcGetProgramLog(prog, log)
-            log = log.value.decode(errors="replace").strip()
-            if rc != 0:
-                die("NVRTC failed to compile %s %s:\n%s" % (name, " ".join(options), log))
-            # compute_70 always draws NVRTC 12.9's deprecation warning; anything else is an error
-            log = "\n".join(l for l in log.splitlines()
-                             if "Architectures prior to '<compute/sm>_75' are deprecated" not in l).strip()
-            if log:
-                die("NVRTC warnings for %s %s (the corpus must compile cleanly):\n%s"
-                    % (name, " ".join(options), log))
-            self._check(L.nvrtcGetPTXSize(prog, ctypes.byref(size)), "nvrtcGetPTXSize")
-            buf = ctypes.create_string_buffer(size.value)
-            self._check(L.nvrtcGetPTX(prog, buf), "nvrtcGetPTX")
-            return buf.value.decode()
-        finally:
-            L.nvrtcDestroyProgram(ctypes.byref(prog))
+    def compile(self, name, cwd, arch, line_info=False):
+        """The PTX of `cwd`/`name` for `arch`; paver's warnings (NVRTC's log without the
+        deprecation note of pre-sm_75 architectures) are errors: the corpus compiles cleanly."""
+        args = [name, "--arch", arch] + (["--nvrtc-opt=--generate-line-info"] if line_info else [])
+        ptx, warnings = self._paver(args, cwd)
+        if warnings.strip():
+            die("NVRTC warnings for %s %s (the corpus must compile cleanly):\n%s"
+                % (name, " ".join(args[1:]), warnings))
+        return ptx
+
+
+def paver_binary():
+    """$PAVER_BIN, else the repository's release build (built with cargo if needed)."""
+    exe = os.environ.get("PAVER_BIN")
+    if exe:
+        return exe
+    repo = os.path.dirname(HERE)
+    run(["cargo", "build", "--release", "-q", "--bin", "paver"], cwd=repo)
+    return os.path.join(repo, "target", "release", "paver")
 
 
 def run(cmd, cwd=None):
@@ -351,18 +344,11 @@ def main():
                 run([sys.executable, os.path.abspath(script), d], cwd=d)
 
         src_path = os.path.join(d, name + ".cu")
-        with open(src_path) as f:
-            src = f.read()
 
         # NVRTC records "<cwd>/<program name>" in .file: compile from the kernel's folder so
         # that this is the absolute source path, then strip it like nvcc's below.
-        prev_cwd = os.getcwd()
-        os.chdir(d)
-        try:
-            ptx70 = nvrtc.compile(src, name + ".cu", ["--gpu-architecture=compute_70"])
-            ptx90 = nvrtc.compile(src, name + ".cu", ["--gpu-architecture=compute_90", "--generate-line-info"])
-        finally:
-            os.chdir(prev_cwd)
+        ptx70 = nvrtc.compile(name + ".cu", d, "compute_70")
+        ptx90 = nvrtc.compile(name + ".cu", d, "compute_90", line_info=True)
         # nvcc derives the _INTERNAL_<hash> names in its debug strings from the absolute
         # source path, so it always compiles a copy at the same fixed path.
         nv_dir = os.path.join(NVCC_DIR, name)
@@ -436,7 +422,8 @@ def main():
             b = os.path.basename(lp)
             ok = {"small.json", "paper.json"} if not multi else \
                 {"%s.%s.json" % (s, e) for s in ("small", "paper") for e in ents}
-            if b not in ok and not b.startswith("waves"):  # waves*.json: make_waves.py
+            # waves*.json: make_waves.py; table2.json: make_table2.py
+            if b not in ok and not b.startswith(("waves", "table2")):
                 die("%s/%s does not belong to any entry" % (name, b))
 
     # summary

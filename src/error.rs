@@ -36,6 +36,15 @@ pub enum CliError {
         /// What the OS said.
         message: String,
     },
+    /// A CUDA source cannot be compiled: NVRTC is missing, or the source has errors (its
+    /// log names `file(line)` for each).
+    #[error("{}: {error}", path.display())]
+    Nvrtc {
+        /// The `.cu` file.
+        path: PathBuf,
+        /// What NVRTC said, or why it cannot be loaded.
+        error: native::nvrtc::NvrtcError,
+    },
     /// The arguments make no sense together (exit status 2, like clap's usage errors).
     #[error("{0}")]
     Usage(String),

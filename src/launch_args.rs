@@ -75,7 +75,7 @@ impl LaunchArgs {
 /// (`analyze`, `run`, `simulate`, `launch`).
 #[derive(clap::Args, Debug)]
 pub struct KernelLaunchArgs {
-    /// PTX file.
+    /// PTX file, or CUDA source (.cu) compiled with NVRTC.
     pub file: PathBuf,
     /// Kernel (.entry) name, mangled or demangled (`convolution2D_kernel`); may be omitted
     /// when the file has one entry or the launch names it.
@@ -83,12 +83,16 @@ pub struct KernelLaunchArgs {
     pub kernel: Option<String>,
     #[command(flatten)]
     pub launch: LaunchArgs,
+    #[command(flatten)]
+    pub cuda: crate::cuda::CudaArgs,
 }
 
 /// A parsed module with one kernel chosen and the launch bound to it.
 pub struct Loaded {
     /// The whole module (globals, other functions).
     pub module: ptx_parser::Module,
+    /// The file holding the module's PTX (see [`crate::cmd::Input::ptx_file`]).
+    pub ptx_file: Option<PathBuf>,
     /// Index of the kernel in `module.functions`.
     kernel: usize,
     /// The launch as given (file + flags), before binding.
@@ -119,7 +123,8 @@ impl KernelLaunchArgs {
     }
 
     fn load_with(&self, open: bool) -> Result<Loaded, CliError> {
-        let module = crate::cmd::load_module(&self.file)?;
+        let crate::cmd::Input { module, ptx_file } =
+            crate::cmd::load_input(&self.file, &self.cuda)?;
         let (launch, base_dir) = self.launch.build(self.kernel.clone())?;
         let f = match crate::cmd::select_kernel(&module, launch.kernel.as_deref(), &self.file) {
             // A name from the launch file is a wrong input (status 1), not a wrong command
@@ -167,6 +172,7 @@ impl KernelLaunchArgs {
         }
         Ok(Loaded {
             module,
+            ptx_file,
             kernel,
             launch,
             bound,

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod cuda;
 mod error;
 mod launch_args;
 mod limits;
@@ -42,6 +43,9 @@ enum Command {
     /// Cycle-level simulation of a launch with a TB scheduling policy; statistics as JSON.
     #[command(after_help = cmd::simulate::EXAMPLES)]
     Simulate(cmd::simulate::Args),
+    /// Compile a CUDA source to PTX with NVRTC (what every command does with a .cu input).
+    #[command(after_help = cmd::compile::EXAMPLES)]
+    Compile(cmd::compile::Args),
     /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
     #[command(after_help = cmd::launch::EXAMPLES)]
     Launch(cmd::launch::Args),
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Parse(args) => cmd::parse::run(args),
         Command::Inspect(args) => cmd::inspect::run(args),
+        Command::Compile(args) => cmd::compile::run(args),
         Command::Launch(args) => cmd::launch::run(args),
         Command::Analyze(args) => cmd::analyze::run(args),
         Command::Partition(args) => cmd::partition::run(args),

@@ -240,7 +240,7 @@ pub fn load(spec: &Spec, explicit: Option<&Path>) -> Result<Located, LoadError> 
         }
     }
     let mut tried = Vec::new();
-    let mut try_file = |path: PathBuf, origin: Origin, tried: &mut Vec<String>| {
+    let try_file = |path: PathBuf, origin: Origin, tried: &mut Vec<String>| {
         if path.is_file() {
             match open_path(&path, origin) {
                 Ok(l) => return Some(l),

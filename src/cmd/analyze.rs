@@ -37,7 +37,8 @@ pub const EXAMPLES: &str = "Examples:
   paver analyze kernels/mm_naive/mm_naive.compute_70.ptx --grid 64x64 --block 16x16 --param 3=1024 \\
       --policy rb-ts --gpu volta --schedule schedule.json
   paver analyze kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json \\
-      --grid 256x256 --param 3=4096 -o a.json --graph g.npz     # scipy.sparse.load_npz('g.npz')";
+      --grid 256x256 --param 3=4096 -o a.json --graph g.npz     # scipy.sparse.load_npz('g.npz')
+  paver analyze kernels/mm_naive/mm_naive.cu --launch kernels/mm_naive/small.json   # CUDA source, NVRTC";
 
 /// Data-unit granularity of footprints and graph weights.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -535,7 +536,6 @@ pub(crate) fn group_tbs(
     let resolved = crate::cmd::occupancy::launch_resources(
         &gpu_cfg,
         loaded,
-        origin,
         opts.registers,
         opts.ptxas.as_ref(),
     );

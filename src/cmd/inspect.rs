@@ -13,12 +13,13 @@ use crate::error::CliError;
 /// Examples shown by `paver inspect --help`.
 pub const EXAMPLES: &str = "Examples:
   paver inspect kernels/mm_naive/mm_naive.compute_70.ptx
-  paver inspect kernels/conv2d/conv2d.compute_70.ptx --kernel convolution2D_kernel --json";
+  paver inspect kernels/conv2d/conv2d.compute_70.ptx --kernel convolution2D_kernel --json
+  paver inspect my_kernels.cu --kernel 'scale(float*, float)' -D TILE=16   # C++ overload by signature";
 
 /// Arguments of `paver inspect`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// PTX file.
+    /// PTX file, or CUDA source (.cu) compiled with NVRTC.
     file: PathBuf,
     /// Kernel (.entry) name, mangled or demangled (`convolution2D_kernel`); may be omitted
     /// when the file has one entry.
@@ -27,6 +28,8 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    cuda: crate::cuda::CudaArgs,
 }
 
 #[derive(Serialize)]
@@ -129,7 +132,7 @@ fn human(d: &CfgDump) -> String {
 
 /// Runs `paver inspect`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let module = load_module(&args.file)?;
+    let module = load_module(&args.file, &args.cuda)?;
     let f = select_kernel(&module, args.kernel.as_deref(), &args.file)?;
     let d = dump(&module, f);
     if args.json {

@@ -16,7 +16,8 @@ use crate::launch_args::KernelLaunchArgs;
 /// Examples shown by `paver launch --help`.
 pub const EXAMPLES: &str = "Examples:
   paver launch kernels/mm_naive/mm_naive.compute_70.ptx --grid 64x64 --block 16x16 --param 3=1024
-  paver launch kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json -o bound.json";
+  paver launch kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json -o bound.json
+  paver launch kernels/mm_naive/mm_naive.cu --launch kernels/mm_naive/small.json   # CUDA source, NVRTC";
 
 /// Arguments of `paver launch`.
 #[derive(clap::Args)]

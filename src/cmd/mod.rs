@@ -1,7 +1,9 @@
-//! One module per subcommand, plus the helpers they share: loading a PTX file, choosing a
-//! kernel, and describing its parameters to the launch binder.
+//! One module per subcommand, plus the helpers they share: loading a PTX file (or a CUDA
+//! source, compiled first), choosing a kernel, and describing its parameters to the launch
+//! binder.
 
 pub mod analyze;
+pub mod compile;
 pub mod inspect;
 pub mod launch;
 pub mod occupancy;
@@ -12,24 +14,65 @@ pub mod run;
 pub mod simulate;
 pub mod sweep;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ptx_parser::{Function, Module};
 
+use crate::cuda::CudaArgs;
 use crate::error::CliError;
 
 /// Largest PTX file read (1 GiB; the largest real modules are a few hundred MB).
 pub const MAX_PTX_BYTES: u64 = 1 << 30;
 
-/// Parses the PTX file at `path` (a regular file or a pipe of at most [`MAX_PTX_BYTES`]).
-pub fn load_module(path: &Path) -> Result<Module, CliError> {
+/// A parsed module and the file that holds its PTX.
+pub struct Input {
+    /// The module.
+    pub module: Module,
+    /// The PTX file: the input itself, or for a CUDA source the cached PTX (absent when
+    /// the cache is off), which ptxas reads for the kernel's resources.
+    pub ptx_file: Option<PathBuf>,
+}
+
+/// Parses the PTX file at `path` (a regular file or a pipe of at most [`MAX_PTX_BYTES`]),
+/// or compiles the CUDA source at `path` (`.cu`) with NVRTC and `cuda`'s options first;
+/// NVRTC's warnings go to standard error.
+pub fn load_input(path: &Path, cuda: &CudaArgs) -> Result<Input, CliError> {
+    if crate::cuda::is_cuda(path) {
+        let ptx = cuda.compile(path)?;
+        if !ptx.warnings.is_empty() {
+            crate::out::eprintln(&format!(
+                "paver: warning: NVRTC for {}:\n{}",
+                path.display(),
+                ptx.warnings
+            ));
+        }
+        // Parse errors point into the cached PTX, a file that can be opened; without the
+        // cache, into the source's PTX by name.
+        let name = ptx
+            .file
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("{} (PTX from NVRTC)", path.display())));
+        let module = ptx_parser::parse_named(&ptx.text, Some(name))?;
+        return Ok(Input {
+            module,
+            ptx_file: ptx.file,
+        });
+    }
     let bytes =
         ::launch::budget::read_input(path, MAX_PTX_BYTES).map_err(|message| CliError::Io {
             path: path.to_path_buf(),
             message,
         })?;
     let src = String::from_utf8_lossy(&bytes);
-    Ok(ptx_parser::parse_named(&src, Some(path.to_path_buf()))?)
+    Ok(Input {
+        module: ptx_parser::parse_named(&src, Some(path.to_path_buf()))?,
+        ptx_file: Some(path.to_path_buf()),
+    })
+}
+
+/// The module of [`load_input`].
+pub fn load_module(path: &Path, cuda: &CudaArgs) -> Result<Module, CliError> {
+    load_input(path, cuda).map(|i| i.module)
 }
 
 /// The entry named `name` (mangled, demangled or bare C++ name: [`crate::names::matches`]),

@@ -3,7 +3,7 @@
 //! `--ptxas` / `PAVER_PTXAS` / `PATH`, the launch file's recorded ptxas numbers, the liveness
 //! estimate), then `gpu::tbs_per_sm`, the one occupancy computation of the project.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use gpu::{GpuConfig, KernelResources, Occupancy};
 
@@ -23,7 +23,6 @@ pub fn recorded(launch: &launch::Launch) -> Vec<(String, u32, u64)> {
 pub fn launch_resources(
     gpu: &GpuConfig,
     loaded: &Loaded,
-    ptx: &Path,
     registers: Option<u32>,
     ptxas: Option<&PathBuf>,
 ) -> KernelResources {
@@ -36,7 +35,7 @@ pub fn launch_resources(
     let inputs = gpu::ResourceInputs {
         module: &loaded.module,
         function: loaded.kernel(),
-        ptx_path: Some(ptx),
+        ptx_path: loaded.ptx_file.as_deref(),
         ptxas: found.as_deref(),
         recorded: &rec,
         threads_per_tb: u32::try_from(loaded.bound.block.count()).unwrap_or(u32::MAX),

@@ -13,16 +13,19 @@ use crate::error::CliError;
 /// Examples shown by `paver parse --help`.
 pub const EXAMPLES: &str = "Examples:
   paver parse kernels/mm_naive/mm_naive.compute_70.ptx
-  paver parse kernels/conv2d/conv2d.compute_70.ptx --json | jq '.functions[].demangled'";
+  paver parse kernels/conv2d/conv2d.compute_70.ptx --json | jq '.functions[].demangled'
+  paver parse kernels/conv2d/conv2d.cu --arch compute_90     # compiled with NVRTC (paver compile)";
 
 /// Arguments of `paver parse`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// PTX file.
+    /// PTX file, or CUDA source (.cu) compiled with NVRTC.
     file: PathBuf,
     /// Print JSON instead of the human summary.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    cuda: crate::cuda::CudaArgs,
 }
 
 #[derive(Serialize)]
@@ -201,7 +204,7 @@ fn human(s: &ModuleSummary<'_>) -> String {
 
 /// Runs `paver parse`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let module = load_module(&args.file)?;
+    let module = load_module(&args.file, &args.cuda)?;
     let summary = summarise(&args.file, &module);
     if args.json {
         let text =

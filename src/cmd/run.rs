@@ -20,6 +20,7 @@ use crate::progress::Progress;
 /// Examples shown by `paver run --help`.
 pub const EXAMPLES: &str = "Examples:
   paver run kernels/mm_naive/mm_naive.compute_70.ptx --launch kernels/mm_naive/small.json -o out/
+  paver run kernels/mm_naive/mm_naive.cu --launch kernels/mm_naive/small.json -o out/   # via NVRTC
   python3 -c \"import numpy; print(numpy.load('out/p2_mm_naive_param_2.npy')[:4])\"";
 
 /// Arguments of `paver run`.

@@ -36,7 +36,8 @@ pub const EXAMPLES: &str = "Examples:
   paver simulate kernels/syrk/syrk.compute_70.ptx --launch kernels/syrk/small.json \\
       --cache-policy ld --prefetch ld       # Locality Descriptor caching and prefetch (stats key `ld`)
   paver simulate kernels/stencil2d/stencil2d.compute_70.ptx --launch kernels/stencil2d/small.json \\
-      --gpu mcm4 --placement ld                            # NUMA: Algorithm 2's placement";
+      --gpu mcm4 --placement ld                            # NUMA: Algorithm 2's placement
+  paver simulate kernels/syrk/syrk.cu --launch kernels/syrk/small.json --gpu volta   # CUDA source, NVRTC";
 
 /// Arguments of `paver simulate`.
 #[derive(clap::Args)]
@@ -227,13 +228,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
     let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
     let gpu = crate::cmd::lookup_gpu(&args.gpu)?;
-    let resources = crate::cmd::occupancy::launch_resources(
-        &gpu,
-        &loaded,
-        &args.target.file,
-        args.registers,
-        args.ptxas.as_ref(),
-    );
+    let resources =
+        crate::cmd::occupancy::launch_resources(&gpu, &loaded, args.registers, args.ptxas.as_ref());
     // `--icc` / `--coalesced-cache` are their keys set first (a later `--set` wins).
     let flags = [
         (args.icc, "icc.merge_table=true"),

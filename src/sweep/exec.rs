@@ -99,6 +99,7 @@ fn prepare(input: &LaunchInput, needs_descriptors: bool, budget: u64) -> Result<
             dynamic_shared: None,
             params: Vec::new(),
         },
+        cuda: crate::cuda::CudaArgs::default(),
     };
     let loaded = args.load().map_err(|e| e.to_string())?;
     let analysed = guarded(|| analyse(&loaded, needs_descriptors, budget));
@@ -176,13 +177,11 @@ fn schedule_for(p: &Prepared, input: &LaunchInput, run: &RunSpec) -> Result<Sche
 
 fn simulate(
     p: &Prepared,
-    input: &LaunchInput,
     run: &RunSpec,
     schedule: Option<Schedule>,
 ) -> Result<serde_json::Value, String> {
     let gpu_cfg = gpu::GpuConfig::lookup(&run.gpu).map_err(|e| e.to_string())?;
-    let resources =
-        crate::cmd::occupancy::launch_resources(&gpu_cfg, &p.loaded, &input.ptx, None, None);
+    let resources = crate::cmd::occupancy::launch_resources(&gpu_cfg, &p.loaded, None, None);
     let cfg = crate::cmd::simulate::timing_config(gpu_cfg, None, None, &run.overrides)
         .map_err(|e| e.to_string())?;
     crate::limits::check_simulation_memory(&p.loaded, &cfg.gpu).map_err(|e| e.to_string())?;
@@ -333,7 +332,7 @@ fn run_launch(
         // The CPU interval lies inside the wall interval.
         let t = Instant::now();
         let cpu = thread_cpu_seconds();
-        let result = schedule.and_then(|s| guarded(|| simulate(&p, input, run, s)));
+        let result = schedule.and_then(|s| guarded(|| simulate(&p, run, s)));
         let simulate_cpu_s = cpu.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
         let timing = Timing {
             analysis_s: p.analysis_s,

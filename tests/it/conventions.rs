@@ -5,8 +5,9 @@
 
 use crate::common::{paver, paver_err, paver_ok, root};
 
-const SUBCOMMANDS: [&str; 9] = [
+const SUBCOMMANDS: [&str; 10] = [
     "parse",
+    "compile",
     "inspect",
     "launch",
     "analyze",
@@ -35,7 +36,13 @@ fn every_subcommand_help_has_an_example() {
 #[test]
 fn shared_flags_have_one_name() {
     // (flag, the subcommands that take it)
-    let flags: [(&str, &[&str]); 6] = [
+    let flags: [(&str, &[&str]); 7] = [
+        (
+            "--nvrtc-opt",
+            &[
+                "parse", "inspect", "launch", "analyze", "run", "simulate", "compile",
+            ],
+        ),
         ("--max-instructions", &["analyze", "run", "simulate"]),
         ("--registers", &["analyze", "partition", "simulate"]),
         ("--tbs-per-sm", &["analyze", "partition", "simulate"]),

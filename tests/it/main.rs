@@ -9,6 +9,7 @@ mod cli;
 mod common;
 mod consumers;
 mod conventions;
+mod cuda;
 mod evidence;
 mod launch_files;
 mod ld_runtime;
