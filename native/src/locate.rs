@@ -103,6 +103,18 @@ pub enum LoadError {
         /// The loader's message.
         why: String,
     },
+    /// The library is older than the oldest version paver calls.
+    #[error("{what} at {} is version {version}; paver needs {oldest} or newer", path.display())]
+    TooOld {
+        /// The library's name.
+        what: &'static str,
+        /// The file opened.
+        path: PathBuf,
+        /// Its version.
+        version: String,
+        /// The oldest version paver calls.
+        oldest: &'static str,
+    },
     /// The library lacks a function paver calls (too old a version).
     #[error("{what} at {} has no function `{name}` (too old a version?): {why}", path.display())]
     Symbol {
@@ -122,7 +134,11 @@ impl Located {
     ///
     /// # Safety
     /// `T` must be the C function's exact signature.
-    pub(crate) unsafe fn symbol<T: Copy>(&self, what: &'static str, name: &str) -> Result<T, LoadError> {
+    pub(crate) unsafe fn symbol<T: Copy>(
+        &self,
+        what: &'static str,
+        name: &str,
+    ) -> Result<T, LoadError> {
         let mut cname = name.as_bytes().to_vec();
         cname.push(0);
         // SAFETY: the caller guarantees `T` is the function's signature; the pointer is used
@@ -236,7 +252,7 @@ pub fn load(spec: &Spec, explicit: Option<&Path>) -> Result<Located, LoadError> 
         }
     }
     let mut tried = Vec::new();
-    let mut try_file = |path: PathBuf, origin: Origin, tried: &mut Vec<String>| {
+    let try_file = |path: PathBuf, origin: Origin, tried: &mut Vec<String>| {
         if path.is_file() {
             match open_path(&path, origin) {
                 Ok(l) => return Some(l),
@@ -281,7 +297,10 @@ pub fn load(spec: &Spec, explicit: Option<&Path>) -> Result<Located, LoadError> 
             return Ok(l);
         }
     }
-    tried.push(format!("the system loader ({})", spec.system_names.join(", ")));
+    tried.push(format!(
+        "the system loader ({})",
+        spec.system_names.join(", ")
+    ));
     tried.push(format!("${}", spec.env));
     Err(LoadError::NotFound {
         what: spec.what,
