@@ -28,7 +28,6 @@ pub mod locality;
 pub mod loops;
 pub mod report;
 pub mod reuse;
-#[cfg(feature = "z3")]
 pub mod smt;
 
 use launch::BoundLaunch;

@@ -262,8 +262,20 @@ pub fn load(spec: &Spec, explicit: Option<&Path>) -> Result<Located, LoadError> 
         None
     };
     if !spec.wheel_files.is_empty() {
+        // `$VIRTUAL_ENV`'s folders first: asking Python starts a process (tens to hundreds
+        // of milliseconds), needed only when they do not hold the wheel.
+        let venv: Vec<PathBuf> = std::env::var_os("VIRTUAL_ENV")
+            .map(|v| venv_site_dirs(Path::new(&v)))
+            .unwrap_or_default();
+        for site in &venv {
+            for f in spec.wheel_files {
+                if let Some(l) = try_file(site.join(f), Origin::PythonWheel, &mut tried) {
+                    return Ok(l);
+                }
+            }
+        }
         let sites = python_site_dirs();
-        for site in &sites {
+        for site in sites.iter().filter(|s| !venv.contains(s)) {
             for f in spec.wheel_files {
                 if let Some(l) = try_file(site.join(f), Origin::PythonWheel, &mut tried) {
                     return Ok(l);

@@ -163,11 +163,19 @@ impl std::fmt::Debug for Z3 {
     }
 }
 
+/// The process's z3, once [`solver`] has looked for it.
+static LOADED: OnceLock<Result<Z3, LoadError>> = OnceLock::new();
+
 /// The z3 of this process: found, opened and checked on the first call (the search order of
 /// [`locate`], `PAVER_Z3=off` to do without), the same answer on every later call.
 pub fn solver() -> Result<&'static Z3, &'static LoadError> {
-    static LOADED: OnceLock<Result<Z3, LoadError>> = OnceLock::new();
     LOADED.get_or_init(|| Z3::load(None)).as_ref()
+}
+
+/// What [`solver`] answered, without looking for z3: `None` when nothing in this process
+/// has asked for it yet (reports say whether z3 was needed without paying for the search).
+pub fn loaded() -> Option<Result<&'static Z3, &'static LoadError>> {
+    LOADED.get().map(Result::as_ref)
 }
 
 impl Z3 {
@@ -874,6 +882,7 @@ mod tests {
         };
         let again = solver().expect("same answer");
         assert!(std::ptr::eq(z, again));
+        assert!(loaded().is_some_and(|l| l.is_ok_and(|l| std::ptr::eq(z, l))));
         let v: Vec<u32> = z
             .version()
             .split('.')
