@@ -91,7 +91,7 @@ impl std::fmt::Display for SolverStatus {
             ),
             (Some(false), reason) => write!(
                 f,
-                "z3 not available, enumeration decided instead: {}",
+                "z3 not available, its questions went to enumeration ({})",
                 reason.as_deref().unwrap_or("?")
             ),
         }
