@@ -11,7 +11,8 @@
 //! - **LocalityType**: INTER-THREAD when two different TBs can read the same address,
 //!   else INTRA-THREAD when one thread can re-read an address, else NO-REUSE. The two
 //!   existence questions are answered by enumeration (every thread and iteration of the
-//!   launch, up to [`ENUM_BUDGET`] points) or, with the `z3` feature, symbolically.
+//!   launch, up to [`ENUM_BUDGET`] points) or symbolically by z3 ([`crate::smt`]) when the
+//!   machine has it ([`native::z3::solver`]); without it enumeration decides.
 //! - **sharing** (only with INTER-THREAD): COACCESSED when the C-Tile has several TBs (the
 //!   D-Tile is read by the whole C-Tile), else NEARBY (neighbouring TBs overlap: halos,
 //!   misaligned units).
@@ -613,11 +614,23 @@ pub const SMALL_LAUNCH_POINTS: u64 = 1 << 18;
 /// fast tests ([`crate::dependence`]: the footprints for the inter-TB question, the
 /// dependence test per load pair for the intra-thread one, then a witness in the first and
 /// last TBs, only their first and last warps on small launches); what they leave open goes
-/// to enumeration on small launches (up to [`SMALL_LAUNCH_POINTS`] points), else to z3 (with
-/// the `z3` feature, one context per parameter, only the open pairs), and what z3 leaves
-/// open to enumeration (up to [`ENUM_BUDGET`] points). Parameters no path decides are
-/// `Undecided`.
+/// to enumeration on small launches (up to [`SMALL_LAUNCH_POINTS`] points), else to z3 (when
+/// this process loads it, [`native::z3::solver`]: one context per parameter, only the open
+/// pairs), and what z3 leaves open to enumeration (up to [`ENUM_BUDGET`] points). Parameters
+/// no path decides are `Undecided`.
 pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descriptor> {
+    compute_with(f, a, launch, true)
+}
+
+/// [`compute`] with the engines chosen by the caller: with `use_z3` false it decides as on a
+/// machine without z3 (the fast tests, then enumeration), whatever this process can load;
+/// with it true z3 is looked for ([`native::z3::solver`]) when a question first needs it.
+pub fn compute_with(
+    f: &Function,
+    a: &Analysis,
+    launch: &BoundLaunch,
+    use_z3: bool,
+) -> Vec<Descriptor> {
     let n = launch.region_ids().last().map_or(0, |m| m + 1);
     let params = load_params(a);
     let ranges = crate::dependence::Ranges::new(a, launch);
@@ -692,32 +705,32 @@ pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descript
             }
         }
     }
-    if open.iter().any(Option::is_some) && !small() {
-        #[cfg(feature = "z3")]
-        {
-            use rayon::prelude::*;
-            let solved: Vec<Option<Existence>> = open
-                .par_iter()
-                .enumerate()
-                .map(|(p, o)| {
-                    let o = o.as_ref()?;
-                    crate::smt::decide(
-                        a,
-                        launch,
-                        &ranges,
-                        (p as u32, o.eb),
-                        o.inter,
-                        &o.all,
-                        &o.open,
-                    )
-                })
-                .collect();
-            for (p, e) in solved.into_iter().enumerate() {
-                if let Some(mut e) = e {
-                    e.intra_thread |= open[p].as_ref().is_some_and(|o| o.intra_witnessed);
-                    exist[p] = Some((e, DecidedBy::Z3));
-                    open[p] = None;
-                }
+    // z3 is looked for (once per process) only when a question needs it.
+    let wanted = use_z3 && open.iter().any(Option::is_some) && !small();
+    if let Some(z3) = wanted.then(native::z3::solver).and_then(Result::ok) {
+        use rayon::prelude::*;
+        let solved: Vec<Option<Existence>> = open
+            .par_iter()
+            .enumerate()
+            .map(|(p, o)| {
+                let o = o.as_ref()?;
+                crate::smt::decide(
+                    z3,
+                    a,
+                    launch,
+                    &ranges,
+                    (p as u32, o.eb),
+                    o.inter,
+                    &o.all,
+                    &o.open,
+                )
+            })
+            .collect();
+        for (p, e) in solved.into_iter().enumerate() {
+            if let Some(mut e) = e {
+                e.intra_thread |= open[p].as_ref().is_some_and(|o| o.intra_witnessed);
+                exist[p] = Some((e, DecidedBy::Z3));
+                open[p] = None;
             }
         }
     }
@@ -751,15 +764,16 @@ pub(crate) fn all_pairs(loads: &[usize]) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// The descriptors with the existence questions decided by z3 alone (the `z3` feature),
-/// enumeration for the parameters the solver gives no answer for: the path before the fast
-/// tests, kept to compare with.
-pub fn compute_z3(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descriptor> {
-    #[cfg(feature = "z3")]
-    let symbolic = crate::smt::existence(a, launch);
-    #[cfg(not(feature = "z3"))]
-    let symbolic: Vec<Option<Existence>> = vec![None; launch.params.len()];
-    compute_from(f, a, launch, symbolic)
+/// The descriptors with the existence questions decided by `z3` alone, enumeration for the
+/// parameters the solver gives no answer for: the path before the fast tests, kept to
+/// compare with.
+pub fn compute_z3(
+    f: &Function,
+    a: &Analysis,
+    launch: &BoundLaunch,
+    z3: &native::z3::Z3,
+) -> Vec<Descriptor> {
+    compute_from(f, a, launch, crate::smt::existence(z3, a, launch))
 }
 
 /// The descriptors with the existence questions decided by enumeration only.

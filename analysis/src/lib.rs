@@ -31,7 +31,6 @@ pub mod loops;
 pub mod open;
 pub mod report;
 pub mod reuse;
-#[cfg(feature = "z3")]
 pub mod smt;
 
 use launch::BoundLaunch;

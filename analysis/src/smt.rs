@@ -1,6 +1,6 @@
-//! The Locality Descriptors' existence questions decided symbolically with z3 (feature
-//! `z3`): "can two different TBs read the same element of parameter `p`?" and "can one
-//! thread read an element of `p` twice?".
+//! The Locality Descriptors' existence questions decided symbolically with z3, when the
+//! machine has it ([`native::z3`], loaded at run time): "can two different TBs read the same
+//! element of parameter `p`?" and "can one thread read an element of `p` twice?".
 //!
 //! The model's expressions are encoded as z3 integers (linear arithmetic for the usual
 //! index expressions, whose launch parameters are constants): they are `i128` arithmetic
@@ -18,14 +18,85 @@
 use std::collections::HashMap;
 
 use launch::BoundLaunch;
-use z3::ast::{Ast, Bool, Int, BV};
-use z3::{Config, Context, SatResult, Solver};
+use native::z3::{Bool, Context, Int, Model, Params, SatResult, Solver, BV, Z3};
 
 use crate::dependence::Ranges;
 use crate::descriptor::Existence;
 use crate::expr::{Expr, IntOp, Rel, Var};
 use crate::loops::LoopId;
 use crate::Analysis;
+
+/// z3 as this process found it, for reports (the `z3` object of `paver analyze`'s JSON).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SolverStatus {
+    /// Whether a question needed z3 in this process: the fast tests, and enumeration on
+    /// small launches, leave none to it on most launches, and then z3 is not looked for.
+    pub needed: bool,
+    /// Whether z3 loaded (`None` when it was not needed).
+    pub available: Option<bool>,
+    /// Its version (`major.minor.build.revision`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// How it was found: "Python wheel", "environment variable", "system loader", ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// The library file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Why it is not available (where it was looked for, how to install it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl SolverStatus {
+    /// What this process has found so far; never looks for z3 itself.
+    pub fn now() -> SolverStatus {
+        let mut s = SolverStatus {
+            needed: false,
+            available: None,
+            version: None,
+            origin: None,
+            path: None,
+            reason: None,
+        };
+        match native::z3::loaded() {
+            None => {}
+            Some(Ok(z)) => {
+                s.needed = true;
+                s.available = Some(true);
+                s.version = Some(z.version().to_string());
+                s.origin = Some(z.origin().to_string());
+                s.path = Some(z.path().display().to_string());
+            }
+            Some(Err(e)) => {
+                s.needed = true;
+                s.available = Some(false);
+                s.reason = Some(e.to_string());
+            }
+        }
+        s
+    }
+}
+
+impl std::fmt::Display for SolverStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.available, &self.reason) {
+            (None, _) => f.write_str("z3 not needed (no question left open for it)"),
+            (Some(true), _) => write!(
+                f,
+                "z3 {} ({}: {})",
+                self.version.as_deref().unwrap_or("?"),
+                self.origin.as_deref().unwrap_or("?"),
+                self.path.as_deref().unwrap_or("?")
+            ),
+            (Some(false), reason) => write!(
+                f,
+                "z3 not available, its questions went to enumeration ({})",
+                reason.as_deref().unwrap_or("?")
+            ),
+        }
+    }
+}
 
 /// Width of the bit-vectors used for the bitwise operations that have no integer form.
 const W: u32 = 128;
@@ -44,7 +115,7 @@ struct Side<'c> {
 }
 
 struct Enc<'c, 'a> {
-    ctx: &'c Context,
+    ctx: &'c Context<'c>,
     a: &'a Analysis,
     /// Constraints defining the trip-count variables created while encoding.
     defs: Vec<Bool<'c>>,
@@ -66,13 +137,13 @@ impl<'c> Enc<'c, '_> {
     }
     fn var(&mut self, name: &str) -> Int<'c> {
         self.fresh += 1;
-        Int::new_const(self.ctx, format!("{name}!{}", self.fresh))
+        Int::new_const(self.ctx, &format!("{name}!{}", self.fresh))
     }
     fn truth(&self, b: &Bool<'c>) -> Int<'c> {
         b.ite(&self.k(1), &self.k(0))
     }
     fn nz(&self, v: &Int<'c>) -> Bool<'c> {
-        v._eq(&self.k(0)).not()
+        v.equals(&self.k(0)).not()
     }
     fn add(&self, x: &Int<'c>, y: &Int<'c>) -> Int<'c> {
         Int::add(self.ctx, &[x, y])
@@ -103,7 +174,7 @@ impl<'c> Enc<'c, '_> {
             y.ge(&zero).ite(y, &y.unary_minus()),
         );
         let q = ax.div(&ay);
-        x.ge(&zero)._eq(&y.ge(&zero)).ite(&q, &q.unary_minus())
+        x.ge(&zero).equals(&y.ge(&zero)).ite(&q, &q.unary_minus())
     }
     /// A bitwise operation through 128-bit vectors (exact for `i128` values).
     fn bitwise(&self, x: &Int<'c>, y: &Int<'c>, f: impl Fn(&BV<'c>, &BV<'c>) -> BV<'c>) -> Int<'c> {
@@ -208,7 +279,7 @@ impl<'c> Enc<'c, '_> {
         if self.relaxed {
             let prev = self.sub(k, &self.k(1));
             let exited = self.exit_at(l, side, &prev)?;
-            return Some(Bool::or(self.ctx, &[&k._eq(&self.k(0)), &exited.not()]));
+            return Some(Bool::or(self.ctx, &[&k.equals(&self.k(0)), &exited.not()]));
         }
         let t = self.trip(l, side)?;
         Some(k.lt(&t))
@@ -229,7 +300,7 @@ impl<'c> Enc<'c, '_> {
         let j = self.var("j");
         let before = self.exit_at(l, side, &j)?;
         let body = Bool::and(self.ctx, &[&j.ge(&self.k(0)), &j.lt(&last)]).implies(&before.not());
-        let all = z3::ast::forall_const(self.ctx, &[&j], &[], &body);
+        let all = native::z3::forall_const(self.ctx, &[&j], &body);
         self.defs.push(t.ge(&self.k(1)));
         if let Some(m) = self.ranges.max_trip(l) {
             self.defs.push(t.le(&self.k(m)));
@@ -319,8 +390,8 @@ impl<'c> Enc<'c, '_> {
             Expr::Cmp(r, a, b) => {
                 let (x, y) = (self.int(a, side)?, self.int(b, side)?);
                 let c = match r {
-                    Rel::Eq => x._eq(&y),
-                    Rel::Ne => x._eq(&y).not(),
+                    Rel::Eq => x.equals(&y),
+                    Rel::Ne => x.equals(&y).not(),
                     Rel::Lt => x.lt(&y),
                     Rel::Le => x.le(&y),
                     Rel::Gt => x.gt(&y),
@@ -330,7 +401,7 @@ impl<'c> Enc<'c, '_> {
             }
             Expr::Not(a) => {
                 let x = self.int(a, side)?;
-                self.truth(&x._eq(&self.k(0)))
+                self.truth(&x.equals(&self.k(0)))
             }
             Expr::And(a, b) => {
                 let (x, y) = (self.int(a, side)?, self.int(b, side)?);
@@ -404,7 +475,7 @@ struct Subject<'a> {
     ranges: &'a Ranges<'a>,
     /// The z3 context every query about this parameter shares (created once: a context
     /// costs milliseconds, more than many of the queries).
-    ctx: &'a Context,
+    ctx: &'a Context<'a>,
     launch: &'a BoundLaunch,
     /// Parameter index.
     p: u32,
@@ -465,19 +536,19 @@ fn ask(q: &Subject, (i, j): (usize, usize), same_thread: bool, relaxed: bool) ->
             let diff: Vec<Bool> = site
                 .loops
                 .iter()
-                .map(|l| s1.iters[&l.0]._eq(&s2.iters[&l.0]).not())
+                .map(|l| s1.iters[&l.0].equals(&s2.iters[&l.0]).not())
                 .collect();
             let refs: Vec<&Bool> = diff.iter().collect();
             cs.push(Bool::or(ctx, &refs));
         }
     } else {
-        let same: Vec<Bool> = (0..3).map(|d| s1.ctaid[d]._eq(&s2.ctaid[d])).collect();
+        let same: Vec<Bool> = (0..3).map(|d| s1.ctaid[d].equals(&s2.ctaid[d])).collect();
         let refs: Vec<&Bool> = same.iter().collect();
         cs.push(Bool::and(ctx, &refs).not());
     }
     cs.append(&mut enc.defs);
     let solver = Solver::new(ctx);
-    let mut params = z3::Params::new(ctx);
+    let mut params = Params::new(ctx);
     params.set_u32("rlimit", RLIMIT);
     solver.set_params(&params);
     for c in &cs {
@@ -502,7 +573,7 @@ fn ask(q: &Subject, (i, j): (usize, usize), same_thread: bool, relaxed: bool) ->
 }
 
 /// One side of a witness: the thread and the iteration of every loop of its load.
-fn witness(m: &z3::Model, side: &Side) -> Option<crate::expr::Ctx> {
+fn witness(m: &Model, side: &Side) -> Option<crate::expr::Ctx> {
     let val = |x: &Int| m.eval(x, true).and_then(|v| v.as_i64()).map(i128::from);
     let mut cx = crate::expr::Ctx::new(0);
     for d in 0..3 {
@@ -572,12 +643,12 @@ fn collide(
     overlap && distinct
 }
 
-/// Per parameter (in parallel), the existence answers decided by z3 alone (`None` where a
+/// Per parameter (in parallel), the existence answers decided by `z3` alone (`None` where a
 /// query had no answer within [`RLIMIT`], or the parameter has more than [`MAX_PAIRS`] load
 /// pairs). Deterministic: budgets are z3 resource units, not time. The descriptors' default
 /// path ([`crate::descriptor::compute`]) asks z3 only what the fast tests leave open
 /// ([`decide`]); this asks it everything, to test the solver's reach.
-pub fn existence(a: &Analysis, launch: &BoundLaunch) -> Vec<Option<Existence>> {
+pub fn existence(z3: &Z3, a: &Analysis, launch: &BoundLaunch) -> Vec<Option<Existence>> {
     let params = crate::descriptor::load_params(a);
     let ranges = Ranges::new(a, launch);
     use rayon::prelude::*;
@@ -587,17 +658,19 @@ pub fn existence(a: &Analysis, launch: &BoundLaunch) -> Vec<Option<Existence>> {
             let eb = crate::descriptor::elem_bytes(launch, p)?;
             let loads = crate::dependence::param_loads(a, &params, p);
             let pairs = crate::descriptor::all_pairs(&loads);
-            decide(a, launch, &ranges, (p, eb), None, &pairs, &pairs)
+            decide(z3, a, launch, &ranges, (p, eb), None, &pairs, &pairs)
         })
         .collect()
 }
 
-/// The existence answers for parameter `p` (elements of `eb` bytes) with one z3 context:
+/// The existence answers for parameter `p` (elements of `eb` bytes) with one `z3` context:
 /// the inter-TB question over `all` (every load pair of `p`) unless `inter` already
 /// answers it, the intra-thread question over `open` (the pairs a fast test left open; the
 /// others are known not to collide). `None` when a needed query has no answer within
 /// [`RLIMIT`] or a question has more than [`MAX_PAIRS`] pairs to ask.
+#[allow(clippy::too_many_arguments)]
 pub fn decide(
+    z3: &Z3,
     a: &Analysis,
     launch: &BoundLaunch,
     ranges: &Ranges,
@@ -616,8 +689,7 @@ pub fn decide(
     if open.is_empty() && inter.is_some() {
         return Some(e);
     }
-    let cfg = Config::new();
-    let ctx = Context::new(&cfg);
+    let ctx = z3.context()?;
     let subject = Subject {
         a,
         ranges,
@@ -643,10 +715,11 @@ pub fn decide(
     Some(e)
 }
 
-/// One question about loads `i` and `j` of parameter `p` asked of z3 alone (a fresh
+/// One question about loads `i` and `j` of parameter `p` asked of `z3` alone (a fresh
 /// context): `same_thread` for the intra-thread question, else the inter-TB one. For tests
 /// comparing the fast paths with the solver.
 pub fn pair(
+    z3: &Z3,
     a: &Analysis,
     launch: &BoundLaunch,
     (p, eb): (u32, u64),
@@ -654,8 +727,7 @@ pub fn pair(
     same_thread: bool,
 ) -> Option<bool> {
     let ranges = Ranges::new(a, launch);
-    let cfg = Config::new();
-    let ctx = Context::new(&cfg);
+    let ctx = z3.context()?;
     let subject = Subject {
         a,
         ranges: &ranges,

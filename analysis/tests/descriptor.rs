@@ -1,5 +1,6 @@
 //! Locality Descriptors: the Locality Descriptor paper's histo example (Figure 9), corpus
-//! kernels with known shapes, and agreement of the z3 and enumeration paths.
+//! kernels with known shapes, and agreement of the z3 and enumeration paths (the z3 parts
+//! run when this process loads z3, `native::z3`; they are required under `CI=true`).
 
 mod common;
 
@@ -149,9 +150,15 @@ fn gemm_1024_decided_without_enumeration() {
     // Enumeration would visit 4,096 TBs x 256 threads x 1,024 iterations x 2 loads = 2^31
     // points, 128 times `ENUM_BUDGET`.
     assert!(b.num_tbs() * 256 * n * 2 > descriptor::ENUM_BUDGET);
-    let mut paths = vec![(descriptor::compute(f, &a, &b), DecidedBy::Analytic)];
-    if cfg!(feature = "z3") {
-        paths.push((descriptor::compute_z3(f, &a, &b), DecidedBy::Z3));
+    let mut paths = vec![
+        (descriptor::compute(f, &a, &b), DecidedBy::Analytic),
+        (
+            descriptor::compute_with(f, &a, &b, false),
+            DecidedBy::Analytic,
+        ),
+    ];
+    if let Some(z3) = z3_or_skip("gemm_1024_decided_without_enumeration") {
+        paths.push((descriptor::compute_z3(f, &a, &b, z3), DecidedBy::Z3));
     }
     for (d, by) in paths {
         for (x, map, c_tile) in [
@@ -169,7 +176,7 @@ fn gemm_1024_decided_without_enumeration() {
     }
 }
 
-/// The fast paths against concrete enumeration (and z3, with the feature), on every load
+/// The fast paths against concrete enumeration (and z3, when it loads), on every load
 /// pair of every data structure of every small corpus launch: wherever the dependence test
 /// answers an intra-thread pair, a per-pair enumeration of every thread and iteration (and
 /// z3 where it answers) gives the same answer; wherever the footprint test answers the
@@ -179,6 +186,7 @@ fn fast_paths_agree_with_enumeration_and_z3() {
     use analysis::dependence;
     let (mut pairs_fast, mut pairs_open, mut inter_fast, mut inter_open) = (0, 0, 0, 0);
     let mut z3_checked = 0;
+    let z3 = z3_or_skip("fast_paths_agree_with_enumeration_and_z3");
     let mut open: Vec<String> = Vec::new();
     for (dir, file) in &small_launches() {
         let (m, b) = load(dir, "compute_70", file);
@@ -216,9 +224,8 @@ fn fast_paths_agree_with_enumeration_and_z3() {
                     assert_eq!(fast, truth, "{dir}/{file} param {p} loads {i}, {j}");
                     // z3 on the first four decided pairs of each parameter (each query
                     // costs tens of milliseconds; the enumeration above checks them all).
-                    #[cfg(feature = "z3")]
-                    if pairs_here < 4 {
-                        if let Some(z) = analysis::smt::pair(&a, &b, (p, eb), (i, j), true) {
+                    if let Some(z3) = z3.filter(|_| pairs_here < 4) {
+                        if let Some(z) = analysis::smt::pair(z3, &a, &b, (p, eb), (i, j), true) {
                             assert_eq!(fast, z, "{dir}/{file} param {p} loads {i}, {j}: z3");
                             z3_checked += 1;
                         }
@@ -238,16 +245,21 @@ fn fast_paths_agree_with_enumeration_and_z3() {
         "{pairs_fast} vs {pairs_open}"
     );
     assert!(inter_fast > 3 * inter_open, "{inter_fast} vs {inter_open}");
-    let _ = z3_checked;
+    if z3.is_some() {
+        assert!(z3_checked >= 100, "z3 answered only {z3_checked} pairs");
+    }
 }
 
 #[test]
 fn existence_paths_agree_on_the_corpus() {
-    // Both paths on every small launch of the corpus: for every pointer parameter whose
+    // Every path on every small launch of the corpus: for every pointer parameter whose
     // loads are all resolved, the default path's answers (fast tests, then enumeration on
-    // these small launches) and z3's alone (with the feature) equal the enumeration's, and
-    // z3 alone decides every one of them but the pinned list.
+    // these small launches) and z3's alone (when z3 loads) equal the enumeration's, and z3
+    // alone decides every one of them but the pinned list. The default path never asks z3
+    // on launches this small: its descriptors with z3 switched off are the same, field for
+    // field.
     let launches = small_launches();
+    let z3 = z3_or_skip("existence_paths_agree_on_the_corpus");
     let (mut checked, mut not_z3, mut not_fast) = (0, Vec::new(), Vec::new());
     let mut report = String::new();
     for (dir, file) in &launches {
@@ -259,8 +271,13 @@ fn existence_paths_agree_on_the_corpus() {
         let t = std::time::Instant::now();
         let d = descriptor::compute(f, &a, &b);
         let t_fast = t.elapsed();
+        assert_eq!(
+            d,
+            descriptor::compute_with(f, &a, &b, false),
+            "{dir}/{file}: the default path without z3"
+        );
         let t = std::time::Instant::now();
-        let dz = descriptor::compute_z3(f, &a, &b);
+        let dz = z3.map(|z3| descriptor::compute_z3(f, &a, &b, z3));
         report.push_str(&format!(
             "{dir}/{file}: default {t_fast:.2?} {:?}; z3 {:.2?} {:?}\n",
             d.iter()
@@ -268,12 +285,17 @@ fn existence_paths_agree_on_the_corpus() {
                 .collect::<Vec<_>>(),
             t.elapsed(),
             dz.iter()
+                .flatten()
                 .map(|x| (x.param, x.decided_by))
                 .collect::<Vec<_>>()
         ));
-        for (x, y) in d.iter().zip(&dz).filter(|x| params.contains(&x.0.param)) {
+        for (k, x) in d.iter().enumerate() {
+            if !params.contains(&x.param) {
+                continue;
+            }
+            let y = dz.as_ref().map(|dz| &dz[k]);
             let want = e[x.param as usize];
-            for z in [x, y] {
+            for z in std::iter::once(x).chain(y) {
                 assert_eq!(
                     (z.inter_tb_reuse, z.intra_thread_reuse),
                     (Some(want.inter_tb), Some(want.intra_thread)),
@@ -284,7 +306,7 @@ fn existence_paths_agree_on_the_corpus() {
                 assert_ne!(z.decided_by, DecidedBy::Undecided);
             }
             checked += 1;
-            if y.decided_by != DecidedBy::Z3 {
+            if let Some(y) = y.filter(|y| y.decided_by != DecidedBy::Z3) {
                 not_z3.push(format!("{dir} {}", y.param));
             }
             if x.decided_by != DecidedBy::Analytic {
@@ -310,38 +332,100 @@ fn existence_paths_agree_on_the_corpus() {
     );
     eprint!("{report}");
     assert!(checked >= 60, "only {checked} parameters checked");
-    if cfg!(feature = "z3") {
-        // The parameters z3 leaves to enumeration, pinned so that a change either way shows:
-        // jacobi3d's input (seven stencil loads: a query runs out of `smt::RLIMIT`) and sad's
-        // two frames, module_array's input and libor's forward rates (17, 16 and 17 loads:
-        // the unrolled time-step and portfolio loops; past `smt::MAX_PAIRS` load pairs);
-        // module variables (ids 3, 4 of module_array) and struct fields' buffers
-        // (id 1024) are not modelled by z3; mirror_boundary's addresses are loop recurrences
-        // (`Expr::Rec`, stepped concretely, which z3 is not given); colwalk's column-walked
-        // matrix is not decided by z3 within its limits; rr_friendly's window and sync
-        // entries have 11 and 20 loads (past `smt::MAX_PAIRS`) and its table walk is not
-        // decided by z3 within its limits either.
-        assert_eq!(
-            not_z3,
-            [
-                "colwalk 0",
-                "jacobi3d 0",
-                "libor 0",
-                "mirror_boundary 0",
-                "mirror_boundary 1",
-                "module_array 0",
-                "module_array 3",
-                "module_array 4",
-                "rr_friendly 0",
-                "rr_friendly 0",
-                "rr_friendly 0",
-                "sad 0",
-                "sad 1",
-                "struct_param 1024"
-            ],
-            "z3 left other parameters to enumeration:\n{report}"
-        );
+    let Some(z3) = z3 else {
+        return;
+    };
+    // The parameters z3 leaves to enumeration, pinned so that a change either way shows:
+    // jacobi3d's input (seven stencil loads: a query runs out of `smt::RLIMIT`) and sad's
+    // two frames, module_array's input and libor's forward rates (17, 16 and 17 loads: the
+    // unrolled time-step and portfolio loops; past `smt::MAX_PAIRS` load pairs); module
+    // variables (ids 3, 4 of module_array) and struct fields' buffers (id 1024) are not
+    // modelled by z3; mirror_boundary's addresses are loop recurrences (`Expr::Rec`, stepped
+    // concretely, which z3 is not given); colwalk's column-walked matrix is not decided by z3
+    // within its limits; rr_friendly's window and sync entries have 11 and 20 loads (past
+    // `smt::MAX_PAIRS`) and its table walk is not decided by z3 within its limits either.
+    let mut want = vec![
+        "colwalk 0",
+        "jacobi3d 0",
+        "libor 0",
+        "mirror_boundary 0",
+        "mirror_boundary 1",
+        "module_array 0",
+        "module_array 3",
+        "module_array 4",
+        "rr_friendly 0",
+        "rr_friendly 0",
+        "rr_friendly 0",
+        "sad 0",
+        "sad 1",
+        "struct_param 1024",
+    ];
+    // How far the budget reaches depends on z3's version (and on how the terms are
+    // numbered: the `z3` crate's reference-counted contexts decided srad_update's 1 and 5
+    // with 4.8.12): the versions tested are pinned, CI's first (`.ci/run` pins its wheel).
+    let out_of_budget: &[&str] = match z3.version() {
+        "5.4.1.0" => &[
+            "atax 0",
+            "dwt2d 0",
+            "mm_tiled 1",
+            "mvt 0",
+            "srad 0",
+            "srad 2",
+            "srad 3",
+            "transpose 0",
+        ],
+        "4.8.12.0" => &["srad 1", "srad 5"],
+        v => {
+            eprintln!("z3 {v}: no pinned list; left to enumeration: {not_z3:?}");
+            return;
+        }
+    };
+    want.extend_from_slice(out_of_budget);
+    want.sort_unstable();
+    not_z3.sort_unstable();
+    assert_eq!(
+        not_z3,
+        want,
+        "z3 {} left other parameters to enumeration:\n{report}",
+        z3.version()
+    );
+}
+
+/// The corpus kernel whose open questions the default path gives z3 (gemv_unroll: its
+/// remainder loop starts where the unrolled one ends, which the dependence test's ranges do
+/// not carry; every other launch of the corpus is decided by the fast tests, or by
+/// enumeration when small), on a launch past `SMALL_LAUNCH_POINTS` and within
+/// `ENUM_BUDGET` (n = 1,022: 2^19 thread-iterations): with z3 switched off it gets the same
+/// descriptors but for `decided_by`, enumeration deciding instead. (Its paper launch, 2^26
+/// thread-iterations, is past enumeration's budget: there only z3 decides, and a machine
+/// without it reports UNDECIDED.)
+#[test]
+fn descriptors_without_z3_equal_those_with_it() {
+    let (m, mut b) = load("gemv_unroll", "compute_70", "small.json");
+    let (n, lda) = (1022u64, 1024u64);
+    b.params[4].value = launch::BoundValue::Scalar { bits: n };
+    b.params[5].value = launch::BoundValue::Scalar { bits: lda };
+    for (p, want) in [(0, 512 * lda), (1, n)] {
+        if let launch::BoundValue::Buffer { len, .. } = &mut b.params[p].value {
+            *len = want;
+        }
     }
+    let f = m.kernel(&b.kernel).expect("kernel");
+    let a = analysis::analyze(f, &b, Granularity::Element).expect("analysis");
+    let off = descriptor::compute_with(f, &a, &b, false);
+    assert_eq!(off.len(), 2);
+    for x in &off {
+        assert_eq!(x.decided_by, DecidedBy::Enumeration, "param {}", x.param);
+    }
+    let Some(_) = z3_or_skip("descriptors_without_z3_equal_those_with_it") else {
+        return;
+    };
+    let mut on = descriptor::compute_with(f, &a, &b, true);
+    for x in &mut on {
+        assert_eq!(x.decided_by, DecidedBy::Z3, "param {}", x.param);
+        x.decided_by = DecidedBy::Enumeration;
+    }
+    assert_eq!(on, off);
 }
 
 /// The default path's answers on footprints of 128-byte lines equal the enumeration's on

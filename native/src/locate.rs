@@ -103,6 +103,18 @@ pub enum LoadError {
         /// The loader's message.
         why: String,
     },
+    /// The library is older than the oldest version paver calls.
+    #[error("{what} at {} is version {version}; paver needs {oldest} or newer", path.display())]
+    TooOld {
+        /// The library's name.
+        what: &'static str,
+        /// The file opened.
+        path: PathBuf,
+        /// Its version.
+        version: String,
+        /// The oldest version paver calls.
+        oldest: &'static str,
+    },
     /// The library lacks a function paver calls (too old a version).
     #[error("{what} at {} has no function `{name}` (too old a version?): {why}", path.display())]
     Symbol {
@@ -250,8 +262,20 @@ pub fn load(spec: &Spec, explicit: Option<&Path>) -> Result<Located, LoadError> 
         None
     };
     if !spec.wheel_files.is_empty() {
+        // `$VIRTUAL_ENV`'s folders first: asking Python starts a process (tens to hundreds
+        // of milliseconds), needed only when they do not hold the wheel.
+        let venv: Vec<PathBuf> = std::env::var_os("VIRTUAL_ENV")
+            .map(|v| venv_site_dirs(Path::new(&v)))
+            .unwrap_or_default();
+        for site in &venv {
+            for f in spec.wheel_files {
+                if let Some(l) = try_file(site.join(f), Origin::PythonWheel, &mut tried) {
+                    return Ok(l);
+                }
+            }
+        }
         let sites = python_site_dirs();
-        for site in &sites {
+        for site in sites.iter().filter(|s| !venv.contains(s)) {
             for f in spec.wheel_files {
                 if let Some(l) = try_file(site.join(f), Origin::PythonWheel, &mut tried) {
                     return Ok(l);

@@ -11,8 +11,9 @@
 //! The graph goes to a graph file with `--graph FILE.npz` (SciPy) or `--graph FILE.graph`
 //! (METIS), which the JSON names; the JSON carries the edge list itself only up to
 //! [`analysis::report::EDGES_IN_JSON_MAX`] edges or with `--edges-json`. The Locality
-//! Descriptors (z3, one thread) are derived while the graph, the reuse metrics and the graph
-//! file are built on the other threads.
+//! Descriptors (the fast tests, then z3 when the machine has it or enumeration; one thread)
+//! are derived while the graph, the reuse metrics and the graph file are built on the other
+//! threads. The JSON's `z3` says whether z3 was needed and whether it loaded.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -81,8 +82,8 @@ pub struct Args {
     #[arg(short, long)]
     quiet: bool,
     /// Skip the Locality Descriptors (`locality_descriptors` in the JSON and the summary):
-    /// deciding their existence questions with z3 takes tens to hundreds of milliseconds per
-    /// pointer parameter.
+    /// deciding their existence questions with z3 (when the machine has it) or enumeration
+    /// takes tens to hundreds of milliseconds per pointer parameter.
     #[arg(long, conflicts_with = "descriptors")]
     no_descriptors: bool,
     /// Derive the Locality Descriptors (the default; kept for scripts written when they
@@ -239,6 +240,10 @@ fn analysis_json(
         if let Some(obj) = doc.as_object_mut() {
             obj.remove("locality_descriptors");
         }
+    } else {
+        // Whether z3 was needed, and if so whether it loaded and from where (each
+        // descriptor's `decided_by` says which engine decided it).
+        doc["z3"] = json!(analysis::smt::SolverStatus::now());
     }
     if let Some(d) = crate::names::demangle(&f.name) {
         doc["demangled"] = json!(d);
@@ -460,6 +465,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         crate::out::print(&analysis::report::reuse_summary(&reuse))?;
         if let Some(ds) = &descriptors {
             crate::out::print(&analysis::report::descriptor_summary(ds))?;
+            crate::out::println(&format!(
+                "  descriptors' solver: {}",
+                analysis::smt::SolverStatus::now()
+            ))?;
         }
         if args.dynamic {
             crate::out::println("footprints: dynamic (from the interpreter's accesses)")?;

@@ -235,3 +235,19 @@ pub fn small_launches() -> Vec<(String, String)> {
     launches.sort();
     launches
 }
+
+/// The z3 of this process ([`native::z3::solver`]), or `None` on a machine without it (the
+/// caller skips its z3 part and says so); under CI (`CI=true`, where `.ci/run` installs the
+/// `z3-solver` wheel) a missing z3 fails the test.
+pub fn z3_or_skip(test: &str) -> Option<&'static native::z3::Z3> {
+    match native::z3::solver() {
+        Ok(z) => Some(z),
+        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{test}: z3 is required in CI: {e}")
+        }
+        Err(e) => {
+            eprintln!("{test}: z3 part SKIPPED (z3 not loaded: {e})");
+            None
+        }
+    }
+}
