@@ -85,7 +85,9 @@ fn load_hint(e: &LoadError) -> String {
     match e {
         LoadError::NotFound { .. } => String::new(),
         LoadError::Disabled { env, .. } => format!("; unset {env} to compile CUDA sources"),
-        LoadError::Open { .. } | LoadError::Symbol { .. } => format!("; {}", SPEC.install),
+        LoadError::Open { .. } | LoadError::Symbol { .. } | LoadError::TooOld { .. } => {
+            format!("; {}", SPEC.install)
+        }
     }
 }
 
