@@ -42,6 +42,11 @@ use crate::Analysis;
 
 /// Largest number of (thread, load, iteration) points the enumeration path visits.
 pub const ENUM_BUDGET: u64 = 1 << 24;
+
+/// Points enumeration may visit for the questions z3 would have decided, when z3 is not
+/// there (or switched off): the answers stay those the solver gives, at the cost of time
+/// (gemv_unroll's paper launch, 2^26 points, is the corpus's largest).
+pub const ENUM_BUDGET_WITHOUT_Z3: u64 = 1 << 28;
 /// Largest number of C-Tiles listed in a tile map.
 pub const MAX_TILE_MAP: usize = 4096;
 /// Largest number of element ranges listed per D-Tile in a tile map.
@@ -154,7 +159,7 @@ pub fn load_params(a: &Analysis) -> Vec<Option<u32>> {
 /// [`ENUM_BUDGET`] points), per parameter index.
 pub fn existence_by_enumeration(a: &Analysis, launch: &BoundLaunch) -> Option<Vec<Existence>> {
     let ranges = crate::dependence::Ranges::new(a, launch);
-    existence_of(a, launch, &ranges, Tables::Dense, |_| true)
+    existence_of(a, launch, &ranges, Tables::Dense, ENUM_BUDGET, |_| true)
 }
 
 /// [`existence_by_enumeration`] answered by sorting every TB's events, without the dense
@@ -162,7 +167,7 @@ pub fn existence_by_enumeration(a: &Analysis, launch: &BoundLaunch) -> Option<Ve
 #[doc(hidden)]
 pub fn existence_by_sorting(a: &Analysis, launch: &BoundLaunch) -> Option<Vec<Existence>> {
     let ranges = crate::dependence::Ranges::new(a, launch);
-    existence_of(a, launch, &ranges, Tables::Sorted, |_| true)
+    existence_of(a, launch, &ranges, Tables::Sorted, ENUM_BUDGET, |_| true)
 }
 
 /// How [`existence_of`] finds repeated units.
@@ -182,6 +187,7 @@ fn existence_of(
     launch: &BoundLaunch,
     ranges: &crate::dependence::Ranges,
     tables: Tables,
+    budget: u64,
     wanted: impl Fn(u32) -> bool,
 ) -> Option<Vec<Existence>> {
     let n = launch.region_ids().last().map_or(0, |m| m + 1);
@@ -194,7 +200,7 @@ fn existence_of(
     });
     let mut w = crate::reuse::Walker::new(a, launch, Granularity::Element, &plan);
     w.per_thread = true;
-    w.limit = ENUM_BUDGET;
+    w.limit = budget;
     // A walk visits each point of a load once, and the key of a point is its iterations
     // and its load's instruction, so when no two loads share an instruction no event
     // repeats and the sort that removed repeats (most of a small launch's enumeration) is
@@ -206,11 +212,11 @@ fn existence_of(
     // innermost loops are not visited) and not started, unless the launch's bound on its
     // points is within the budget.
     let bounded =
-        crate::dependence::enumeration_points(a, launch, ranges).is_some_and(|x| x <= ENUM_BUDGET);
+        crate::dependence::enumeration_points(a, launch, ranges).is_some_and(|x| x <= budget);
     let mut total = 0u64;
     for tb in (0..launch.num_tbs()).filter(|_| !bounded) {
         total = total.saturating_add(w.tb_points(tb).ok()?);
-        if total > ENUM_BUDGET {
+        if total > budget {
             return None;
         }
     }
@@ -227,7 +233,7 @@ fn existence_of(
         if let Some(d) = dense.as_mut() {
             units.clear();
             w.tb_events_into(tb, &mut units).ok()?;
-            if w.points > ENUM_BUDGET || w.truncated {
+            if w.points > budget || w.truncated {
                 return None;
             }
             d.visit(tb, &units, &mut out);
@@ -235,7 +241,7 @@ fn existence_of(
         }
         ev.clear();
         w.tb_events_into(tb, &mut ev).ok()?;
-        if w.points > ENUM_BUDGET || w.truncated {
+        if w.points > budget || w.truncated {
             return None;
         }
         if !unique_keys {
@@ -706,8 +712,18 @@ pub fn compute_with(
         }
     }
     // z3 is looked for (once per process) only when a question needs it.
-    let wanted = use_z3 && open.iter().any(Option::is_some) && !small();
-    if let Some(z3) = wanted.then(native::z3::solver).and_then(Result::ok) {
+    let needs_solver = open.iter().any(Option::is_some) && !small();
+    let solver = (use_z3 && needs_solver)
+        .then(native::z3::solver)
+        .and_then(Result::ok);
+    // Without the solver, enumeration gets the larger budget, so the answers do not depend
+    // on whether z3 is installed.
+    let budget = if needs_solver && solver.is_none() {
+        ENUM_BUDGET_WITHOUT_Z3
+    } else {
+        ENUM_BUDGET
+    };
+    if let Some(z3) = solver {
         use rayon::prelude::*;
         let solved: Vec<Option<Existence>> = open
             .par_iter()
@@ -741,7 +757,7 @@ pub fn compute_with(
             None if open[p].is_none() => (Existence::default(), DecidedBy::Undecided),
             None => match enumerated
                 .get_or_insert_with(|| {
-                    existence_of(a, launch, &ranges, Tables::Dense, |q| {
+                    existence_of(a, launch, &ranges, Tables::Dense, budget, |q| {
                         open.get(q as usize).is_some_and(Option::is_some)
                     })
                 })
