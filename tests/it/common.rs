@@ -66,6 +66,16 @@ pub fn paver(args: &[&str]) -> Output {
         .expect("run paver")
 }
 
+/// Runs `paver` from the repository root with extra environment variables.
+pub fn paver_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_paver"));
+    c.args(args).current_dir(root());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run paver")
+}
+
 /// Runs `paver`, asserts success, returns stdout.
 pub fn paver_ok(args: &[&str]) -> String {
     let out = paver(args);

@@ -4,11 +4,10 @@
 //! is a failure.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use native::nvrtc::{Nvrtc, DEFAULT_ARCH};
 
-use crate::common::{files_under, paver_ok, root};
+use crate::common::{files_under, paver_env, paver_ok, root};
 
 /// NVRTC as paver finds it, or `None` after printing why the test is skipped; in CI a
 /// missing NVRTC fails the test.
@@ -23,16 +22,6 @@ fn nvrtc_or_skip(test: &str) -> Option<Nvrtc> {
             None
         }
     }
-}
-
-/// Runs `paver` from the repository root with extra environment variables.
-fn paver_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_paver"));
-    c.args(args).current_dir(root());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run paver")
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::{paver, paver_err, paver_ok, root};
+use crate::common::{paver, paver_env, paver_err, paver_ok, root};
 
 const MM: &str = "kernels/mm_naive/mm_naive.compute_70.ptx";
 const MM_LAUNCH: &str = "kernels/mm_naive/small.json";
@@ -18,16 +18,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Runs `paver` with `env` set and returns its output.
-fn paver_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_paver"));
-    c.args(args).current_dir(root());
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run paver")
 }
 
 /// Asserts a clean failure with status `code` and returns stderr.
