@@ -29,6 +29,49 @@ pub fn bare(name: &str) -> Option<String> {
         .ok()
 }
 
+/// The parameter types of a mangled C++ name, as the demangled signature spells them
+/// (`["float const*", "int"]`); `None` for a C name or what does not demangle.
+pub fn param_types(name: &str) -> Option<Vec<String>> {
+    let d = demangle(name)?;
+    // The parameter list is the last top-level `( ... )`: templates and nested types come
+    // before it.
+    let close = d.rfind(')')?;
+    let mut depth = 0i32;
+    let mut open = None;
+    for (i, c) in d[..=close].char_indices().rev() {
+        match c {
+            ')' | '>' | ']' => depth += 1,
+            '(' | '<' | '[' => {
+                depth -= 1;
+                if depth == 0 && c == '(' {
+                    open = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let inner = &d[open? + 1..close];
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '<' | '[' => depth += 1,
+            ')' | '>' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(inner[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let last = inner[start..].trim();
+    if !last.is_empty() && last != "void" {
+        out.push(last.to_string());
+    }
+    Some(out)
+}
+
 /// How a kernel name is shown to a person: demangled when it is a C++ name.
 pub fn display(name: &str) -> Cow<'_, str> {
     match demangle(name) {
@@ -38,14 +81,24 @@ pub fn display(name: &str) -> Cow<'_, str> {
 }
 
 /// Whether `query` (from `--kernel`) names `name`: the name itself, its demangled signature
-/// (spaces ignored) or its bare demangled name.
+/// (spaces ignored), its bare demangled name, or that name without template arguments.
 pub fn matches(name: &str, query: &str) -> bool {
     if name == query {
         return true;
     }
     let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
     demangle(name).is_some_and(|d| squash(&d) == squash(query))
-        || bare(name).is_some_and(|b| squash(&b) == squash(query))
+        || bare(name).is_some_and(|b| {
+            // `bincount` names the instance `bincount<int>` too (several instances are an
+            // ambiguity the caller lists).
+            squash(&b) == squash(query) || base_name(&b) == squash(query)
+        })
+}
+
+/// A bare demangled name without its template arguments (`mm_tiled<16>` -> `mm_tiled`).
+fn base_name(bare: &str) -> String {
+    let end = bare.find('<').unwrap_or(bare.len());
+    bare[..end].chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 #[cfg(test)]
@@ -67,5 +120,16 @@ mod tests {
         assert!(matches(m, "convolution2D_kernel(int,int,float*,float*)"));
         assert!(matches(m, m));
         assert!(!matches(m, "convolution2D"));
+        assert_eq!(param_types(m).unwrap(), ["int", "int", "float*", "float*"]);
+        // A template instance: the template's arguments are not parameters.
+        let t = "_Z8bincountIiEvPKT_Pjii";
+        assert_eq!(
+            param_types(t).unwrap(),
+            ["int const*", "unsigned int*", "int", "int"]
+        );
+        assert_eq!(param_types("mm_naive"), None);
+        assert!(matches(t, "bincount"));
+        assert!(matches(t, "bincount<int>"));
+        assert!(!matches(t, "bin"));
     }
 }

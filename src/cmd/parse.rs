@@ -84,6 +84,14 @@ fn summarise<'a>(path: &std::path::Path, m: &'a Module) -> ModuleSummary<'a> {
 }
 
 fn summarise_fn(f: &Function) -> FunctionSummary<'_> {
+    // nvcc writes no `.ptr` attribute: the C++ signature says which parameters are pointers.
+    let types = crate::names::param_types(&f.name).filter(|t| t.len() == f.params.len());
+    let is_pointer = |k: usize| {
+        types
+            .as_ref()
+            .and_then(|t| t.get(k))
+            .is_some_and(|t| t.ends_with('*'))
+    };
     FunctionSummary {
         name: &f.name,
         demangled: crate::names::demangle(&f.name),
@@ -91,10 +99,11 @@ fn summarise_fn(f: &Function) -> FunctionSummary<'_> {
         params: f
             .params
             .iter()
-            .map(|p| ParamSummary {
+            .enumerate()
+            .map(|(k, p)| ParamSummary {
                 name: &p.name,
                 ty: p.ty.to_string(),
-                pointer: p.ptr.is_some(),
+                pointer: p.ptr.is_some() || is_pointer(k),
                 array: p.array,
             })
             .collect(),
