@@ -158,7 +158,17 @@ fn gemm_1024_decided_without_enumeration() {
         ),
     ];
     if let Some(z3) = z3_or_skip("gemm_1024_decided_without_enumeration") {
-        paths.push((descriptor::compute_z3(f, &a, &b, z3), DecidedBy::Z3));
+        // z3 alone decides both within its budget on CI's pinned 5.4.1.0; 4.8.12 (Debian's
+        // libz3-4) runs out on `B` (measured 2026-11-28), so only the pinned version's
+        // reach is asserted here.
+        if z3.version() == "5.4.1.0" {
+            paths.push((descriptor::compute_z3(f, &a, &b, z3), DecidedBy::Z3));
+        } else {
+            eprintln!(
+                "gemm_1024_decided_without_enumeration: z3 {} not pinned, its reach unchecked",
+                z3.version()
+            );
+        }
     }
     for (d, by) in paths {
         for (x, map, c_tile) in [

@@ -26,26 +26,6 @@ fn alpha(v: f64) -> ParamSpec {
     }
 }
 
-/// A corpus launch bound open, plus `extra` parameters.
-fn corpus_open(
-    dir: &str,
-    variant: &str,
-    file: &str,
-    extra: Vec<ParamSpec>,
-) -> (ptx_parser::Module, BoundLaunch) {
-    let d = kdir(dir);
-    let m = ptx_parser::parse_file(&d.join(format!("{dir}.{variant}.ptx"))).expect("parse");
-    let mut l = Launch::read(&d.join(file)).expect("launch");
-    l.params.extend(extra);
-    let name = l.kernel.clone().expect("kernel named");
-    let f = m.kernel(&name).expect("kernel");
-    let b = l
-        .bind_open(&name, &analysis::param_sigs(f), &d)
-        .expect("bind")
-        .with_module(&m);
-    (m, b)
-}
-
 /// The analysis document without what says how the launch was given.
 fn document(m: &ptx_parser::Module, b: &BoundLaunch) -> serde_json::Value {
     let f = m.kernel(&b.kernel).expect("kernel");
@@ -64,7 +44,7 @@ fn document(m: &ptx_parser::Module, b: &BoundLaunch) -> serde_json::Value {
 #[test]
 fn lavamd_analyses_with_par_str_open_as_with_any_alpha() {
     for v in VARIANTS {
-        let (m, open) = corpus_open("lavamd", v, "small.json", Vec::new());
+        let (m, open) = load_with("lavamd", v, "small.json", Vec::new());
         assert_eq!(open.open_params(), [0], "{v}");
         let f = m.kernel(&open.kernel).expect("kernel");
         let a = analysis::analyze(f, &open, Granularity::Line(128))
@@ -98,7 +78,7 @@ fn lavamd_analyses_with_par_str_open_as_with_any_alpha() {
         // The same analysis as with alpha given, whatever alpha.
         let want = document(&m, &open);
         for x in [0.5, -3.0, 0.0] {
-            let (m2, valued) = corpus_open("lavamd", v, "small.json", vec![alpha(x)]);
+            let (m2, valued) = load_with("lavamd", v, "small.json", vec![alpha(x)]);
             assert!(valued.open_params().is_empty());
             assert_eq!(document(&m2, &valued), want, "{v}: alpha {x}");
         }

@@ -16,9 +16,20 @@ pub fn kdir(dir: &str) -> PathBuf {
 }
 
 pub fn load(dir: &str, variant: &str, launch_file: &str) -> (ptx_parser::Module, BoundLaunch) {
+    load_with(dir, variant, launch_file, Vec::new())
+}
+
+/// [`load`] with `extra` parameters added to the launch file's.
+pub fn load_with(
+    dir: &str,
+    variant: &str,
+    launch_file: &str,
+    extra: Vec<launch::ParamSpec>,
+) -> (ptx_parser::Module, BoundLaunch) {
     let d = kdir(dir);
     let m = ptx_parser::parse_file(&d.join(format!("{dir}.{variant}.ptx"))).expect("parse");
-    let l = Launch::read(&d.join(launch_file)).expect("launch");
+    let mut l = Launch::read(&d.join(launch_file)).expect("launch");
+    l.params.extend(extra);
     let name = l.kernel.clone().expect("kernel named");
     let f = m.kernel(&name).expect("kernel");
     // The static analysis's binding: by-value parameters without a value stay open
