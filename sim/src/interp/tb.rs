@@ -15,6 +15,11 @@ use super::observer::MemObserver;
 use super::warp::{Control, TbCtx, Warp};
 use crate::SimError;
 
+/// Warp instructions a warp runs before the next warp of its TB gets its turn in
+/// [`TbExec::run`]: large enough that switching costs nothing measurable, small enough that a
+/// spinning warp hands over within microseconds.
+pub const QUANTUM: u64 = 4096;
+
 /// Launch geometry, from a bound launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
@@ -227,6 +232,18 @@ impl<'p> TbExec<'p> {
         }))
     }
 
+    /// The error of a budget of `limit` warp instructions that ran out at warp `w`'s last
+    /// instruction (a caller's budget across TBs: `paver simulate`'s per launch).
+    pub fn budget_error(&self, w: usize, limit: u64) -> SimError {
+        let (pc, exec) = self.warps.get(w).map_or((0, 1), |x| x.last());
+        SimError::Budget {
+            limit,
+            loc: self
+                .ctx
+                .loc(w as u32, exec.trailing_zeros().min(31) as usize, pc),
+        }
+    }
+
     /// After warp `w` stepped into `control`: counts an exit at the barriers and wakes the
     /// warps that barriers released (with their `bar.red` results).
     #[inline]
@@ -259,7 +276,8 @@ impl<'p> TbExec<'p> {
         }
     }
 
-    /// Runs warp `w` until it waits at a barrier or exits.
+    /// Runs warp `w` for one time slice ([`QUANTUM`] instructions), or until it waits at a
+    /// barrier or exits.
     #[inline]
     fn run_warp<M: GlobalMemory, O: MemObserver>(
         &mut self,
@@ -271,7 +289,7 @@ impl<'p> TbExec<'p> {
             return Ok(());
         };
         if *st == Control::Continue {
-            *st = warp.run(&mut self.ctx, mem, obs)?;
+            *st = warp.run(&mut self.ctx, mem, obs, QUANTUM)?;
             let control = *st;
             self.ctx.bar_last = None;
             self.settle(w, control);
@@ -340,8 +358,11 @@ impl<'p> TbExec<'p> {
         }
     }
 
-    /// Runs the TB to completion: each warp in turn until it waits or exits, then the
-    /// barrier is released, until every warp has exited.
+    /// Runs the TB to completion: warps in turn (round robin by warp id), each for a time
+    /// slice or until it waits or exits, until every warp has exited. The slices make
+    /// the order fair: a warp that spins on a flag another warp of its TB sets (a
+    /// producer/consumer pair on named barriers and a volatile shared flag) cannot starve
+    /// the producer, and the order depends on nothing but the program.
     pub fn run<M: GlobalMemory, O: MemObserver>(
         &mut self,
         mem: &mut M,

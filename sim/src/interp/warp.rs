@@ -570,21 +570,23 @@ impl Warp {
         self.exec_one(tb, mem, obs)
     }
 
-    /// Executes instructions until the warp waits at a barrier or exits (the same as
-    /// calling [`Warp::step`] until it returns something other than
-    /// [`Control::Continue`], without a call per instruction).
+    /// Executes up to `quantum` instructions, stopping early when the warp waits at a
+    /// barrier or exits (the same as calling [`Warp::step`] that often, without a call per
+    /// instruction); [`Control::Continue`] when the quantum ran out.
     pub fn run<M: GlobalMemory, O: MemObserver>(
         &mut self,
         tb: &mut TbCtx<'_>,
         mem: &mut M,
         obs: &mut O,
+        quantum: u64,
     ) -> Result<Control, SimError> {
-        loop {
+        for _ in 0..quantum {
             match self.exec_one(tb, mem, obs)? {
                 Control::Continue => {}
                 c => return Ok(c),
             }
         }
+        Ok(Control::Continue)
     }
 
     #[inline(always)]

@@ -98,6 +98,12 @@ impl TbPolicy {
     }
 }
 
+/// `paver simulate`'s budget of warp instructions per launch: a runaway kernel stops with a
+/// clear error within about a minute on a 2-core machine (the timing model runs 1-5 M warp
+/// instructions a second on the corpus; docs/PERFORMANCE.md), while a legitimate launch
+/// beyond it asks for `--max-instructions` (the error says how far it got).
+pub const DEFAULT_LAUNCH_BUDGET: u64 = 100_000_000;
+
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
@@ -115,6 +121,10 @@ pub struct SimOptions {
     pub steal: Option<bool>,
     /// Budget of warp instructions per TB (runaway loops).
     pub max_warp_instructions_per_tb: u64,
+    /// Budget of warp instructions of the whole launch, counted as the TBs' instructions
+    /// are traced (in the simulation's deterministic order, so the error is the same on
+    /// every run); `u64::MAX`: none. `paver simulate` sets [`DEFAULT_LAUNCH_BUDGET`].
+    pub max_warp_instructions: u64,
     /// Stop with an error after this many cycles.
     pub max_cycles: u64,
     /// Threads a run may use (1 or more). With 2 or more, the launch's buffers are
@@ -142,6 +152,7 @@ impl SimOptions {
             schedule: None,
             steal: None,
             max_warp_instructions_per_tb: 100_000_000,
+            max_warp_instructions: u64::MAX,
             max_cycles: u64::MAX,
             threads: 1,
             registers: None,
@@ -387,7 +398,10 @@ pub fn simulate_with_info(
             &params,
             l1_block,
             cfg.pipeline.shared_banks,
-            opts.max_warp_instructions_per_tb,
+            trace::Budget {
+                per_tb: opts.max_warp_instructions_per_tb,
+                launch: opts.max_warp_instructions,
+            },
         )
     };
     let build = || -> Result<_, SimError> {

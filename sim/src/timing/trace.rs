@@ -271,6 +271,15 @@ impl MemObserver for Recorder {
     fn merge(&mut self, _: u64, _: Self) {}
 }
 
+/// Warp instructions a [`Tracer`] runs before it stops with [`SimError::Budget`].
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Each TB's.
+    pub per_tb: u64,
+    /// All TBs' together.
+    pub launch: u64,
+}
+
 /// Runs TBs functionally on demand and records their streams.
 pub struct Tracer<'p> {
     prog: &'p Program,
@@ -278,6 +287,10 @@ pub struct Tracer<'p> {
     globals: Globals,
     geom: Geometry,
     budget: u64,
+    /// The launch's budget ([`SimOptions::max_warp_instructions`](super::SimOptions)) and
+    /// the warp instructions traced so far.
+    launch_budget: u64,
+    traced: u64,
     rec: Recorder,
 }
 
@@ -400,7 +413,7 @@ fn launch_globals(prog: &Program, bound: &BoundLaunch) -> Result<Globals, SimErr
 impl<'p> Tracer<'p> {
     /// A tracer of `prog` (whose IR gave `kernel`) over `bound`, whose parameter block
     /// ([`param_block`]) is `params`; global accesses coalesce into `block_bytes` blocks,
-    /// shared ones into `banks` banks; `budget` bounds each TB's warp instructions.
+    /// shared ones into `banks` banks; `budget` bounds the warp instructions.
     pub fn new(
         prog: &'p Program,
         kernel: &'p Kernel,
@@ -408,7 +421,7 @@ impl<'p> Tracer<'p> {
         params: &'p [u8],
         block_bytes: u64,
         banks: u32,
-        budget: u64,
+        budget: Budget,
     ) -> Result<Tracer<'p>, SimError> {
         if kernel.insts.len() != prog.len() {
             return Err(SimError::Setup(format!(
@@ -424,7 +437,9 @@ impl<'p> Tracer<'p> {
             params,
             globals,
             geom,
-            budget,
+            budget: budget.per_tb,
+            launch_budget: budget.launch,
+            traced: 0,
             rec: Recorder {
                 block: block_bytes,
                 banks,
@@ -505,6 +520,10 @@ impl<'p> Tracer<'p> {
         rec.blocks.clear();
         if let Some(step) = exec.step_warp(w, &mut self.globals, rec)? {
             record(t, rec, step);
+            self.traced += 1;
+            if self.traced > self.launch_budget {
+                return Err(exec.budget_error(w, self.launch_budget));
+            }
         }
         Ok(())
     }
