@@ -118,15 +118,18 @@ pub struct Args {
     /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Budget of warp instructions per TB (stops runaway loops). `--max-instructions-per-tb`
-    /// is an older name for it.
+    /// Budget of warp instructions for the whole launch (stops a runaway kernel within
+    /// about a minute; raise it for launches larger than that).
+    #[arg(long = "max-instructions", value_name = "N", default_value_t = sim::timing::DEFAULT_LAUNCH_BUDGET)]
+    max_instructions: u64,
+    /// Budget of warp instructions per TB (before issue 41 this was what
+    /// `--max-instructions` meant).
     #[arg(
-        long = "max-instructions",
-        alias = "max-instructions-per-tb",
+        long = "max-instructions-per-tb",
         value_name = "N",
         default_value_t = 100_000_000
     )]
-    max_instructions: u64,
+    max_instructions_per_tb: u64,
     /// Write the statistics here (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE.json")]
     output: Option<PathBuf>,
@@ -271,7 +274,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (_, true) => Some(false),
         _ => None,
     };
-    opts.max_warp_instructions_per_tb = args.max_instructions;
+    opts.max_warp_instructions_per_tb = args.max_instructions_per_tb;
+    opts.max_warp_instructions = args.max_instructions;
     opts.registers = Some(resources.registers);
     if cfg.ld.active() {
         opts.hints = locality_hints(&loaded)?;

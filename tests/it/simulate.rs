@@ -195,3 +195,34 @@ fn simulate_mcm4_ld_placement_has_fewer_remote_accesses_than_interleave() {
     ]);
     assert!(e.contains("interleave, first-touch or ld"), "{e}");
 }
+
+/// `--max-instructions` bounds the whole launch (issue 41): the launch's own count of warp
+/// instructions passes, one less stops with the budget error at a TB, thread and PTX line,
+/// even though every single TB is far below it.
+#[test]
+fn simulate_budget_is_per_launch() {
+    let (_, v) = stats(&["--set", "core.num_sms=4"]);
+    let w = v["warp_instructions"].as_u64().unwrap();
+    let tbs = v["tbs"].as_u64().unwrap_or(16);
+    assert!(tbs > 1, "{v}");
+    let exact = w.to_string();
+    let (_, again) = stats(&["--set", "core.num_sms=4", "--max-instructions", &exact]);
+    assert_eq!(again["warp_instructions"], w);
+    let less = (w - 1).to_string();
+    let e = paver_err(&[
+        "simulate",
+        PTX,
+        "--launch",
+        LAUNCH,
+        "--quiet",
+        "--set",
+        "core.num_sms=4",
+        "--max-instructions",
+        &less,
+    ]);
+    assert!(
+        e.contains(&format!("budget of {less} warp instructions")),
+        "{e}"
+    );
+    assert!(e.contains("TB (") && e.contains("PTX line"), "{e}");
+}
