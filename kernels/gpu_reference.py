@@ -143,6 +143,24 @@ def materialise(buf, base_dir, lengths):
     if name in ("csr_row_ptr", "csr_col_idx"):
         rp, ci = csr(*(int(a) for a in args))
         return ints_to_type(rp if name == "csr_row_ptr" else ci, ty)
+    if name == "prefix_sum":
+        rng, lo, hi = SplitMix(int(args[0])), int(args[1]), int(args[2])
+        out, at = [], 0
+        for i in range(n):
+            if i > 0:
+                at += lo + rng.next() % (hi - lo)
+            out.append(at)
+        return ints_to_type(out, ty)
+    if name == "linked_list":
+        rng, end = SplitMix(int(args[0])), (int(args[1]) if len(args) == 2 else -1)
+        order = list(range(n))
+        for i in range(n - 1, 1, -1):
+            j = 1 + rng.next() % i
+            order[i], order[j] = order[j], order[i]
+        nxt = [end] * n
+        for a, b in zip(order, order[1:]):
+            nxt[a] = b
+        return ints_to_type(nxt, ty)
     raise ValueError("unknown initialiser " + init)
 
 

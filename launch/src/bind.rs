@@ -679,8 +679,13 @@ fn encode_scalar(v: Scalar, ty: SigType) -> Result<u64, String> {
                 _ => Err(format!("{} parameters are not supported", describe(ty))),
             }
         }
-        (_, SigType::Bytes { .. }) => Err(format!(
-            "a {} parameter cannot be set from a number",
+        (_, SigType::Bytes { bytes }) => Err(format!(
+            "a {} parameter (a struct passed by value) cannot be set from a number; give its \
+             fields: `--param I=struct:0=i32:48;8=buffer:f32:1024:zeros` (OFFSET=TYPE:VALUE or \
+             OFFSET=buffer:TYPE:LEN:INIT, `;` between fields) or `--param I=bytes:B,B,...` \
+             ({bytes} bytes), or in a launch file {{\"index\": I, \"fields\": [{{\"offset\": 0, \
+             \"type\": \"i32\", \"value\": 48}}, {{\"offset\": 8, \"buffer\": {{\"type\": \"f32\", \
+             \"len\": 1024, \"init\": \"zeros\"}}}}]}} (docs/LAUNCH.md, \"By-value struct parameters\")",
             describe(ty)
         )),
     }

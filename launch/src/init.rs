@@ -40,6 +40,26 @@ pub enum Init {
     CsrRowPtr(CsrSpec),
     /// Column indices (`nnz` entries) of the seeded random CSR matrix described by `csr`.
     CsrColIdx(CsrSpec),
+    /// Offsets: element 0 is 0, element `i + 1` is element `i` plus a seeded uniform
+    /// integer in `[lo, hi)` (the exclusive prefix sum of random counts: the start of each
+    /// segment of a scan, a bucket sort, a ragged array).
+    PrefixSum {
+        /// SplitMix64 seed.
+        seed: u64,
+        /// Smallest increment.
+        lo: u64,
+        /// One past the largest increment.
+        hi: u64,
+    },
+    /// A singly linked list through every element, as indices: it starts at element 0 and
+    /// visits the others in a seeded random order; each element holds the index of the
+    /// next, the last holds `end` (-1 by default).
+    LinkedList {
+        /// SplitMix64 seed.
+        seed: u64,
+        /// What the last element holds.
+        end: i64,
+    },
 }
 
 /// A seeded random sparse matrix (or graph) in CSR form: each row has a random number of
@@ -233,8 +253,26 @@ impl Init {
                     Init::CsrColIdx(spec)
                 })
             }
+            "prefix_sum" => {
+                let v = nums(3, 3)?;
+                let (seed, lo, hi) = (uint(v[0], "SEED")?, uint(v[1], "LO")?, uint(v[2], "HI")?);
+                if lo >= hi {
+                    return Err(bad("prefix_sum(SEED,LO,HI) needs LO < HI"));
+                }
+                Ok(Init::PrefixSum { seed, lo, hi })
+            }
+            "linked_list" => {
+                let v = nums(1, 2)?;
+                let seed = uint(v[0], "SEED")?;
+                let end = match v.get(1) {
+                    None => -1,
+                    Some(&e) if e.fract() == 0.0 && e.abs() < 2f64.powi(63) => e as i64,
+                    Some(_) => return Err(bad("END must be an integer")),
+                };
+                Ok(Init::LinkedList { seed, end })
+            }
             _ => Err(bad(
-                "unknown initialiser (expected zeros, ones, iota, fill(V), onehot(I), rand(SEED[,LO,HI]), file(PATH), csr_row_ptr(R,C,AVG,SEED) or csr_col_idx(R,C,AVG,SEED))",
+                "unknown initialiser (expected zeros, ones, iota, fill(V), onehot(I), rand(SEED[,LO,HI]), file(PATH), csr_row_ptr(R,C,AVG,SEED), csr_col_idx(R,C,AVG,SEED), prefix_sum(SEED,LO,HI) or linked_list(SEED[,END]))",
             )),
         }
     }
@@ -315,7 +353,53 @@ impl Init {
                 .check_int(i128::from(spec.cols - 1))
                 .map_err(|e| bad(format!("the largest column index: {e}"))),
             Init::CsrColIdx(_) => Ok(()),
+            Init::PrefixSum { .. } => {
+                let last = self.prefix_sums(len).last().unwrap_or(0);
+                ty.check_int(i128::from(last))
+                    .map_err(|e| bad(format!("the last offset: {e}")))
+            }
+            Init::LinkedList { end, .. } => ty
+                .check_int(i128::from(*end))
+                .and_then(|()| ty.check_int(i128::from(len.saturating_sub(1))))
+                .map_err(|e| bad(format!("an index or the end marker: {e}"))),
         }
+    }
+
+    /// The values of [`Init::PrefixSum`] for `len` elements (empty for other initialisers).
+    fn prefix_sums(&self, len: u64) -> impl Iterator<Item = u64> + '_ {
+        let (mut rng, lo, span) = match *self {
+            Init::PrefixSum { seed, lo, hi } => (SplitMix64::new(seed), lo, hi - lo),
+            _ => (SplitMix64::new(0), 0, 1),
+        };
+        let n = if matches!(self, Init::PrefixSum { .. }) {
+            len
+        } else {
+            0
+        };
+        let mut at = 0u64;
+        (0..n).map(move |i| {
+            if i > 0 {
+                at = at.saturating_add(lo + rng.next_u64() % span);
+            }
+            at
+        })
+    }
+
+    /// The successor of each element in [`Init::LinkedList`]'s list of `n` elements: the
+    /// order is 0 followed by a Fisher-Yates shuffle of `1..n` (for `i` from `n - 1` down to
+    /// 2: `j = 1 + x mod i`, swap the `i`-th and `j`-th), and `None` ends the list.
+    fn linked_list(seed: u64, n: usize) -> Vec<Option<u64>> {
+        let mut order: Vec<u64> = (0..n as u64).collect();
+        let mut rng = SplitMix64::new(seed);
+        for i in (2..n).rev() {
+            let j = 1 + (rng.next_u64() % i as u64) as usize;
+            order.swap(i, j);
+        }
+        let mut next = vec![None; n];
+        for w in order.windows(2) {
+            next[w[0] as usize] = Some(w[1]);
+        }
+        next
     }
 
     /// Makes the buffer's bytes: `len` elements of `ty`, little-endian. Runs
@@ -409,6 +493,12 @@ impl Init {
                 check_len(self, len, spec.nnz())?;
                 spec.for_each_row(|cols| cols.iter().for_each(|&v| ty.push_u64(&mut out, v)));
             }
+            Init::PrefixSum { .. } => self.prefix_sums(len).for_each(|v| ty.push_u64(&mut out, v)),
+            Init::LinkedList { seed, end } => {
+                for next in Init::linked_list(*seed, n) {
+                    ty.push_u64(&mut out, next.unwrap_or(*end as u64));
+                }
+            }
         }
         Ok(out)
     }
@@ -478,6 +568,9 @@ impl fmt::Display for Init {
                 "csr_col_idx({},{},{},{})",
                 s.rows, s.cols, s.avg_nnz, s.seed
             ),
+            Init::PrefixSum { seed, lo, hi } => write!(f, "prefix_sum({seed},{lo},{hi})"),
+            Init::LinkedList { seed, end: -1 } => write!(f, "linked_list({seed})"),
+            Init::LinkedList { seed, end } => write!(f, "linked_list({seed},{end})"),
         }
     }
 }
@@ -485,6 +578,76 @@ impl fmt::Display for Init {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ints(init: &str, ty: ElemType, len: u64) -> Vec<i64> {
+        let bytes = Init::parse(init)
+            .unwrap()
+            .materialise(ty, len, Path::new("."))
+            .unwrap();
+        bytes
+            .chunks_exact(ty.size())
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b[..c.len()].copy_from_slice(c);
+                let v = i64::from_le_bytes(b);
+                let sh = 64 - 8 * c.len() as u32;
+                if ty.is_signed_int() {
+                    (v << sh) >> sh
+                } else {
+                    v
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn prefix_sums_are_offsets() {
+        let v = ints("prefix_sum(7,2,5)", ElemType::I32, 1000);
+        assert_eq!(v[0], 0);
+        for w in v.windows(2) {
+            assert!((2..5).contains(&(w[1] - w[0])), "{w:?}");
+        }
+        // Round trip and the same values for the same seed.
+        assert_eq!(
+            Init::parse("prefix_sum(7,2,5)").unwrap().to_string(),
+            "prefix_sum(7,2,5)"
+        );
+        assert_eq!(v, ints("prefix_sum(7,2,5)", ElemType::I64, 1000));
+        // The last offset must fit: 200 increments of at least 2 pass 255.
+        let e = Init::parse("prefix_sum(1,2,3)")
+            .unwrap()
+            .check(ElemType::U8, 200, Path::new("."))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the last offset") && e.contains("does not fit in u8"),
+            "{e}"
+        );
+        assert!(Init::parse("prefix_sum(1,3,3)").is_err());
+    }
+
+    #[test]
+    fn a_linked_list_visits_every_element_once_from_element_0() {
+        for (init, end) in [("linked_list(3)", -1), ("linked_list(3,1000)", 1000)] {
+            let next = ints(init, ElemType::I32, 1000);
+            let (mut at, mut seen) = (0i64, vec![false; 1000]);
+            for _ in 0..1000 {
+                assert!(!seen[at as usize], "{at} visited twice");
+                seen[at as usize] = true;
+                at = next[at as usize];
+            }
+            assert_eq!(at, end);
+            assert!(seen.iter().all(|&s| s));
+            assert_eq!(Init::parse(init).unwrap().to_string(), init);
+        }
+        // -1 needs a signed type.
+        let e = Init::parse("linked_list(3)")
+            .unwrap()
+            .check(ElemType::U32, 10, Path::new("."))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("end marker"), "{e}");
+    }
 
     #[test]
     fn splitmix_reference_values() {

@@ -121,7 +121,7 @@ pub enum LaunchError {
         message: String,
     },
     /// The launch file names a kernel the PTX module does not have.
-    #[error("{}: kernel `{name}` is not an entry of {ptx} (entries: {entries})", path.display())]
+    #[error("{}: kernel `{name}` is not an entry of {ptx}; its entries (one a line):{entries}", path.display())]
     UnknownKernel {
         /// The launch file.
         path: PathBuf,
@@ -129,7 +129,7 @@ pub enum LaunchError {
         name: String,
         /// The PTX file.
         ptx: String,
-        /// The module's entries.
+        /// The module's entries, each on a line of its own (`\n  name`).
         entries: String,
     },
 }
