@@ -61,6 +61,9 @@ pub enum Reason {
     Budget,
     /// The value of a parameter the launch leaves open (by index; [`crate::open`]).
     OpenParam(u32),
+    /// One access's bytes lie in two data structures, or in one and outside every buffer
+    /// (a read across a buffer's end): `paver analyze` warns on standard error.
+    Straddle,
 }
 
 impl std::fmt::Display for Reason {
@@ -79,12 +82,43 @@ impl std::fmt::Display for Reason {
             Reason::Guard(r) => write!(f, "guard: {r}"),
             Reason::Budget => f.write_str("budget: the footprint would exceed the memory budget"),
             Reason::OpenParam(p) => write!(f, "parameter {p} has no value"),
+            Reason::Straddle => f.write_str(STRADDLE),
         }
     }
 }
 
+/// [`Reason::Straddle`]'s text.
+const STRADDLE: &str =
+    "a read straddles a buffer's end (its bytes lie in two data structures, or in one and outside every buffer)";
+
+/// The class of an unresolved load's reason text (the text of a [`Reason`] or an
+/// [`EvalError`], as [`crate::Analysis::unresolved`] keeps it), for the coverage counts of
+/// `paver analyze` (`coverage.unresolved_reasons`): one word per kind of obstacle.
+pub fn reason_kind(text: &str) -> &'static str {
+    const KINDS: &[(&str, &str)] = &[
+        ("data-dependent", "data-dependent"),
+        ("unsupported operation", "unsupported"),
+        ("floating-point value", "floating-point"),
+        ("loop-carried", "loop-carried"),
+        ("value depends on the control-flow path", "path-dependent"),
+        ("register read before definition", "undefined"),
+        ("hardware-dependent", "hardware"),
+        ("loop with an exit", "loop-exit"),
+        ("guard: ", "guard"),
+        ("budget", "budget"),
+        ("parameter ", "open-parameter"),
+        ("a read straddles", "straddle"),
+        ("division by zero", "division-by-zero"),
+        ("loop ", "trip-limit"),
+    ];
+    KINDS
+        .iter()
+        .find(|(prefix, _)| text.starts_with(prefix))
+        .map_or("other", |&(_, k)| k)
+}
+
 /// Comparison of interpreted (already extended) operands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rel {
     /// `==`
     Eq,
@@ -505,6 +539,43 @@ pub fn cmp(r: Rel, a: E, b: E) -> E {
         return konst(i128::from(r.holds(x, y)));
     }
     Arc::new(Expr::Cmp(r, a, b))
+}
+
+/// Whether `a` and `b` are the same value: structurally equal, except that two unknowns
+/// are the same only when they are one node (`Expr`'s `==` takes any two unknowns of one
+/// reason as equal, which is right for "is it known?" but not for path conditions: two
+/// different comparisons of loaded floats are two different predicates).
+pub fn same(a: &E, b: &E) -> bool {
+    if Arc::ptr_eq(a, b) {
+        return true;
+    }
+    match (&**a, &**b) {
+        (Expr::Unknown(_), _) | (_, Expr::Unknown(_)) => false,
+        (Expr::Const(x), Expr::Const(y)) => x == y,
+        (Expr::Var(x), Expr::Var(y)) => x == y,
+        (Expr::Trip(x), Expr::Trip(y)) => x == y,
+        (Expr::Add(a1, a2), Expr::Add(b1, b2))
+        | (Expr::Sub(a1, a2), Expr::Sub(b1, b2))
+        | (Expr::Mul(a1, a2), Expr::Mul(b1, b2))
+        | (Expr::And(a1, a2), Expr::And(b1, b2))
+        | (Expr::Or(a1, a2), Expr::Or(b1, b2)) => same(a1, b1) && same(a2, b2),
+        (
+            Expr::Ext { bits, signed, e },
+            Expr::Ext {
+                bits: b2,
+                signed: s2,
+                e: e2,
+            },
+        ) => bits == b2 && signed == s2 && same(e, e2),
+        (Expr::Op(o, a1, a2), Expr::Op(p, b1, b2)) => o == p && same(a1, b1) && same(a2, b2),
+        (Expr::Cmp(r, a1, a2), Expr::Cmp(q, b1, b2)) => r == q && same(a1, b1) && same(a2, b2),
+        (Expr::Not(x), Expr::Not(y)) => same(x, y),
+        (Expr::Select(c, a1, a2), Expr::Select(d, b1, b2)) => {
+            same(c, d) && same(a1, b1) && same(a2, b2)
+        }
+        (Expr::Rec(s1, i, k), Expr::Rec(s2, j, l)) => Arc::ptr_eq(s1, s2) && i == j && same(k, l),
+        _ => false,
+    }
 }
 
 /// Boolean not.
@@ -2192,6 +2263,53 @@ pub(crate) mod tests {
         fn trip(&self, l: LoopId, _: &Ctx) -> Result<i128, EvalError> {
             Err(EvalError::TripLimit(l, 0))
         }
+    }
+
+    /// Every reason and evaluation error has its own kind in the coverage counts (the
+    /// match fails to compile when a variant is added without a kind).
+    #[test]
+    fn every_unresolved_reason_has_a_kind() {
+        let reasons = [
+            (Reason::DataDependent, "data-dependent"),
+            (Reason::Unsupported("cvt.rni".into()), "unsupported"),
+            (Reason::Float, "floating-point"),
+            (Reason::LoopCarried, "loop-carried"),
+            (Reason::PathDependent, "path-dependent"),
+            (Reason::Undefined, "undefined"),
+            (Reason::Hardware("%smid".into()), "hardware"),
+            (Reason::LoopExit, "loop-exit"),
+            (Reason::Guard(Box::new(Reason::Float)), "guard"),
+            (Reason::Budget, "budget"),
+            (Reason::OpenParam(3), "open-parameter"),
+            (Reason::Straddle, "straddle"),
+        ];
+        for (r, kind) in &reasons {
+            match r {
+                Reason::DataDependent
+                | Reason::Unsupported(_)
+                | Reason::Float
+                | Reason::LoopCarried
+                | Reason::PathDependent
+                | Reason::Undefined
+                | Reason::Hardware(_)
+                | Reason::LoopExit
+                | Reason::Guard(_)
+                | Reason::Budget
+                | Reason::OpenParam(_)
+                | Reason::Straddle => {}
+            }
+            assert_eq!(reason_kind(&r.to_string()), *kind, "{r}");
+        }
+        assert_eq!(
+            reason_kind(&EvalError::DivByZero.to_string()),
+            "division-by-zero"
+        );
+        assert_eq!(
+            reason_kind(&EvalError::TripLimit(LoopId(2), 9).to_string()),
+            "trip-limit"
+        );
+        assert_eq!(reason_kind(&EvalError::Budget.to_string()), "budget");
+        assert_eq!(reason_kind(crate::GRAPH_BUDGET), "budget");
     }
 
     /// Equal subexpressions built apart compile to one node; different ones do not (a

@@ -1607,9 +1607,7 @@ impl Sink<'_> {
         let last = a0 + c * (t - 1) + self.width as i128 - 1;
         let (p1, _, off1) = self.unit_of(last)?;
         if p1 != p {
-            return Err(EvalError::Unknown(Reason::Unsupported(
-                "access run crosses parameter buffers".into(),
-            )));
+            return Err(EvalError::Unknown(Reason::Straddle));
         }
         merge_ranges(&mut self.ranges, (p, off0, off1 + 1));
         if p == NO_BUFFER {
@@ -2404,7 +2402,10 @@ mod tests {
             group_iterations(plans);
             group_rows(plans);
         }
-        grouped_equals_alone("scalar_prod", both, |p| p.row_group.is_some(), 14, true);
+        // Six of scalar_prod's fourteen loads keep guards outside their loops; the other
+        // eight lost theirs when joins whose sides cover every case took the common
+        // condition (issue 41).
+        grouped_equals_alone("scalar_prod", both, |p| p.row_group.is_some(), 6, true);
         // Loads without guards outside their loops, whose innermost loops mostly run as
         // affine runs (a row pass where they do not).
         for dir in ["mm_naive", "syr2k", "gemv_unroll"] {
@@ -2435,8 +2436,11 @@ mod tests {
             .map(|s| Some(plan(&model, s, grid, block)))
             .collect();
         group(&mut grouped);
-        let members = grouped.iter().flatten().filter(|p| member(p));
-        assert!(members.count() >= at_least, "{dir}: the loads form a group");
+        let members = grouped.iter().flatten().filter(|p| member(p)).count();
+        assert!(
+            members >= at_least,
+            "{dir}: the loads form a group ({members} members)"
+        );
         let deps = all_trip_deps(&model);
         let shared = SharedTrips::default();
         let spent = AtomicU64::new(0);

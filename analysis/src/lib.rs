@@ -48,6 +48,10 @@ pub struct Analysis {
     pub footprints: footprint::Footprints,
     /// Per load (index into `model.loads`): why it is unresolved, if it is.
     pub unresolved: Vec<Option<String>>,
+    /// Footprints and each load's byte ranges come from an interpreter run (`paver analyze
+    /// --dynamic`): every load that ran is in the graph, whatever the static verdict in
+    /// `unresolved`, and one that did not run never executed.
+    pub observed: bool,
 }
 
 /// Everything that stops an analysis before it starts.
@@ -338,5 +342,6 @@ pub fn analyze_with(
         model,
         footprints,
         unresolved,
+        observed: false,
     })
 }

@@ -46,68 +46,72 @@ pub fn document_with(
     reuse: &Reuse,
     descriptors: &[Descriptor],
 ) -> Value {
-    // Per load, the bytes it reads per data structure (the static evaluation's, or what an
-    // interpreter run saw; footprints built without them name the parameter from the
-    // address's constant base).
-    let ranged = a.footprints.load_ranges.len() == a.model.loads.len();
     let region = |r: Option<u32>| -> Value {
         match r {
             Some(r) => json!(r),
             None => Value::Null,
         }
     };
-    let mut never = a.model.unreachable_loads.len();
+    let coverage = load_coverage(a);
     let loads: Vec<Value> = a
         .model
         .loads
         .iter()
         .zip(&a.unresolved)
+        .zip(&coverage)
         .enumerate()
-        .map(|(i, (l, u))| {
-            // A may-load left out of the footprints was not evaluated (an interpreter run
-            // records it where it ran): empty ranges do not mean it never runs.
-            let evaluated = ranged
-                && (a.model.counts(i) || !a.footprints.load_ranges[i].is_empty());
-            let (params, reads, never_executed): (Vec<u64>, Vec<Value>, bool) = match &u {
-                Some(_) => (Vec::new(), Vec::new(), false),
-                None if evaluated => {
-                    let rs = &a.footprints.load_ranges[i];
+        .map(|(i, ((l, u), &c))| {
+            // Byte ranges: the static evaluation's or what the interpreter saw (none for an
+            // unresolved or guarded load of a static analysis: it was not evaluated).
+            let rs = match c {
+                Coverage::InGraph | Coverage::NeverExecuted => a.footprints.load_ranges.get(i),
+                Coverage::Guarded | Coverage::Unresolved => None,
+            };
+            let (params, reads): (Vec<u64>, Vec<Value>) = match rs {
+                Some(rs) => {
                     let mut ps: Vec<u64> = rs.iter().filter_map(|r| r.region).map(u64::from).collect();
                     ps.dedup();
                     let reads = rs
                         .iter()
                         .map(|r| json!({"param": region(r.region), "name": r.region.and_then(|x| region_name(f, launch, x)), "bytes": [r.lo, r.hi]}))
                         .collect();
-                    (ps, reads, rs.is_empty())
+                    (ps, reads)
                 }
-                None => (param_of(l, launch), Vec::new(), false),
+                None if c == Coverage::Guarded => (param_of(l, launch), Vec::new()),
+                None => (Vec::new(), Vec::new()),
             };
-            never += usize::from(never_executed);
-            json!({
+            let reason = match c {
+                Coverage::InGraph => None,
+                Coverage::NeverExecuted => Some("never executed for this launch".to_string()),
+                Coverage::Guarded => Some(format!("{} guard: a may-load, not in the footprints or the graph (--may-loads adds its may-footprint)", l.guard().as_str())),
+                Coverage::Unresolved => u.clone(),
+            };
+            let mut v = json!({
                 "line": l.line,
                 "width_bytes": l.width,
-                "resolved": u.is_none(),
-                "reason": if never_executed {
-                    Some("never executed for this launch".to_string())
-                } else if u.is_none() && !evaluated {
-                    Some(format!("{} guard: a may-load, not in the footprints or the graph (--may-loads adds its may-footprint)", l.guard().as_str()))
-                } else {
-                    u.clone()
-                },
-                "never_executed": never_executed,
+                "coverage": c.as_str(),
+                "resolved": c != Coverage::Unresolved,
+                "reason": reason,
+                "never_executed": c == Coverage::NeverExecuted,
                 "loop_depth": l.loops.len(),
                 "guard": l.guard().as_str(),
                 "params": params.iter().map(|&p| json!({"index": p, "name": region_name(f, launch, p as u32)})).collect::<Vec<_>>(),
                 "reads": reads,
-            })
+            });
+            // What the static analysis would have said of a load the run observed.
+            if let (true, Some(u)) = (a.observed, u) {
+                v["static_reason"] = json!(u);
+            }
+            v
         })
         .chain(a.model.unreachable_loads.iter().map(|(_, line)| {
-            json!({"line": line, "resolved": true, "reason": "never executed for this launch", "never_executed": true, "loop_depth": 0})
+            json!({"line": line, "coverage": Coverage::NeverExecuted.as_str(), "resolved": true, "reason": "never executed for this launch", "never_executed": true, "loop_depth": 0})
         }))
         .collect();
-    let resolved =
-        a.unresolved.iter().filter(|u| u.is_none()).count() + a.model.unreachable_loads.len();
+    let counts = CoverageCounts::of(a, &coverage);
+    let never = counts.never_executed;
     let total = a.model.loads.len() + a.model.unreachable_loads.len();
+    let resolved = total - counts.unresolved;
     let structures: Vec<Value> = a
         .footprints
         .params
@@ -161,6 +165,7 @@ pub fn document_with(
         "loads_total": total,
         "loads_never_executed": never,
         "resolved_fraction": if total == 0 { 1.0 } else { resolved as f64 / total as f64 },
+        "coverage": counts,
         "data_structures": structures,
         "graph": {
             "num_tbs": g.num_tbs,
@@ -179,6 +184,101 @@ pub fn document_with(
         "reuse": reuse,
         "locality_descriptors": descriptors,
     })
+}
+
+/// Where one global load stands (`coverage` of each load in the JSON; issue 41): only
+/// loads *in the graph* shape the footprints, the locality graph and its statistics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coverage {
+    /// Its per-TB footprint is in the footprints and the graph: evaluated exactly by the
+    /// static analysis (a guarded one with `--may-loads`, as a may-footprint), or observed
+    /// in the interpreter's run (`--dynamic`).
+    InGraph,
+    /// Resolved, but under a guard on loaded data or floats: left out unless `--may-loads`.
+    Guarded,
+    /// Proved (or, with `--dynamic`, seen) never to execute for this launch.
+    NeverExecuted,
+    /// Its addresses are not known; the reason says why.
+    Unresolved,
+}
+
+impl Coverage {
+    /// The JSON word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Coverage::InGraph => "in_graph",
+            Coverage::Guarded => "guarded",
+            Coverage::NeverExecuted => "never_executed",
+            Coverage::Unresolved => "unresolved",
+        }
+    }
+}
+
+/// Each load's [`Coverage`] (by index into `a.model.loads`; the statically unreachable
+/// loads, `a.model.unreachable_loads`, never execute).
+pub fn load_coverage(a: &Analysis) -> Vec<Coverage> {
+    let ranged = a.footprints.load_ranges.len() == a.model.loads.len();
+    (0..a.model.loads.len())
+        .map(|i| {
+            let ran = ranged && !a.footprints.load_ranges[i].is_empty();
+            if a.observed {
+                return if ran {
+                    Coverage::InGraph
+                } else {
+                    Coverage::NeverExecuted
+                };
+            }
+            if a.unresolved[i].is_some() {
+                Coverage::Unresolved
+            } else if !a.model.counts(i) && !ran {
+                // A may-load left out of the footprints was not evaluated.
+                Coverage::Guarded
+            } else if ranged && !ran {
+                Coverage::NeverExecuted
+            } else {
+                Coverage::InGraph
+            }
+        })
+        .collect()
+}
+
+/// The loads of each [`Coverage`] (`coverage` in the JSON), with the unresolved ones by
+/// kind of reason ([`crate::expr::reason_kind`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CoverageCounts {
+    /// Loads in the footprints and the graph.
+    pub in_graph: usize,
+    /// Loads left out under a data or float guard (`--may-loads` adds them).
+    pub guarded: usize,
+    /// Loads that never execute for this launch.
+    pub never_executed: usize,
+    /// Loads whose addresses are not known.
+    pub unresolved: usize,
+    /// The unresolved loads by kind of reason.
+    pub unresolved_reasons: std::collections::BTreeMap<&'static str, usize>,
+}
+
+impl CoverageCounts {
+    /// The counts of `coverage` ([`load_coverage`] of `a`) and `a`'s unreachable loads.
+    pub fn of(a: &Analysis, coverage: &[Coverage]) -> CoverageCounts {
+        let mut c = CoverageCounts {
+            never_executed: a.model.unreachable_loads.len(),
+            ..CoverageCounts::default()
+        };
+        for (k, u) in coverage.iter().zip(&a.unresolved) {
+            match k {
+                Coverage::InGraph => c.in_graph += 1,
+                Coverage::Guarded => c.guarded += 1,
+                Coverage::NeverExecuted => c.never_executed += 1,
+                Coverage::Unresolved => {
+                    c.unresolved += 1;
+                    let kind = u.as_deref().map_or("other", crate::expr::reason_kind);
+                    *c.unresolved_reasons.entry(kind).or_default() += 1;
+                }
+            }
+        }
+        c
+    }
 }
 
 /// The most edges `paver analyze` puts in the JSON document (`graph.edges`) unless asked
@@ -320,17 +420,38 @@ pub fn summary(f: &Function, launch: &BoundLaunch, a: &Analysis, s: &Stats) -> S
             names.join(", ")
         );
     }
+    let coverage = load_coverage(a);
+    let c = CoverageCounts::of(a, &coverage);
     let total = a.model.loads.len() + a.model.unreachable_loads.len();
-    let bad = a.unresolved.iter().filter(|u| u.is_some()).count();
+    let reasons: Vec<String> = c
+        .unresolved_reasons
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    let reasons = if reasons.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", reasons.join(", "))
+    };
     let _ = writeln!(
         o,
-        "global loads: {total}, resolved {} ({} unresolved)",
-        total - bad,
-        bad
+        "global loads: {total}: in the graph {}, guarded {}, never executed {}, unresolved {}{reasons}",
+        c.in_graph, c.guarded, c.never_executed, c.unresolved
     );
-    for (l, u) in a.model.loads.iter().zip(&a.unresolved) {
-        if let Some(u) = u {
-            let _ = writeln!(o, "  line {}: unresolved: {u}", l.line);
+    for ((l, u), k) in a.model.loads.iter().zip(&a.unresolved).zip(&coverage) {
+        match (k, u) {
+            (Coverage::Unresolved, Some(u)) => {
+                let _ = writeln!(o, "  line {}: unresolved: {u}", l.line);
+            }
+            (Coverage::Guarded, _) => {
+                let _ = writeln!(
+                    o,
+                    "  line {}: guarded ({} guard): left out of the graph; --may-loads adds it",
+                    l.line,
+                    l.guard().as_str()
+                );
+            }
+            _ => {}
         }
     }
     let _ = writeln!(

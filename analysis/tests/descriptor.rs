@@ -384,7 +384,9 @@ fn existence_paths_agree_on_the_corpus() {
             "srad 3",
             "transpose 0",
         ],
-        "4.8.12.0" => &["srad 1", "srad 5"],
+        // scalar_prod's second vector since issue 41's join rule (fewer guard literals
+        // outside the loops, a different query) with Debian's 4.8.12 only.
+        "4.8.12.0" => &["scalar_prod 1", "srad 1", "srad 5"],
         v => {
             eprintln!("z3 {v}: no pinned list; left to enumeration: {not_z3:?}");
             return;

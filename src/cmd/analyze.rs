@@ -454,6 +454,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
             outside.len()
         );
     }
+    let straddling: Vec<u32> = a
+        .model
+        .loads
+        .iter()
+        .zip(&a.unresolved)
+        .filter(|(_, u)| u.as_deref().map(analysis::expr::reason_kind) == Some("straddle"))
+        .map(|(l, _)| l.line)
+        .collect();
+    if let Some(line) = straddling.first() {
+        eprintln!(
+            "warning: {} global load(s) read across the end of a buffer (first: PTX line {line}): \
+             one access's bytes lie in two data structures, or partly outside every buffer. \
+             They are unresolved (reason `straddle`); on a GPU such a read returns whatever \
+             lies past the end. Check the buffers' lengths against the kernel's sizes",
+            straddling.len()
+        );
+    }
     if !args.quiet {
         let summary = analysis::report::summary(f, bound, &a, &stats);
         let shown = crate::names::display(&f.name);
@@ -619,6 +636,7 @@ fn dynamic_analysis(
         units: &units,
         tbs: Vec::new(),
         cur: Vec::new(),
+        compact_at: Vec::new(),
         ranges: HashMap::new(),
     };
     let opts = sim::RunOptions {
@@ -652,8 +670,12 @@ fn dynamic_analysis(
         model,
         footprints,
         unresolved,
+        observed: true,
     })
 }
+
+/// Unit ids a warp collects before the first deduplication (8 MiB).
+const COMPACT_AT: usize = 1 << 20;
 
 /// Interpreter observer that records, per TB and warp, the data units its global loads read.
 struct UnitCollector<'a> {
@@ -663,6 +685,8 @@ struct UnitCollector<'a> {
     tbs: Vec<(u64, Vec<Vec<u64>>)>,
     /// The TB being run: per warp, unit ids as they come.
     cur: Vec<Vec<u64>>,
+    /// Per warp, the length of `cur` at which it is deduplicated next.
+    compact_at: Vec<usize>,
     /// Per load instruction, the bytes it read per data structure ([`merge_ranges`]).
     ranges: HashMap<InstId, Vec<(u32, u64, u64)>>,
 }
@@ -694,6 +718,20 @@ impl sim::MemObserver for UnitCollector<'_> {
                 self.cur[w].push(key | u);
             }
         }
+        // A warp that loops over the same data (a runaway loop until the budget stops it)
+        // would grow its list without bound: past a threshold it is deduplicated, and the
+        // threshold doubles with what remains, so memory stays within twice the distinct
+        // units and the work amortised (issue 41: 4 GB and an allocation failure before).
+        if self.compact_at.len() <= w {
+            self.compact_at.resize(w + 1, COMPACT_AT);
+        }
+        let cur = &mut self.cur[w];
+        if cur.len() >= self.compact_at[w] {
+            cur.sort_unstable();
+            cur.dedup();
+            cur.shrink_to(2 * cur.len());
+            self.compact_at[w] = COMPACT_AT.max(2 * cur.len());
+        }
     }
 
     fn split(&self, _tb: u64) -> Self {
@@ -702,6 +740,7 @@ impl sim::MemObserver for UnitCollector<'_> {
             units: self.units,
             tbs: Vec::new(),
             cur: Vec::new(),
+            compact_at: Vec::new(),
             ranges: HashMap::new(),
         }
     }

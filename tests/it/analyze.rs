@@ -541,3 +541,21 @@ fn an_open_parameter_an_address_needs_is_named() {
         "{e}"
     );
 }
+
+/// Minkowski distance with `powf` in the loop (issue 41; `analysis/tests/ptx/minkowski.cu`):
+/// powf's special cases branch on the loaded values, and all reconverge before the loop's
+/// pointers step. The join's path condition covers every case of those branches, so the
+/// loop's exit and both loads are known: resolved, and equal to the interpreter's
+/// footprints. (They were "floating-point value" unresolved: the or of the six paths'
+/// conditions was kept as an opaque literal.)
+#[test]
+fn loads_after_branches_on_loaded_floats_that_reconverge_are_resolved() {
+    let ptx = "analysis/tests/ptx/minkowski.ptx";
+    let launch = "analysis/tests/launches/minkowski.json";
+    let st = analyze(ptx, launch, &[]);
+    assert_eq!(st["coverage"]["in_graph"], 2, "{}", st["loads"]);
+    let dy = analyze(ptx, launch, &["--dynamic"]);
+    assert_eq!(per_tb(&st), per_tb(&dy));
+    assert_eq!(st["stats"], dy["stats"]);
+    assert_eq!(st["loads"], dy["loads"]);
+}

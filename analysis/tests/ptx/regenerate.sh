@@ -8,3 +8,6 @@ NVCC="${NVCC:-nvcc}"
 "$NVCC" -ptx -arch=sm_90 -O3 lane_trips.cu -o lane_trips.ptx
 # nvcc writes the absolute source path into .file: keep the bare name.
 sed -i 's|^\(\s*\.file\s\+[0-9]\+\s\+"\).*/lane_trips\.cu"|\1lane_trips.cu"|' lane_trips.ptx
+# minkowski.ptx: NVRTC 12.9 through paver (pip install nvidia-cuda-nvrtc-cu12==12.9.86, or
+# PAVER_NVRTC=/path/to/libnvrtc.so.12); PAVER= names the binary.
+"${PAVER:-../../../target/release/paver}" compile minkowski.cu --arch compute_70 -o minkowski.ptx
