@@ -136,9 +136,8 @@ impl KernelLaunchArgs {
                     ptx: self.file.display().to_string(),
                     entries: module
                         .entries()
-                        .map(|f| f.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                        .map(|f| format!("\n  {}", f.name))
+                        .collect(),
                 }
                 .into())
             }

@@ -89,8 +89,8 @@ pub fn select_kernel<'m>(
                 Some(d) => format!("{} ({d})", f.name),
                 None => f.name.clone(),
             })
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(|n| format!("\n  {n}"))
+            .collect::<String>()
     };
     match name {
         Some(n) => {
@@ -104,18 +104,20 @@ pub fn select_kernel<'m>(
             match found.as_slice() {
                 [f] => Ok(f),
                 [] => Err(CliError::Usage(format!(
-                    "{}: no kernel named `{n}` (entries: {})",
+                    "{}: no kernel named `{n}`; its entries (one a line, mangled and demangled):{}",
                     path.display(),
                     names()
                 ))),
                 several => Err(CliError::Usage(format!(
-                    "{}: `{n}` names several kernels, give the mangled name: {}",
+                    "{}: `{n}` names several kernels, give the mangled name of one:{}",
                     path.display(),
                     several
                         .iter()
-                        .map(|f| f.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                        .map(|f| match crate::names::demangle(&f.name) {
+                            Some(d) => format!("\n  {} ({d})", f.name),
+                            None => format!("\n  {}", f.name),
+                        })
+                        .collect::<String>()
                 ))),
             }
         }
@@ -128,7 +130,7 @@ pub fn select_kernel<'m>(
                     path.display()
                 ))),
                 (Some(_), Some(_)) => Err(CliError::Usage(format!(
-                    "{}: several kernels, choose one with --kernel (entries: {})",
+                    "{}: several kernels, choose one with --kernel; its entries (one a line, mangled and demangled):{}",
                     path.display(),
                     names()
                 ))),

@@ -299,11 +299,11 @@ fn bad_input_gets_one_clear_error() {
         (vec!["parse", "no/such/file.ptx"], "no/such/file.ptx"),
         (
             vec!["inspect", "kernels/atax/atax.compute_70.ptx"],
-            "several kernels, choose one with --kernel (entries: atax_kernel1, atax_kernel2)",
+            "several kernels, choose one with --kernel; its entries (one a line, mangled and demangled):\n  atax_kernel1\n  atax_kernel2",
         ),
         (
             vec!["inspect", MM, "--kernel", "mm"],
-            "no kernel named `mm` (entries: mm_naive)",
+            "no kernel named `mm`; its entries (one a line, mangled and demangled):\n  mm_naive",
         ),
         (
             vec!["launch", MM, "--grid", "4x", "--block", "16"],

@@ -570,7 +570,7 @@ fn an_unknown_kernel_in_a_launch_file_is_an_input_error() {
     let out = paver(&["launch", MM, "--launch", l.to_str().unwrap()]);
     let e = fails_with(&out, 1, "kernel from the launch file");
     assert!(
-        e.contains("mm_navie") && e.contains("entries: mm_naive"),
+        e.contains("mm_navie") && e.contains("entries (one a line):\n  mm_naive"),
         "{e}"
     );
     // Named on the command line, it stays a usage error.
