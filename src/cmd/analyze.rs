@@ -112,9 +112,9 @@ pub struct Args {
     #[arg(long, value_name = "MiB")]
     max_memory: Option<u64>,
     /// Interpreter instruction budget for `--dynamic` (warp instructions, whole launch;
-    /// the same default as `paver run`: a runaway kernel stops with a clear error in well
-    /// under a minute, about 20 s on a 2-core machine).
-    #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
+    /// the same default as `paver run`: a runaway kernel stops with a clear error within a
+    /// minute on a 2-core machine).
+    #[arg(long, value_name = "N", default_value_t = sim::interp::runner::DEFAULT_LAUNCH_BUDGET)]
     max_instructions: u64,
     /// Also write the TB groups of this analysis (`--policy`, `--gpu`, ...) to this file.
     #[arg(long, value_name = "FILE.json", requires = "policy")]

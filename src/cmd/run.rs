@@ -31,8 +31,9 @@ pub struct Args {
     /// Folder to write the buffers after the run (p<i>_<name>.npy) and summary.json into.
     #[arg(short = 'o', long, visible_alias = "output", value_name = "DIR")]
     outputs: Option<PathBuf>,
-    /// Budget of warp instructions for the whole launch (stops runaway loops).
-    #[arg(long, value_name = "N", default_value_t = 1_000_000_000)]
+    /// Budget of warp instructions for the whole launch (stops a runaway kernel within a
+    /// minute; raise it for larger launches).
+    #[arg(long, value_name = "N", default_value_t = sim::interp::runner::DEFAULT_LAUNCH_BUDGET)]
     max_instructions: u64,
     /// Worker threads across thread blocks (results do not depend on it).
     #[arg(long, value_name = "N", default_value_t = 1)]

@@ -29,6 +29,12 @@ use super::observer::MemObserver;
 use super::tb::{Geometry, TbExec};
 use crate::SimError;
 
+/// The interpreter's default budget of warp instructions per launch (`paver run`, `paver
+/// analyze --dynamic`): a runaway kernel stops within a minute on a 2-core machine (a
+/// one-warp float loop runs 7.7 M warp instructions a second there, the GEMM 12 M;
+/// docs/VALIDATION.md, issue 41), and `--max-instructions` raises it.
+pub const DEFAULT_LAUNCH_BUDGET: u64 = 300_000_000;
+
 /// How to run a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOptions {
@@ -42,7 +48,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             threads: 1,
-            max_warp_instructions: 1_000_000_000,
+            max_warp_instructions: DEFAULT_LAUNCH_BUDGET,
         }
     }
 }

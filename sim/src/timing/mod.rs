@@ -99,9 +99,9 @@ impl TbPolicy {
 }
 
 /// `paver simulate`'s budget of warp instructions per launch: a runaway kernel stops with a
-/// clear error within about a minute on a 2-core machine (the timing model runs 1-5 M warp
-/// instructions a second on the corpus; docs/PERFORMANCE.md), while a legitimate launch
-/// beyond it asks for `--max-instructions` (the error says how far it got).
+/// clear error within a minute on a 2-core machine (29 s for a one-warp spin loop on
+/// Volta: 3.5 M warp instructions a second; the corpus runs 1-5 M; docs/PERFORMANCE.md),
+/// while a legitimate launch beyond it asks for `--max-instructions`.
 pub const DEFAULT_LAUNCH_BUDGET: u64 = 100_000_000;
 
 /// How to run.
