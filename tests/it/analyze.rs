@@ -31,7 +31,7 @@ fn analyze(ptx: &str, launch: &str, extra: &[&str]) -> Value {
 
 /// Every TB's footprint from the `footprints` key: (param, TB) -> unit intervals. Classes
 /// may group TBs differently; the footprints themselves must not differ.
-fn per_tb(doc: &Value) -> std::collections::BTreeMap<(u64, u64), Value> {
+pub(crate) fn per_tb(doc: &Value) -> std::collections::BTreeMap<(u64, u64), Value> {
     let mut out = std::collections::BTreeMap::new();
     for p in doc["footprints"].as_array().unwrap() {
         for c in p["classes"].as_array().unwrap() {

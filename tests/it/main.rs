@@ -14,6 +14,7 @@ mod evidence;
 mod launch_files;
 mod ld_runtime;
 mod occupancy;
+mod oracle;
 mod partition;
 mod robust_io;
 mod robust_ptx;
