@@ -56,7 +56,8 @@ pub fn why_not_inlined(m: &Module, inst: &Inst) -> String {
         None => "an indirect call (through a register) is not supported".to_string(),
         Some(g) if !g.has_body => format!(
             "`{}` is declared without a body (an external function such as `vprintf` or \
-             `malloc`), which the interpreter does not provide",
+             `malloc`), which the interpreter does not provide (`vprintf` it runs as a call that
+             prints nothing)",
             g.name
         ),
         Some(g) => format!(
@@ -65,6 +66,22 @@ pub fn why_not_inlined(m: &Module, inst: &Inst) -> String {
             g.name
         ),
     }
+}
+
+/// The name of the external function (declared without a body: `vprintf`, `malloc`) a
+/// direct call instruction calls.
+pub fn external_callee<'m>(m: &'m Module, inst: &Inst) -> Option<&'m str> {
+    if inst.op != Opcode::Call {
+        return None;
+    }
+    inst.operands.iter().find_map(|o| match o {
+        Operand::Symbol(Symbol::Function(i)) => m
+            .functions
+            .get(*i as usize)
+            .filter(|g| !g.has_body)
+            .map(|g| g.name.as_str()),
+        _ => None,
+    })
 }
 
 /// The function a direct call instruction calls, when it has a body.

@@ -96,6 +96,7 @@ def error_class(line):
     line = line.split(" at kernel ")[0]
     line = re.sub(r"`[^`]*`", "`_`", line)
     line = re.sub(r"/\S+", "PATH", line)
+    line = re.sub(r"\b0x[0-9a-fA-F]+\b", "0xN", line)
     line = re.sub(r"\b\d+\b", "N", line)
     return line[:160]
 
