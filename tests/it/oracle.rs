@@ -1,7 +1,8 @@
 //! A differential oracle beyond the corpus (issue 41): random kernels, written as PTX in the
-//! shapes nvcc emits (affine and guarded index arithmetic over 1-3-D grids, loops with
-//! data-independent bounds, nested loops, shared-memory staging across `bar.sync`, early
-//! returns before a barrier), analysed statically and by the interpreter (`paver analyze`
+//! shapes nvcc emits (affine and guarded index arithmetic over 1-3-D grids, 2-D positions
+//! by `/` and `%`, loops with data-independent bounds, nested loops, branches on loaded
+//! floats that reconverge, shared-memory staging across `bar.sync`, early returns before a
+//! barrier), analysed statically and by the interpreter (`paver analyze`
 //! and `paver analyze --dynamic`). What the static analysis reports must be what the run
 //! reads: every load it puts in the graph reads exactly the bytes the run's load read, one
 //! it proves never executed never runs, and when every load is in the graph (or never
@@ -155,6 +156,16 @@ fn guarded_load(k: &mut Ptx, vars: &Vars, base: &str, len: u64, idx: &str, acc: 
     k.line(format!("add.s64 \t{addr}, {base}, {off};"));
     k.line(format!("ld.global.f32 \t{v}, [{addr}];"));
     k.line(format!("add.f32 \t{acc}, {acc}, {v};"));
+    if k.rng.chance(30) {
+        // Branches on the loaded value that all reconverge before what follows.
+        let (p1, p2, join) = (k.p(), k.p(), k.label());
+        k.line(format!("setp.gt.f32 \t{p1}, {v}, 0f3F000000;"));
+        k.line(format!("@{p1} bra \t{join};"));
+        k.line(format!("setp.lt.f32 \t{p2}, {v}, 0f3E800000;"));
+        k.line(format!("@{p2} bra \t{join};"));
+        k.line(format!("add.f32 \t{acc}, {acc}, 0f3F800000;"));
+        k.place(&join);
+    }
     k.place(&skip);
 }
 
@@ -238,6 +249,16 @@ fn generate(seed: u64) -> Kernel {
         vars.tid.push(t);
         vars.ctaid.push(c);
         vars.g.push(g);
+    }
+    if k.rng.chance(40) {
+        // A 2-D position from a 1-D index (`row = i / w; col = i % w`).
+        let w = k.rng.int(2, 24);
+        let (q, r) = (k.r(), k.r());
+        let g = vars.g[0].clone();
+        k.line(format!("div.u32 \t{q}, {g}, {w};"));
+        k.line(format!("rem.u32 \t{r}, {g}, {w};"));
+        vars.g.push(q);
+        vars.g.push(r);
     }
     // The thread's linear id in the grid, for its output element.
     let (tx, ty, tz) = (k.r(), k.r(), k.r());
