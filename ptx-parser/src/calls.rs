@@ -68,35 +68,28 @@ pub fn why_not_inlined(m: &Module, inst: &Inst) -> String {
     }
 }
 
-/// The name of the external function (declared without a body: `vprintf`, `malloc`) a
-/// direct call instruction calls.
-pub fn external_callee<'m>(m: &'m Module, inst: &Inst) -> Option<&'m str> {
+/// The function a direct call instruction calls, with its index.
+fn called<'m>(m: &'m Module, inst: &Inst) -> Option<(u32, &'m Function)> {
     if inst.op != Opcode::Call {
         return None;
     }
     inst.operands.iter().find_map(|o| match o {
-        Operand::Symbol(Symbol::Function(i)) => m
-            .functions
-            .get(*i as usize)
-            .filter(|g| !g.has_body)
-            .map(|g| g.name.as_str()),
+        Operand::Symbol(Symbol::Function(i)) => m.functions.get(*i as usize).map(|g| (*i, g)),
         _ => None,
     })
 }
 
+/// The name of the external function (declared without a body: `vprintf`, `malloc`) a
+/// direct call instruction calls.
+pub fn external_callee<'m>(m: &'m Module, inst: &Inst) -> Option<&'m str> {
+    called(m, inst)
+        .filter(|(_, g)| !g.has_body)
+        .map(|(_, g)| g.name.as_str())
+}
+
 /// The function a direct call instruction calls, when it has a body.
 fn callee_of<'m>(m: &'m Module, inst: &Inst) -> Option<(u32, &'m Function)> {
-    if inst.op != Opcode::Call {
-        return None;
-    }
-    inst.operands.iter().find_map(|o| match o {
-        Operand::Symbol(Symbol::Function(i)) => m
-            .functions
-            .get(*i as usize)
-            .filter(|g| g.has_body)
-            .map(|g| (*i, g)),
-        _ => None,
-    })
+    called(m, inst).filter(|(_, g)| g.has_body)
 }
 
 /// The return and argument symbols of a direct call: `call (r...), f, (a...)`. `None` when

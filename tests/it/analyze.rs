@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::common::{launch_files, paver_err, paver_ok, root, GEMM_256_BUFFERS};
 
-fn analyze(ptx: &str, launch: &str, extra: &[&str]) -> Value {
+pub(crate) fn analyze(ptx: &str, launch: &str, extra: &[&str]) -> Value {
     // Tests run in parallel: every call gets its own file.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

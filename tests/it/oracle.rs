@@ -23,8 +23,6 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::common::paver_ok;
-
 /// SplitMix64: the generator's only source of choices.
 struct Rng(u64);
 
@@ -396,22 +394,10 @@ impl Vars {
     }
 }
 
+/// `paver analyze` of the kernel in `dir` (`k.ptx`, `k.json`), with `--footprints`.
 fn analyze(dir: &std::path::Path, extra: &[&str]) -> Value {
-    let out = dir.join(if extra.is_empty() { "s.json" } else { "d.json" });
     let (ptx, launch) = (dir.join("k.ptx"), dir.join("k.json"));
-    let mut args = vec![
-        "analyze",
-        ptx.to_str().unwrap(),
-        "--launch",
-        launch.to_str().unwrap(),
-        "--quiet",
-        "--footprints",
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    paver_ok(&args);
-    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    super::analyze::analyze(ptx.to_str().unwrap(), launch.to_str().unwrap(), extra)
 }
 
 /// What one kernel showed: fully compared, or with loads the analysis left out.
