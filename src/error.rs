@@ -45,6 +45,14 @@ pub enum CliError {
         /// What NVRTC said, or why it cannot be loaded.
         error: native::nvrtc::NvrtcError,
     },
+    /// A kernel cannot be rewritten into persistent workers (`paver rewrite`).
+    #[error("{}: {error}", path.display())]
+    Rewrite {
+        /// The PTX or CUDA file.
+        path: PathBuf,
+        /// What stops the rewrite, with the PTX line.
+        error: rewrite::RewriteError,
+    },
     /// The arguments make no sense together (exit status 2, like clap's usage errors).
     #[error("{0}")]
     Usage(String),

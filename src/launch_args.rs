@@ -106,6 +106,11 @@ impl Loaded {
     pub fn kernel(&self) -> &ptx_parser::Function {
         &self.module.functions[self.kernel]
     }
+
+    /// The chosen kernel's index in `module.functions`.
+    pub fn kernel_index(&self) -> usize {
+        self.kernel
+    }
 }
 
 impl KernelLaunchArgs {

@@ -49,6 +49,9 @@ enum Command {
     /// Bind a launch (file and/or flags) to a kernel: check it and show every parameter's value.
     #[command(after_help = cmd::launch::EXAMPLES)]
     Launch(cmd::launch::Args),
+    /// Rewrite a kernel into persistent workers that run a TB schedule on a real GPU.
+    #[command(after_help = cmd::rewrite::EXAMPLES)]
+    Rewrite(cmd::rewrite::Args),
     /// Run a plan of kernels x GPUs x policies through the simulator; one record per run.
     #[command(after_help = cmd::sweep::EXAMPLES)]
     Sweep(cmd::sweep::Args),
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Simulate(args) => cmd::simulate::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
+        Command::Rewrite(args) => cmd::rewrite::run(args),
         Command::Report(args) => cmd::report::run(args),
     };
     match result {

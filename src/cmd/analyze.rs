@@ -547,6 +547,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The schedule `opts` asks for on this launch: the static analysis's locality graph (and,
+/// for `ld`, its Locality Descriptors) grouped by `opts.policy` on `opts.gpu`, with the
+/// occupancy it assumed (`paver simulate` and `paver rewrite` without `--schedule`).
+pub(crate) fn schedule_for(
+    loaded: &Loaded,
+    opts: &PartitionOpts,
+    origin: &std::path::Path,
+) -> Result<(graph_partition::Schedule, gpu::Occupancy), CliError> {
+    let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))?;
+    let (graph, _) = analysis::locality::build(&a.footprints);
+    let descriptors = (opts.policy == "ld").then(|| {
+        let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);
+        serde_json::to_value(ds).unwrap_or_default()
+    });
+    group_tbs(loaded, &graph, descriptors, opts, origin)
+}
+
 /// Groups the TBs of a locality graph for `loaded`'s kernel and launch (`paver partition`
 /// on the graph in memory), with the kernel's resources from ptxas, the launch file or the
 /// liveness estimate for the occupancy, and the analysis's Locality Descriptors (as JSON)

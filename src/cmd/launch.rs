@@ -53,7 +53,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 }
 
 /// The launch with every parameter given by index, in order, and the kernel named.
-fn normalise(orig: &Launch, bound: &BoundLaunch) -> Launch {
+pub(crate) fn normalise(orig: &Launch, bound: &BoundLaunch) -> Launch {
     let mut l = Launch::new(bound.grid, bound.block);
     l.kernel = Some(bound.kernel.clone());
     l.dynamic_shared_bytes = bound.dynamic_shared_bytes;
@@ -91,7 +91,7 @@ fn normalise(orig: &Launch, bound: &BoundLaunch) -> Launch {
 /// Rewrites relative `file(…)` paths, which were relative to `base_dir` (the launch file's
 /// folder, or the working directory for flags), so they name the same files from the
 /// folder of `out`, where the new launch file goes.
-fn rebase_files(l: &mut Launch, base_dir: &Path, out: &Path) -> Result<(), CliError> {
+pub(crate) fn rebase_files(l: &mut Launch, base_dir: &Path, out: &Path) -> Result<(), CliError> {
     let cwd = std::env::current_dir().map_err(|e| CliError::io(".", e))?;
     let out_dir = lexical(&cwd.join(out.parent().unwrap_or(Path::new(""))));
     for p in &mut l.params {

@@ -10,6 +10,7 @@ pub mod occupancy;
 pub mod parse;
 pub mod partition;
 pub mod report;
+pub mod rewrite;
 pub mod run;
 pub mod simulate;
 pub mod sweep;

@@ -54,7 +54,7 @@ pub struct Args {
 }
 
 /// Grouping settings shared by `paver partition` and `paver analyze --policy`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 pub struct PartitionOpts {
     /// Grouping policy: lrr, bcs, mst-ts, kway-ts, rb-ts, distributed, distributed-block,
     /// or ld (Locality Descriptor CTA clustering from the analysis's descriptors).

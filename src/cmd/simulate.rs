@@ -21,7 +21,7 @@ use analysis::footprint::Granularity;
 
 mod placement;
 
-use crate::cmd::analyze::group_tbs;
+use crate::cmd::analyze::schedule_for;
 use crate::cmd::partition::{self, LeafArgs, PartitionOpts};
 use crate::error::CliError;
 use crate::launch_args::{KernelLaunchArgs, Loaded};
@@ -141,8 +141,6 @@ pub struct Args {
 /// Analyses the launch and groups its TBs with the PAVER policy asked for, on the GPU
 /// simulated (what `paver analyze … --policy P --gpu G --schedule S` would write).
 fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
-    let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))?;
-    let (graph, _) = analysis::locality::build(&a.footprints);
     let policy = match args.tb_policy.to_ascii_lowercase().as_str() {
         "paver" => "rb-ts".to_string(),
         p => p.to_string(),
@@ -159,11 +157,7 @@ fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
         sms_per_cluster: 1,
         seed: 1,
     };
-    let descriptors = (opts.policy == "ld").then(|| {
-        let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);
-        serde_json::to_value(ds).unwrap_or_default()
-    });
-    let (schedule, occ) = group_tbs(loaded, &graph, descriptors, &opts, &args.target.file)?;
+    let (schedule, occ) = schedule_for(loaded, &opts, &args.target.file)?;
     if !args.quiet {
         eprintln!("{}", partition::human(&schedule, &occ.reason()).trim_end());
     }

@@ -16,6 +16,7 @@ mod ld_runtime;
 mod occupancy;
 mod oracle;
 mod partition;
+mod rewrite;
 mod robust_io;
 mod robust_ptx;
 mod run;

@@ -155,6 +155,20 @@ impl<'p> TbExec<'p> {
         tb: u64,
         budget: u64,
     ) -> TbExec<'p> {
+        Self::on_sm(prog, params, geom, tb, budget, [0, 1])
+    }
+
+    /// [`TbExec::new`] for a TB running on SM `sm[0]` of a GPU of `sm[1]` SMs, which its
+    /// `%smid` and `%nsmid` read (persistent kernels pick their work by SM: `paver
+    /// rewrite`).
+    pub fn on_sm(
+        prog: &'p Program,
+        params: &'p [u8],
+        geom: &Geometry,
+        tb: u64,
+        budget: u64,
+        sm: [u32; 2],
+    ) -> TbExec<'p> {
         let [gx, gy, _] = geom.grid;
         let (gx, gy) = (u64::from(gx), u64::from(gy));
         let mut ctx = TbCtx {
@@ -176,6 +190,7 @@ impl<'p> TbExec<'p> {
             barriers: Barriers::new(0),
             bar_last: None,
             dynamic_shared: geom.dynamic_shared,
+            sm,
         };
         let warps = Warp::all_of(&ctx);
         ctx.barriers = Barriers::new(warps.len() as u32);

@@ -63,6 +63,9 @@ pub struct TbCtx<'p> {
     /// The barrier instruction the last step executed, for the timing trace.
     pub(crate) bar_last: Option<BarrierArrival>,
     pub(crate) dynamic_shared: u64,
+    /// The SM the TB runs on and the SMs of the GPU (`%smid`, `%nsmid`): `[0, 1]` outside
+    /// the timing model, where TBs run on no SM.
+    pub(crate) sm: [u32; 2],
 }
 
 impl TbCtx<'_> {
@@ -252,7 +255,8 @@ impl Warp {
                     SpecialReg::Laneid => u64::from(lane),
                     SpecialReg::Warpid => u64::from(id),
                     SpecialReg::Nwarpid => u64::from(nwarps),
-                    SpecialReg::Nsmid => 1,
+                    SpecialReg::Smid => u64::from(tb.sm[0]),
+                    SpecialReg::Nsmid => u64::from(tb.sm[1]),
                     SpecialReg::LanemaskEq => 1u64 << lane,
                     SpecialReg::LanemaskLt => (1u64 << lane) - 1,
                     SpecialReg::LanemaskLe => (1u64 << (lane + 1)) - 1,
@@ -264,7 +268,7 @@ impl Warp {
                     SpecialReg::ClusterNctaid(_)
                     | SpecialReg::Nclusterid(_)
                     | SpecialReg::ClusterNctarank => 1,
-                    _ => 0, // %smid, %gridid, cluster ids, %envreg, %pm, timers
+                    _ => 0, // %gridid, cluster ids, %envreg, %pm, timers
                 };
                 regs[slot as usize * 32 + lane as usize] = v;
             }

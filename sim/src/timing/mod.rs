@@ -482,6 +482,7 @@ pub fn simulate_with_info(
         (make_tracer(), build())
     };
     let mut tracer = tracer?;
+    tracer.set_num_sms(cfg.gpu.core.num_sms);
     let (
         num_tbs,
         warps_per_tb,

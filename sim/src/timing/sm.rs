@@ -309,7 +309,7 @@ impl<'p> Sm<'p> {
         let Some(c) = self.ctxs.iter().position(Option::is_none) else {
             return Ok(());
         };
-        let mut stream = tracer.start(u64::from(tb));
+        let mut stream = tracer.start(u64::from(tb), self.id);
         let nw = stream.num_warps();
         let mut windows: Vec<WarpTrace> = (0..nw).map(|_| WarpTrace::default()).collect();
         for w in 0..nw {

@@ -292,6 +292,8 @@ pub struct Tracer<'p> {
     launch_budget: u64,
     traced: u64,
     rec: Recorder,
+    /// SMs of the simulated GPU (`%nsmid`).
+    num_sms: u32,
 }
 
 /// The last kernel [`decoded`] decoded on this thread: its module, its index there, and the
@@ -445,6 +447,7 @@ impl<'p> Tracer<'p> {
                 banks,
                 ..Recorder::default()
             },
+            num_sms: 1,
         })
     }
 
@@ -458,10 +461,17 @@ impl<'p> Tracer<'p> {
         self.geom.shared_bytes
     }
 
-    /// Starts TB `tb` (linear id): its warps' windows are empty until [`Tracer::refill`].
-    pub fn start(&mut self, tb: u64) -> TbStream<'p> {
+    /// The GPU's SM count, which `%nsmid` reads (1 until set).
+    pub fn set_num_sms(&mut self, n: u32) {
+        self.num_sms = n.max(1);
+    }
+
+    /// Starts TB `tb` (linear id): its warps' windows are empty until [`Tracer::refill`],
+    /// on SM `sm` (its `%smid`).
+    pub fn start(&mut self, tb: u64, sm: u32) -> TbStream<'p> {
+        let sm = [sm, self.num_sms];
         TbStream {
-            exec: TbExec::new(self.prog, self.params, &self.geom, tb, self.budget),
+            exec: TbExec::on_sm(self.prog, self.params, &self.geom, tb, self.budget, sm),
         }
     }
 

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Checks `paver rewrite` on the corpus (issue 42): for every launch file of kernels/,
+
+1. ptxas (PyPI wheel nvidia-cuda-nvcc-cu12; CPU only) accepts the rewritten PTX of the
+   kernel's compute_70 PTX for sm_70 and its compute_90 PTX for sm_90; registers before
+   and after;
+2. `paver run` of the rewritten kernel with its work-list table writes outputs
+   bit-identical to the original's;
+3. in the simulator (`--sim`), the rewritten kernel under the hardware's plain LRR
+   dispatch against the original under `--tb-policy rb-ts` with the same schedule: L2
+   accesses (target: within 5 %); and the identity rewrite against the original under
+   LRR: warp instructions (the worker loop's own cost) and L2 accesses.
+
+Usage (from the repository root, after `cargo build --release`):
+
+    python3 tools/rewrite_check/check.py [--ptxas PATH] [--sim] [--max-tbs N] \
+        [--gpu volta] [--jobs 2] [--only NAME] > table.md
+
+Launches with more than --max-tbs TBs (default 20000) are skipped for `paver run`, and
+those with more than --max-sim-tbs (default 2304) for the simulator; the table says so.
+"""
+import argparse
+import concurrent.futures as cf
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PAVER = os.path.join(ROOT, "target", "release", "paver")
+
+
+def sh(args, **kw):
+    r = subprocess.run(args, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}\n{r.stderr.strip()[-2000:]}")
+    return r
+
+
+def launches(only):
+    for d in sorted(glob.glob(os.path.join(ROOT, "kernels", "*"))):
+        ptx = glob.glob(os.path.join(d, "*.compute_70.ptx"))
+        if len(ptx) != 1:
+            continue
+        for l in sorted(glob.glob(os.path.join(d, "*.json"))):
+            if only and only not in l:
+                continue
+            yield ptx[0], l
+
+
+def tbs(launch):
+    g = json.load(open(launch))["grid"]
+    return g[0] * g[1] * g[2]
+
+
+def registers(ptxas, ptx, arch, kernel):
+    r = sh([ptxas, f"-arch={arch}", "-v", ptx, "-o", os.devnull])
+    # ptxas -v: "Compiling entry function 'k' for 'sm_70'" then "Used N registers".
+    cur = None
+    for line in r.stderr.splitlines():
+        if "Compiling entry function" in line:
+            cur = line.split("'")[1]
+        if "Used" in line and "registers" in line and cur == kernel:
+            return int(line.split("Used")[1].split()[0])
+    return None
+
+
+def stats(path):
+    d = json.load(open(path))
+    return {"cycles": d["cycles"], "warp": d["warp_instructions"], "l2": d["l2"]["accesses"]}
+
+
+def check(ptx, launch, a):
+    name = os.path.relpath(launch, os.path.join(ROOT, "kernels"))
+    row = {"launch": name, "tbs": tbs(launch)}
+    with tempfile.TemporaryDirectory() as t:
+        j = lambda *p: os.path.join(t, *p)
+        try:
+            sh([PAVER, "analyze", ptx, "--launch", launch, "--policy", "rb-ts", "--gpu", a.gpu,
+                "--schedule", j("s.json"), "-q"])
+            sh([PAVER, "rewrite", ptx, "--launch", launch, "--schedule", j("s.json"),
+                "-o", j("r.ptx"), "--launch-out", j("r.json"), "-q"])
+            sh([PAVER, "rewrite", ptx, "--launch", launch, "--identity", "--gpu", a.gpu,
+                "-o", j("i.ptx"), "--launch-out", j("i.json"), "-q"])
+        except RuntimeError as e:
+            row["error"] = str(e).splitlines()[-1]
+            return row
+        kernel = json.load(open(j("r.json")))["kernel"]
+        row["kernel"] = kernel
+        if a.ptxas:
+            ptx90 = ptx.replace("compute_70", "compute_90")
+            try:
+                sh([PAVER, "rewrite", ptx90, "--launch", launch, "--identity", "--gpu", a.gpu,
+                    "-o", j("r90.ptx"), "-q"])
+                row["regs70"] = (registers(a.ptxas, ptx, "sm_70", kernel),
+                                 registers(a.ptxas, j("r.ptx"), "sm_70", kernel))
+                row["regs90"] = (registers(a.ptxas, ptx90, "sm_90", kernel),
+                                 registers(a.ptxas, j("r90.ptx"), "sm_90", kernel))
+            except RuntimeError as e:
+                row["ptxas"] = str(e).splitlines()[-1]
+        if row["tbs"] <= a.max_tbs:
+            try:
+                sh([PAVER, "run", ptx, "--launch", launch, "-o", j("o1"), "-q"])
+                sh([PAVER, "run", j("r.ptx"), "--launch", j("r.json"), "-o", j("o2"), "-q"])
+                nparams = len(json.load(open(j("o1", "summary.json"))).get("outputs", [])) or None
+                same, diff = 0, []
+                for f in sorted(os.listdir(j("o1"))):
+                    if not f.endswith(".npy"):
+                        continue
+                    b1 = open(j("o1", f), "rb").read()
+                    b2 = open(j("o2", f), "rb").read() if os.path.exists(j("o2", f)) else None
+                    if b1 == b2:
+                        same += 1
+                    else:
+                        diff.append(f)
+                row["run"] = "identical" if not diff else "DIFFERS: " + ", ".join(diff)
+                row["buffers"] = same + len(diff)
+                _ = nparams
+            except RuntimeError as e:
+                row["run"] = "ERROR: " + str(e).splitlines()[-1]
+        if a.sim and row["tbs"] <= a.max_sim_tbs:
+            try:
+                sh([PAVER, "simulate", ptx, "--launch", launch, "--gpu", a.gpu, "--tb-policy",
+                    "rb-ts", "--schedule", j("s.json"), "-o", j("so.json"), "-q"])
+                sh([PAVER, "simulate", j("r.ptx"), "--launch", j("r.json"), "--gpu", a.gpu,
+                    "--tb-policy", "lrr", "-o", j("sr.json"), "-q"])
+                sh([PAVER, "simulate", ptx, "--launch", launch, "--gpu", a.gpu, "--tb-policy",
+                    "lrr", "-o", j("sl.json"), "-q"])
+                sh([PAVER, "simulate", j("i.ptx"), "--launch", j("i.json"), "--gpu", a.gpu,
+                    "--tb-policy", "lrr", "-o", j("si.json"), "-q"])
+                so, sr, sl, si = (stats(j(x)) for x in ("so.json", "sr.json", "sl.json", "si.json"))
+                row["sim"] = {"rbts": so, "rewritten": sr, "lrr": sl, "identity": si}
+            except RuntimeError as e:
+                row["sim_error"] = str(e).splitlines()[-1]
+    return row
+
+
+def fmt_regs(r):
+    if not r or r[0] is None or r[1] is None:
+        return "-"
+    return f"{r[0]}" if r[0] == r[1] else f"{r[0]} -> {r[1]} (+{r[1] - r[0]})"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ptxas")
+    p.add_argument("--sim", action="store_true")
+    p.add_argument("--gpu", default="volta")
+    p.add_argument("--max-tbs", type=int, default=20000)
+    p.add_argument("--max-sim-tbs", type=int, default=2304)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--only")
+    p.add_argument("--json", help="also write the rows as JSON here")
+    a = p.parse_args()
+    todo = list(launches(a.only))
+    rows = []
+    with cf.ThreadPoolExecutor(a.jobs) as ex:
+        for row in ex.map(lambda x: check(*x, a), todo):
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    if a.json:
+        json.dump(rows, open(a.json, "w"), indent=1)
+    print("| launch | TBs | ptxas sm_70 regs | ptxas sm_90 regs | `paver run` outputs | "
+          "L2 rewritten/RB-TS | identity: warp instr. | identity: L2 |")
+    print("|---|---:|---|---|---|---:|---:|---:|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['launch']} | {r['tbs']} | rewrite failed: {r['error']} | | | | | |")
+            continue
+        run = r.get("run", f"skipped (> {a.max_tbs} TBs)")
+        if run == "identical":
+            run = f"identical ({r['buffers']} buffers)"
+        s = r.get("sim")
+        if s:
+            l2 = f"{s['rewritten']['l2'] / max(1, s['rbts']['l2']):.3f}"
+            wi = f"{s['identity']['warp'] / max(1, s['lrr']['warp']):.3f}"
+            il2 = f"{s['identity']['l2'] / max(1, s['lrr']['l2']):.3f}"
+        else:
+            l2 = wi = il2 = r.get("sim_error", "-")
+        regs70 = r.get("ptxas") or fmt_regs(r.get("regs70"))
+        print(f"| {r['launch']} | {r['tbs']} | {regs70} | {fmt_regs(r.get('regs90'))} | {run} | {l2} | {wi} | {il2} |")
+
+
+if __name__ == "__main__":
+    main()
