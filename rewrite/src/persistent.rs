@@ -5,12 +5,14 @@
 //! workers (SMs x TBs per SM). Each worker loops:
 //!
 //! 1. **Take.** The CTA's first thread takes the next logical TB: from the head of the list
-//!    of its SM (`%smid mod S`) with a 64-bit `atom.cas` on the list's (head, tail) word, or,
-//!    when that list is empty, from the tail of the list with the most TBs waiting (PAVER
-//!    Algorithm 2's donor, one TB per steal; the next steal looks again; [`crate::table`]
-//!    has the rules, and how the last worker makes sure no TB is left behind). It
-//!    publishes the id (or "none") in shared memory; `barrier.sync 0`; every thread reads
-//!    it, and the worker exits when there was none.
+//!    of its SM (`%smid mod S`) with one 64-bit `atom.add` of 1 on the list's (head, tail)
+//!    word (it owns index `head` when `head < tail`; a head that runs past the tail only
+//!    marks the list empty, so the owners never retry), or, when that list is empty, from
+//!    the tail of the list with the most TBs waiting with an `atom.cas` (PAVER Algorithm
+//!    2's donor, one TB per steal; the next steal looks again; [`crate::table`] has the
+//!    rules, and how the last worker makes sure no TB is left behind). It publishes the id
+//!    (or "none") and the TB's coordinates in shared memory; `barrier.sync 0`; every
+//!    thread reads them, and the worker exits when there was none.
 //! 2. **Run.** The original body, with `%ctaid.{x,y,z}` read from registers that hold the
 //!    logical TB's coordinates and `%nctaid.{x,y,z}` from parameters holding the logical
 //!    grid ([`GRID_PARAMS`]). Every
@@ -59,7 +61,8 @@ pub const TABLE_PARAM: &str = "__paver_worklist";
 /// register across the body (the table's copy of the grid, in global memory, would).
 pub const GRID_PARAMS: [&str; 3] = ["__paver_nctaid_x", "__paver_nctaid_y", "__paver_nctaid_z"];
 
-/// The shared variable through which the CTA's first thread publishes the TB it took.
+/// The shared variable (`.u32[4]`) through which the CTA's first thread publishes the TB it
+/// took and its coordinates.
 const NEXT_VAR: &str = "__paver_next";
 
 /// Prefix of every register, and of every label, the rewrite adds.
@@ -227,10 +230,10 @@ pub fn persistent(module: &Module, kernel: usize) -> Result<Rewritten, RewriteEr
         name: NEXT_VAR.to_string(),
         linkage: None,
         space: StateSpace::Shared,
-        align: Some(4),
+        align: Some(16),
         vec: None,
         ty: ScalarType::U32,
-        dims: Vec::new(),
+        dims: vec![Some(4)],
         init: None,
     });
     let at = m
@@ -508,62 +511,156 @@ fn splice(printed: &str, park_loop: bool) -> Option<String> {
     Some(out)
 }
 
-/// The top of the worker loop: the take step and the logical TB's coordinates (see the
-/// module's documentation). Only the CTA's first thread touches the table, and nothing it
-/// computes stays live across the body: `rd0` the table, `rd1` the (head, tail) words, `r0`
-/// the lists, `r1` this SM's list, `r7` the index taken, then the TB id.
+/// The worker's set-up (once) and the top of its loop: the take step and the logical TB's
+/// id and coordinates (see the module's documentation). The take is split so that its
+/// atomic's round trip overlaps the body: lane 0 of the CTA's first warp issues the `atom.add`
+/// for the next TB as soon as the current one is known (`$PAVER_issued*`; the result waits
+/// in `rd9`), and the first warp finishes the take after the park barrier. There, lane 0's
+/// results are broadcast with `shfl`, and a steal scans the lists 32 at a time, one per
+/// lane, then reduces (most TBs left, lowest list on ties) across the warp: one round trip
+/// per 32 lists instead of one per list. Lane 0 publishes `{id, x, y, z}` in one 16-byte
+/// shared word, which every thread reads with one vector load (no thread divides).
+/// Registers: `rd0` the table, `rd1` the (head, tail) words, `r0` the lists, `r1` this
+/// SM's list, `r7` the index taken, then the TB id, `r10` the lane, `r11` the lanes of the
+/// first warp, `r12` their mask; `p0` "not in the first warp", `p3` "not the first thread",
+/// `p5` true, `pfalse` false.
 const PROLOGUE: &str = "\t// paver rewrite: persistent worker (see `paver rewrite --help`)
 \t.reg .pred %paver_p<6>;
-\t.reg .b32 %paver_r<13>;
+\t.reg .b32 %paver_r<14>;
 \t.reg .b64 %paver_rd<10>;
+\tmov.u32 \t%paver_r2, %tid.z;
+\tmov.u32 \t%paver_r3, %ntid.y;
+\tmov.u32 \t%paver_r4, %tid.y;
+\tmad.lo.s32 \t%paver_r2, %paver_r2, %paver_r3, %paver_r4;
+\tmov.u32 \t%paver_r3, %ntid.x;
+\tmov.u32 \t%paver_r4, %tid.x;
+\tmad.lo.s32 \t%paver_r2, %paver_r2, %paver_r3, %paver_r4;
+\tsetp.ge.u32 \t%paver_p0, %paver_r2, 32;
+\tsetp.ne.u32 \t%paver_p3, %paver_r2, 0;
+\tsetp.eq.u32 \t%paver_p5, %paver_r2, %paver_r2;
+\tsetp.ne.u32 \t%paver_pfalse, %paver_r2, %paver_r2;
+\tld.param.u32 \t%paver_nctaid0, [__paver_nctaid_x];
+\tld.param.u32 \t%paver_nctaid1, [__paver_nctaid_y];
+\tld.param.u32 \t%paver_nctaid2, [__paver_nctaid_z];
+\t@%paver_p3 bra \t$PAVER_issued0;
+\tld.param.u64 \t%paver_rd0, [__paver_worklist];
+\tcvta.to.global.u64 \t%paver_rd0, %paver_rd0;
+\tld.global.u32 \t%paver_r0, [%paver_rd0];
+\tmov.u32 \t%paver_r1, %smid;
+\trem.u32 \t%paver_r1, %paver_r1, %paver_r0;
+\tmul.wide.u32 \t%paver_rd3, %paver_r1, 8;
+\tadd.s64 \t%paver_rd3, %paver_rd0, %paver_rd3;
+\tatom.global.add.u64 \t%paver_rd9, [%paver_rd3+64], 1;
+$PAVER_issued0:
 $PAVER_next:
-\tmov.u32 \t%paver_r2, %tid.x;
-\tmov.u32 \t%paver_r3, %tid.y;
-\tor.b32 \t%paver_r2, %paver_r2, %paver_r3;
-\tmov.u32 \t%paver_r3, %tid.z;
-\tor.b32 \t%paver_r2, %paver_r2, %paver_r3;
-\tsetp.ne.u32 \t%paver_p0, %paver_r2, 0;
 \t@%paver_p0 bra \t$PAVER_wait;
+\tmov.u32 \t%paver_r11, %ntid.x;
+\tmov.u32 \t%paver_r4, %ntid.y;
+\tmul.lo.s32 \t%paver_r11, %paver_r11, %paver_r4;
+\tmov.u32 \t%paver_r4, %ntid.z;
+\tmul.lo.s32 \t%paver_r11, %paver_r11, %paver_r4;
+\tmin.u32 \t%paver_r11, %paver_r11, 32;
+\tshl.b32 \t%paver_r12, 1, %paver_r11;
+\tadd.s32 \t%paver_r12, %paver_r12, -1;
+\tsetp.eq.u32 \t%paver_p1, %paver_r11, 32;
+\tselp.b32 \t%paver_r12, -1, %paver_r12, %paver_p1;
+\tmov.u32 \t%paver_r10, %laneid;
 \tld.param.u64 \t%paver_rd0, [__paver_worklist];
 \tcvta.to.global.u64 \t%paver_rd0, %paver_rd0;
 \tld.global.u32 \t%paver_r0, [%paver_rd0];
 \tmov.u32 \t%paver_r1, %smid;
 \trem.u32 \t%paver_r1, %paver_r1, %paver_r0;
 \tadd.s64 \t%paver_rd1, %paver_rd0, 64;
-\tmul.wide.u32 \t%paver_rd3, %paver_r1, 8;
-\tadd.s64 \t%paver_rd3, %paver_rd1, %paver_rd3;
-$PAVER_take:
-\tld.volatile.global.u64 \t%paver_rd4, [%paver_rd3];
-\tmov.b64 \t{%paver_r4, %paver_r5}, %paver_rd4;
+\tmov.b64 \t{%paver_r4, %paver_r5}, %paver_rd9;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r4, 0, 31, %paver_r12;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r5, 0, 31, %paver_r12;
 \tsetp.ge.u32 \t%paver_p1, %paver_r4, %paver_r5;
 \t@%paver_p1 bra \t$PAVER_steal;
-\tadd.s32 \t%paver_r6, %paver_r4, 1;
-\tmov.b64 \t%paver_rd5, {%paver_r6, %paver_r5};
-\tatom.global.cas.b64 \t%paver_rd6, [%paver_rd3], %paver_rd4, %paver_rd5;
-\tsetp.ne.s64 \t%paver_p1, %paver_rd6, %paver_rd4;
-\t@%paver_p1 bra \t$PAVER_take;
 \tmov.u32 \t%paver_r7, %paver_r4;
 \tbra.uni \t$PAVER_load;
 $PAVER_steal:
 \tmov.u32 \t%paver_r7, -1;
 \tld.volatile.global.u32 \t%paver_r8, [%paver_rd0+28];
+\tshfl.sync.idx.b32 \t%paver_r8, %paver_r8, 0, 31, %paver_r12;
 \tsetp.ne.u32 \t%paver_p1, %paver_r8, 0;
 \t@%paver_p1 bra \t$PAVER_publish;
 \tmov.u32 \t%paver_r8, 0;
 \tmov.u32 \t%paver_r9, 0;
-\tmov.u32 \t%paver_r10, 0;
+\tmov.u32 \t%paver_r6, %paver_r10;
 $PAVER_scan:
-\tmul.wide.u32 \t%paver_rd7, %paver_r10, 8;
+\tsetp.ge.u32 \t%paver_p1, %paver_r6, %paver_r0;
+\t@%paver_p1 bra \t$PAVER_reduce;
+\tmul.wide.u32 \t%paver_rd7, %paver_r6, 8;
 \tadd.s64 \t%paver_rd7, %paver_rd1, %paver_rd7;
 \tld.volatile.global.u64 \t%paver_rd4, [%paver_rd7];
 \tmov.b64 \t{%paver_r4, %paver_r5}, %paver_rd4;
-\tsub.s32 \t%paver_r6, %paver_r5, %paver_r4;
-\tsetp.gt.u32 \t%paver_p1, %paver_r6, %paver_r8;
-\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r6;
-\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r10;
-\tadd.s32 \t%paver_r10, %paver_r10, 1;
-\tsetp.lt.u32 \t%paver_p1, %paver_r10, %paver_r0;
-\t@%paver_p1 bra \t$PAVER_scan;
+\tsub.s32 \t%paver_r5, %paver_r5, %paver_r4;
+\tsetp.gt.s32 \t%paver_p1, %paver_r5, %paver_r8;
+\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r5;
+\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r6;
+\tadd.s32 \t%paver_r6, %paver_r6, 32;
+\tbra.uni \t$PAVER_scan;
+$PAVER_reduce:
+\txor.b32 \t%paver_r13, %paver_r10, 16;
+\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
+\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
+\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
+\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
+\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
+\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
+\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
+\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
+\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
+\txor.b32 \t%paver_r13, %paver_r10, 8;
+\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
+\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
+\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
+\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
+\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
+\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
+\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
+\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
+\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
+\txor.b32 \t%paver_r13, %paver_r10, 4;
+\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
+\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
+\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
+\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
+\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
+\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
+\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
+\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
+\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
+\txor.b32 \t%paver_r13, %paver_r10, 2;
+\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
+\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
+\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
+\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
+\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
+\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
+\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
+\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
+\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
+\txor.b32 \t%paver_r13, %paver_r10, 1;
+\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
+\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
+\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
+\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
+\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
+\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
+\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
+\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
+\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
 \tsetp.eq.u32 \t%paver_p1, %paver_r8, 0;
 \t@%paver_p1 bra \t$PAVER_done;
 \tld.global.u32 \t%paver_r6, [%paver_rd0+24];
@@ -574,53 +671,68 @@ $PAVER_scan:
 \tmul.lo.s32 \t%paver_r4, %paver_r4, %paver_r5;
 \tmov.u32 \t%paver_r5, %nctaid.z;
 \tmul.lo.s32 \t%paver_r4, %paver_r4, %paver_r5;
-\tld.volatile.global.u32 \t%paver_r5, [%paver_rd0+32];
+\t@!%paver_p3 ld.volatile.global.u32 \t%paver_r5, [%paver_rd0+32];
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r5, 0, 31, %paver_r12;
 \tsetp.ge.u32 \t%paver_p1, %paver_r5, %paver_r4;
 \t@%paver_p1 bra \t$PAVER_victim;
-\tatom.global.add.u32 \t%paver_r5, [%paver_rd0+32], 1;
+\t@!%paver_p3 atom.global.add.u32 \t%paver_r5, [%paver_rd0+32], 1;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r5, 0, 31, %paver_r12;
 \tadd.s32 \t%paver_r5, %paver_r5, 1;
 \tsetp.lt.u32 \t%paver_p1, %paver_r5, %paver_r4;
 \t@%paver_p1 bra \t$PAVER_publish;
 $PAVER_victim:
 \tmul.wide.u32 \t%paver_rd7, %paver_r9, 8;
 \tadd.s64 \t%paver_rd7, %paver_rd1, %paver_rd7;
-\tld.volatile.global.u64 \t%paver_rd4, [%paver_rd7];
+\t@!%paver_p3 ld.volatile.global.u64 \t%paver_rd4, [%paver_rd7];
 \tmov.b64 \t{%paver_r4, %paver_r5}, %paver_rd4;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r4, 0, 31, %paver_r12;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r5, 0, 31, %paver_r12;
 \tsetp.ge.u32 \t%paver_p1, %paver_r4, %paver_r5;
 \t@%paver_p1 bra \t$PAVER_steal;
 \tadd.s32 \t%paver_r6, %paver_r5, -1;
+\tmov.b64 \t%paver_rd4, {%paver_r4, %paver_r5};
 \tmov.b64 \t%paver_rd5, {%paver_r4, %paver_r6};
-\tatom.global.cas.b64 \t%paver_rd6, [%paver_rd7], %paver_rd4, %paver_rd5;
+\t@!%paver_p3 atom.global.cas.b64 \t%paver_rd6, [%paver_rd7], %paver_rd4, %paver_rd5;
 \tsetp.ne.s64 \t%paver_p1, %paver_rd6, %paver_rd4;
+\tselp.u32 \t%paver_r4, 1, 0, %paver_p1;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r4, 0, 31, %paver_r12;
+\tsetp.ne.u32 \t%paver_p1, %paver_r4, 0;
 \t@%paver_p1 bra \t$PAVER_steal;
 \tmov.u32 \t%paver_r7, %paver_r6;
 \tbra.uni \t$PAVER_load;
 $PAVER_done:
 \tmov.u32 \t%paver_r8, 1;
-\tst.volatile.global.u32 \t[%paver_rd0+28], %paver_r8;
+\t@!%paver_p3 st.volatile.global.u32 \t[%paver_rd0+28], %paver_r8;
 \tbra.uni \t$PAVER_publish;
 $PAVER_load:
+\t@%paver_p3 bra \t$PAVER_wait;
 \tmul.wide.u32 \t%paver_rd2, %paver_r0, 8;
 \tadd.s64 \t%paver_rd2, %paver_rd1, %paver_rd2;
 \tmul.wide.u32 \t%paver_rd8, %paver_r7, 4;
 \tadd.s64 \t%paver_rd8, %paver_rd2, %paver_rd8;
 \tld.global.u32 \t%paver_r7, [%paver_rd8];
+\trem.u32 \t%paver_r8, %paver_r7, %paver_nctaid0;
+\tdiv.u32 \t%paver_r10, %paver_r7, %paver_nctaid0;
+\trem.u32 \t%paver_r9, %paver_r10, %paver_nctaid1;
+\tdiv.u32 \t%paver_r10, %paver_r10, %paver_nctaid1;
 $PAVER_publish:
-\tst.shared.u32 \t[__paver_next], %paver_r7;
+\t@%paver_p3 bra \t$PAVER_wait;
+\tst.shared.v4.u32 \t[__paver_next], {%paver_r7, %paver_r8, %paver_r9, %paver_r10};
 $PAVER_wait:
 \tbarrier.sync \t0;
-\tld.shared.u32 \t%paver_r11, [__paver_next];
+\tld.shared.v4.u32 \t{%paver_r11, %paver_ctaid0, %paver_ctaid1, %paver_ctaid2}, [__paver_next];
 \tsetp.eq.s32 \t%paver_p1, %paver_r11, -1;
 \t@%paver_p1 bra \t$PAVER_exit;
-\tld.param.u32 \t%paver_nctaid0, [__paver_nctaid_x];
-\tld.param.u32 \t%paver_nctaid1, [__paver_nctaid_y];
-\tld.param.u32 \t%paver_nctaid2, [__paver_nctaid_z];
-\trem.u32 \t%paver_ctaid0, %paver_r11, %paver_nctaid0;
-\tdiv.u32 \t%paver_r12, %paver_r11, %paver_nctaid0;
-\trem.u32 \t%paver_ctaid1, %paver_r12, %paver_nctaid1;
-\tdiv.u32 \t%paver_ctaid2, %paver_r12, %paver_nctaid1;
-\tsetp.ne.u32 \t%paver_pfalse, %paver_r11, %paver_r11;
-\tsetp.eq.u32 \t%paver_p5, %paver_r11, %paver_r11;
+\t@%paver_p3 bra \t$PAVER_issued1;
+\tld.param.u64 \t%paver_rd0, [__paver_worklist];
+\tcvta.to.global.u64 \t%paver_rd0, %paver_rd0;
+\tld.global.u32 \t%paver_r0, [%paver_rd0];
+\tmov.u32 \t%paver_r1, %smid;
+\trem.u32 \t%paver_r1, %paver_r1, %paver_r0;
+\tmul.wide.u32 \t%paver_rd3, %paver_r1, 8;
+\tadd.s64 \t%paver_rd3, %paver_rd0, %paver_rd3;
+\tatom.global.add.u64 \t%paver_rd9, [%paver_rd3+64], 1;
+$PAVER_issued1:
 ";
 
 /// The end of an iteration of a kernel without CTA-wide barriers.
@@ -632,8 +744,8 @@ $PAVER_exit:
 
 /// The end of an iteration of a kernel with CTA-wide barriers: the park loop.
 const EPILOGUE_PARK_LOOP: &str = "\tbarrier.red.and.pred \t%paver_p4, 0, %paver_p5;
-\t@!%paver_p4 bra \t$PAVER_park;
-\tbra.uni \t$PAVER_next;
+\t@%paver_p4 bra \t$PAVER_next;
+\tbra.uni \t$PAVER_park;
 $PAVER_exit:
 \tret;
 ";
@@ -688,7 +800,7 @@ $L_done:
         // The prologue sits after the declarations and before the body's own first label,
         // so the body's loop back to `$L_top` does not re-run it.
         let top = r.ptx.find("$L_top:").expect("label");
-        let take = r.ptx.find("$PAVER_take:").expect("take");
+        let take = r.ptx.find("$PAVER_next:").expect("loop head");
         let decls = r.ptx.find(".reg .b64 %rd<6>;").expect("decl");
         assert!(decls < take && take < top, "{}", r.ptx);
         assert!(!r.ptx.contains("%ctaid"), "no %ctaid read is left");

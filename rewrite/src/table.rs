@@ -5,7 +5,7 @@
 //! | words | contents |
 //! |---|---|
 //! | 0..16 | header (below) |
-//! | 16..16+2S | per list `s`: `head`, `tail` (one 8-byte word each, changed with a 64-bit CAS) |
+//! | 16..16+2S | per list `s`: `head`, `tail` (one 8-byte word each, changed by 64-bit atomics) |
 //! | 16+2S..16+2S+N | the TB ids of every list, list after list |
 //!
 //! Header words: 0 lists `S`; 1-3 the logical grid `x`, `y`, `z`; 4 TBs `N`; 5 the format
@@ -13,7 +13,8 @@
 //! workers that found nothing to take; 9-15 zero.
 //!
 //! `head` and `tail` are absolute indices into the ids: list `s` holds the ids
-//! `head..tail`. A worker on SM `m` takes from the head of list `m mod S`. A worker whose
+//! `head..tail` (empty when `head >= tail`: owners add 1 to `head` without looking first,
+//! so it may pass `tail`). A worker on SM `m` takes from the head of list `m mod S`. A worker whose
 //! list is empty steals one TB from the tail of the list with the most TBs left, when that
 //! list has TBs *waiting*, more than its own SM's `W` workers can take at once (PAVER
 //! Algorithm 2's donor; as every list has the same `W`, the list with the most TBs left is

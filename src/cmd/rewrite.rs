@@ -63,7 +63,9 @@ pub struct Args {
 
 /// Runs `paver rewrite`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let loaded = args.target.load()?;
+    // By-value parameters may stay open (the schedule's analysis says when it needs them);
+    // the rewritten launch then leaves them open too.
+    let loaded = args.target.load_open()?;
     let bound = &loaded.bound;
     let grid = [bound.grid.x, bound.grid.y, bound.grid.z].map(|d| d as u32);
     let (table, workers, origin) = if let Some(path) = &args.schedule {
