@@ -81,12 +81,9 @@ impl WorkTable {
     }
 
     /// The CTAs to launch on a GPU of `num_sms` SMs that holds `tbs_per_sm` of them each:
-    /// one per TB context, but no more than there are TBs (on a grid smaller than a wave
-    /// the hardware's round-robin dispatch then gives the first SMs one worker each, and
-    /// list `s`, which holds group `s`, has its worker on SM `s`).
-    pub fn workers(&self, num_sms: u32, tbs_per_sm: u32) -> u32 {
-        let contexts = u64::from(num_sms) * u64::from(tbs_per_sm);
-        contexts.min(self.num_tbs() as u64).max(1) as u32
+    /// one per TB context (at least one).
+    pub fn workers(num_sms: u32, tbs_per_sm: u32) -> u32 {
+        num_sms.saturating_mul(tbs_per_sm).max(1)
     }
 
     /// TBs over all lists.

@@ -1,6 +1,5 @@
 //! `paver rewrite kernel.ptx [launch flags] (--schedule s.json | --policy rb-ts --gpu G)
-//! -o kernel.paver.ptx`: the kernel as persistent workers (one per TB context of the GPU,
-//! at most one per TB)
+//! -o kernel.paver.ptx`: the kernel as persistent workers (one per TB context of the GPU)
 //! that run a TB schedule on a real GPU, taking their logical TBs from per-SM work lists
 //! (the `rewrite` crate; docs/REAL_GPU.md).
 //!
@@ -8,7 +7,7 @@
 //! this kernel and grid), or built here as `paver simulate` builds it (`--policy`, `--gpu`),
 //! or, with `--identity`, the plain TB order (one list every worker shares). Its groups are
 //! dealt to the lists round robin ([`rewrite::WorkTable::from_groups`]). Workers: the
-//! schedule's SMs x TBs per SM, at most the TBs ([`rewrite::WorkTable::workers`]).
+//! schedule's SMs x TBs per SM ([`rewrite::WorkTable::workers`]), or `--workers`.
 //!
 //! `--launch-out FILE.json` writes the rewritten launch: the original launch with the
 //! workers' grid, the logical grid in three appended parameters and the table appended as
@@ -56,6 +55,11 @@ pub struct Args {
     /// paver launch file, with the table in FILE.worklist.bin beside it.
     #[arg(long, value_name = "FILE.json")]
     launch_out: Option<PathBuf>,
+    /// Workers to launch (`--launch-out`'s grid) instead of the schedule's SMs x TBs per
+    /// SM: fewer on a grid smaller than one wave, for one, saves the workers that would
+    /// only find nothing to take. Any number runs every TB exactly once.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    workers: Option<u32>,
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
@@ -84,7 +88,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             });
         }
         let t = WorkTable::from_groups(&s.groups, s.num_sms, s.tbs_per_sm, grid);
-        let workers = t.workers(s.num_sms, s.tbs_per_sm);
+        let workers = WorkTable::workers(s.num_sms, s.tbs_per_sm);
         (t, workers, format!("schedule {}", path.display()))
     } else {
         let mut opts = args.opts.clone();
@@ -106,8 +110,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let t = WorkTable::from_groups(&s.groups, s.num_sms, s.tbs_per_sm, grid);
             (t, why)
         };
-        (t.clone(), t.workers(s.num_sms, s.tbs_per_sm), why)
+        (t, WorkTable::workers(s.num_sms, s.tbs_per_sm), why)
     };
+    let workers = args.workers.unwrap_or(workers);
     table.check().map_err(|message| CliError::Partition {
         path: args.schedule.clone().unwrap_or_default(),
         message,

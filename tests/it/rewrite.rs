@@ -123,6 +123,10 @@ fn rewritten_kernels_compute_what_the_originals_compute() {
         same_outputs(dir, launch, rbts);
         same_outputs(dir, launch, identity);
     }
+    // Any number of workers runs every TB once: three workers for 16 and 25 TBs.
+    for (dir, launch) in [("mm_naive", "small.json"), ("mm_tiled", "small.json")] {
+        same_outputs(dir, launch, &["--policy", "rb-ts", "--gpu", "volta", "--workers", "3"]);
+    }
 }
 
 #[test]

@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PAVER = os.path.join(ROOT, "target", "release", "paver")
+PAVER = os.environ.get("PAVER_BIN", os.path.join(ROOT, "target", "release", "paver"))
 
 
 def sh(args, **kw):
