@@ -500,7 +500,7 @@ fn splice(printed: &str, park_loop: bool) -> Option<String> {
     }
     let mut out = String::with_capacity(printed.len() + 4096);
     out.push_str(&printed[..line_start]);
-    out.push_str(PROLOGUE);
+    out.push_str(&prologue());
     out.push_str(&printed[line_end..p]);
     out.push_str(if park_loop {
         EPILOGUE_PARK_LOOP
@@ -511,20 +511,8 @@ fn splice(printed: &str, park_loop: bool) -> Option<String> {
     Some(out)
 }
 
-/// The worker's set-up (once) and the top of its loop: the take step and the logical TB's
-/// id and coordinates (see the module's documentation). The take is split so that its
-/// atomic's round trip overlaps the body: lane 0 of the CTA's first warp issues the `atom.add`
-/// for the next TB as soon as the current one is known (`$PAVER_issued*`; the result waits
-/// in `rd9`), and the first warp finishes the take after the park barrier. There, lane 0's
-/// results are broadcast with `shfl`, and a steal scans the lists 32 at a time, one per
-/// lane, then reduces (most TBs left, lowest list on ties) across the warp: one round trip
-/// per 32 lists instead of one per list. Lane 0 publishes `{id, x, y, z}` in one 16-byte
-/// shared word, which every thread reads with one vector load (no thread divides).
-/// Registers: `rd0` the table, `rd1` the (head, tail) words, `r0` the lists, `r1` this
-/// SM's list, `r7` the index taken, then the TB id, `r10` the lane, `r11` the lanes of the
-/// first warp, `r12` their mask; `p0` "not in the first warp", `p3` "not the first thread",
-/// `p5` true, `pfalse` false.
-const PROLOGUE: &str = "\t// paver rewrite: persistent worker (see `paver rewrite --help`)
+/// The worker's set-up, once (PTX text, assembled by [`prologue`]).
+const SETUP: &str = "\t// paver rewrite: persistent worker (see `paver rewrite --help`)
 \t.reg .pred %paver_p<6>;
 \t.reg .b32 %paver_r<14>;
 \t.reg .b64 %paver_rd<10>;
@@ -542,17 +530,10 @@ const PROLOGUE: &str = "\t// paver rewrite: persistent worker (see `paver rewrit
 \tld.param.u32 \t%paver_nctaid0, [__paver_nctaid_x];
 \tld.param.u32 \t%paver_nctaid1, [__paver_nctaid_y];
 \tld.param.u32 \t%paver_nctaid2, [__paver_nctaid_z];
-\t@%paver_p3 bra \t$PAVER_issued0;
-\tld.param.u64 \t%paver_rd0, [__paver_worklist];
-\tcvta.to.global.u64 \t%paver_rd0, %paver_rd0;
-\tld.global.u32 \t%paver_r0, [%paver_rd0];
-\tmov.u32 \t%paver_r1, %smid;
-\trem.u32 \t%paver_r1, %paver_r1, %paver_r0;
-\tmul.wide.u32 \t%paver_rd3, %paver_r1, 8;
-\tadd.s64 \t%paver_rd3, %paver_rd0, %paver_rd3;
-\tatom.global.add.u64 \t%paver_rd9, [%paver_rd3+64], 1;
-$PAVER_issued0:
-$PAVER_next:
+";
+
+/// The top of the loop: from finishing the take to the steal scan's reduction.
+const TAKE: &str = "$PAVER_next:
 \t@%paver_p0 bra \t$PAVER_wait;
 \tmov.u32 \t%paver_r11, %ntid.x;
 \tmov.u32 \t%paver_r4, %ntid.y;
@@ -601,67 +582,10 @@ $PAVER_scan:
 \tadd.s32 \t%paver_r6, %paver_r6, 32;
 \tbra.uni \t$PAVER_scan;
 $PAVER_reduce:
-\txor.b32 \t%paver_r13, %paver_r10, 16;
-\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
-\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
-\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
-\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
-\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
-\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
-\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
-\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
-\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
-\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
-\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
-\txor.b32 \t%paver_r13, %paver_r10, 8;
-\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
-\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
-\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
-\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
-\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
-\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
-\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
-\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
-\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
-\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
-\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
-\txor.b32 \t%paver_r13, %paver_r10, 4;
-\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
-\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
-\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
-\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
-\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
-\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
-\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
-\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
-\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
-\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
-\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
-\txor.b32 \t%paver_r13, %paver_r10, 2;
-\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
-\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
-\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
-\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
-\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
-\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
-\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
-\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
-\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
-\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
-\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
-\txor.b32 \t%paver_r13, %paver_r10, 1;
-\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
-\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
-\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
-\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
-\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
-\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
-\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
-\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
-\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
-\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
-\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
-\tsetp.eq.u32 \t%paver_p1, %paver_r8, 0;
+";
+
+/// From the reduction's result to the logical TB's coordinates in every thread.
+const STEAL: &str = "\tsetp.eq.u32 \t%paver_p1, %paver_r8, 0;
 \t@%paver_p1 bra \t$PAVER_done;
 \tld.global.u32 \t%paver_r6, [%paver_rd0+24];
 \tsetp.gt.u32 \t%paver_p1, %paver_r8, %paver_r6;
@@ -723,7 +647,13 @@ $PAVER_wait:
 \tld.shared.v4.u32 \t{%paver_r11, %paver_ctaid0, %paver_ctaid1, %paver_ctaid2}, [__paver_next];
 \tsetp.eq.s32 \t%paver_p1, %paver_r11, -1;
 \t@%paver_p1 bra \t$PAVER_exit;
-\t@%paver_p3 bra \t$PAVER_issued1;
+";
+
+/// Lane 0 issues the `atom.add` that takes the next TB of its SM's list; the result waits
+/// in `rd9` (label suffix `n`: the snippet appears twice).
+fn issue(n: u32) -> String {
+    format!(
+        "\t@%paver_p3 bra \t$PAVER_issued{n};
 \tld.param.u64 \t%paver_rd0, [__paver_worklist];
 \tcvta.to.global.u64 \t%paver_rd0, %paver_rd0;
 \tld.global.u32 \t%paver_r0, [%paver_rd0];
@@ -732,8 +662,58 @@ $PAVER_wait:
 \tmul.wide.u32 \t%paver_rd3, %paver_r1, 8;
 \tadd.s64 \t%paver_rd3, %paver_rd0, %paver_rd3;
 \tatom.global.add.u64 \t%paver_rd9, [%paver_rd3+64], 1;
-$PAVER_issued1:
-";
+$PAVER_issued{n}:
+"
+    )
+}
+
+/// One round of the first warp's reduction of (TBs left `r8`, list `r9`): the pair of the
+/// lane `off` away, when that lane exists (`r11` lanes), wins when it has more TBs left, or
+/// as many and a lower list.
+fn reduce_round(off: u32) -> String {
+    format!(
+        "\txor.b32 \t%paver_r13, %paver_r10, {off};
+\tsetp.lt.u32 \t%paver_p1, %paver_r13, %paver_r11;
+\tselp.b32 \t%paver_r13, %paver_r13, %paver_r10, %paver_p1;
+\tshfl.sync.idx.b32 \t%paver_r4, %paver_r8, %paver_r13, 31, %paver_r12;
+\tshfl.sync.idx.b32 \t%paver_r5, %paver_r9, %paver_r13, 31, %paver_r12;
+\tsetp.gt.s32 \t%paver_p1, %paver_r4, %paver_r8;
+\tsetp.eq.s32 \t%paver_p2, %paver_r4, %paver_r8;
+\tsetp.lt.u32 \t%paver_p4, %paver_r5, %paver_r9;
+\tand.pred \t%paver_p2, %paver_p2, %paver_p4;
+\tor.pred \t%paver_p1, %paver_p1, %paver_p2;
+\t@%paver_p1 mov.u32 \t%paver_r8, %paver_r4;
+\t@%paver_p1 mov.u32 \t%paver_r9, %paver_r5;
+"
+    )
+}
+
+/// The worker's set-up (once) and the top of its loop, as PTX text: the take step and the
+/// logical TB's id and coordinates (see the module's documentation). The take is split so
+/// that its atomic's round trip overlaps the body: lane 0 of the CTA's first warp issues
+/// the `atom.add`
+/// for the next TB as soon as the current one is known (`$PAVER_issued*`; the result waits
+/// in `rd9`), and the first warp finishes the take after the park barrier. There, lane 0's
+/// results are broadcast with `shfl`, and a steal scans the lists 32 at a time, one per
+/// lane, then reduces (most TBs left, lowest list on ties) across the warp: one round trip
+/// per 32 lists instead of one per list. Lane 0 publishes `{id, x, y, z}` in one 16-byte
+/// shared word, which every thread reads with one vector load (no thread divides).
+/// Registers: `rd0` the table, `rd1` the (head, tail) words, `r0` the lists, `r1` this
+/// SM's list, `r7` the index taken, then the TB id, `r10` the lane, `r11` the lanes of the
+/// first warp, `r12` their mask; `p0` "not in the first warp", `p3` "not the first thread",
+/// `p5` true, `pfalse` false.
+fn prologue() -> String {
+    let mut t = String::from(SETUP);
+    t += &issue(0);
+    t += TAKE;
+    for off in [16, 8, 4, 2, 1] {
+        t += &reduce_round(off);
+    }
+    t += STEAL;
+    // After the coordinates: the next take, so its round trip overlaps the body.
+    t += &issue(1);
+    t
+}
 
 /// The end of an iteration of a kernel without CTA-wide barriers.
 const EPILOGUE_PLAIN: &str = "\tbarrier.sync \t0;

@@ -280,3 +280,55 @@ fn analyze_reads_a_cuda_source_like_its_ptx() {
     assert!(stderr.contains("names several kernels"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn paver_rewrite_takes_a_cuda_source() {
+    if nvrtc_or_skip("paver_rewrite_takes_a_cuda_source").is_none() {
+        return;
+    }
+    // The CUDA source compiled by NVRTC and the committed PTX rewrite to kernels that
+    // compute the same outputs.
+    let d = scratch("rewrite");
+    let out = |p: &str| d.join(p).to_string_lossy().into_owned();
+    let launch = "kernels/hotspot/small.json";
+    paver_ok(&[
+        "rewrite",
+        "kernels/hotspot/hotspot.cu",
+        "--launch",
+        launch,
+        "--identity",
+        "--gpu",
+        "h100",
+        "-o",
+        &out("cu.ptx"),
+        "--launch-out",
+        &out("cu.json"),
+        "-q",
+    ]);
+    paver_ok(&[
+        "run",
+        &out("cu.ptx"),
+        "--launch",
+        &out("cu.json"),
+        "-o",
+        &out("cu"),
+        "-q",
+    ]);
+    paver_ok(&[
+        "run",
+        "kernels/hotspot/hotspot.compute_70.ptx",
+        "--launch",
+        launch,
+        "-o",
+        &out("orig"),
+        "-q",
+    ]);
+    let name = "p2_hotspot_param_2.npy";
+    let a = std::fs::read(d.join("cu").join(name)).unwrap();
+    let b = std::fs::read(d.join("orig").join(name)).unwrap();
+    assert_eq!(
+        a, b,
+        "the rewritten CUDA source computes another temperature field"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

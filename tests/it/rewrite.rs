@@ -125,7 +125,11 @@ fn rewritten_kernels_compute_what_the_originals_compute() {
     }
     // Any number of workers runs every TB once: three workers for 16 and 25 TBs.
     for (dir, launch) in [("mm_naive", "small.json"), ("mm_tiled", "small.json")] {
-        same_outputs(dir, launch, &["--policy", "rb-ts", "--gpu", "volta", "--workers", "3"]);
+        same_outputs(
+            dir,
+            launch,
+            &["--policy", "rb-ts", "--gpu", "volta", "--workers", "3"],
+        );
     }
 }
 

@@ -8,7 +8,8 @@
    bit-identical to the original's;
 3. in the simulator (`--sim`), the rewritten kernel under the hardware's plain LRR
    dispatch against the original under `--tb-policy rb-ts` with the same schedule: L2
-   accesses (target: within 5 %); and the identity rewrite against the original under
+   accesses (target: within 5 %), and on a launch smaller than a wave also with one
+   worker per TB (`--workers TBs`); and the identity rewrite against the original under
    LRR: warp instructions (the worker loop's own cost) and L2 accesses.
 
 Usage (from the repository root, after `cargo build --release`):
@@ -145,6 +146,14 @@ def check(ptx, launch, a):
                     "--tb-policy", "lrr", "-o", j("si.json"), "-q"])
                 so, sr, sl, si = (stats(j(x)) for x in ("so.json", "sr.json", "sl.json", "si.json"))
                 row["sim"] = {"rbts": so, "rewritten": sr, "lrr": sl, "identity": si}
+                workers = json.load(open(j("r.json")))["grid"][0]
+                if workers > row["tbs"]:
+                    # Smaller than a wave: also with one worker per TB (`--workers`).
+                    sh([PAVER, "rewrite", ptx, "--launch", launch, "--schedule", j("s.json"),
+                        "--workers", str(row["tbs"]), "-o", j("w.ptx"), "--launch-out", j("w.json"), "-q"])
+                    sh([PAVER, "simulate", j("w.ptx"), "--launch", j("w.json"), "--gpu", a.gpu,
+                        "--tb-policy", "lrr", "-o", j("sw.json"), "-q"])
+                    row["sim"]["rewritten_per_tb"] = stats(j("sw.json"))
             except RuntimeError as e:
                 row["sim_error"] = str(e).splitlines()[-1]
     return row
@@ -180,7 +189,7 @@ def main():
     if a.json:
         json.dump(rows, open(a.json, "w"), indent=1)
     print("| launch | TBs | ptxas sm_70 regs | ptxas sm_90 regs | `paver run` outputs | "
-          "L2 rewritten/RB-TS | identity: warp instr. | identity: L2 |")
+          "L2 rewritten/RB-TS (one worker per TB) | identity: warp instr. | identity: L2 |")
     print("|---|---:|---|---|---|---:|---:|---:|")
     for r in rows:
         if "error" in r:
@@ -192,6 +201,8 @@ def main():
         s = r.get("sim")
         if s:
             l2 = f"{s['rewritten']['l2'] / max(1, s['rbts']['l2']):.3f}"
+            if "rewritten_per_tb" in s:
+                l2 += f" ({s['rewritten_per_tb']['l2'] / max(1, s['rbts']['l2']):.3f})"
             wi = f"{s['identity']['warp'] / max(1, s['lrr']['warp']):.3f}"
             il2 = f"{s['identity']['l2'] / max(1, s['lrr']['l2']):.3f}"
         else:
