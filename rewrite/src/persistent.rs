@@ -691,9 +691,8 @@ fn reduce_round(off: u32) -> String {
 /// The worker's set-up (once) and the top of its loop, as PTX text: the take step and the
 /// logical TB's id and coordinates (see the module's documentation). The take is split so
 /// that its atomic's round trip overlaps the body: lane 0 of the CTA's first warp issues
-/// the `atom.add`
-/// for the next TB as soon as the current one is known (`$PAVER_issued*`; the result waits
-/// in `rd9`), and the first warp finishes the take after the park barrier. There, lane 0's
+/// the `atom.add` for the next TB as soon as the current one is known (`$PAVER_issued*`;
+/// the result waits in `rd9`), and the first warp finishes the take after the park barrier. There, lane 0's
 /// results are broadcast with `shfl`, and a steal scans the lists 32 at a time, one per
 /// lane, then reduces (most TBs left, lowest list on ties) across the warp: one round trip
 /// per 32 lists instead of one per list. Lane 0 publishes `{id, x, y, z}` in one 16-byte
