@@ -513,7 +513,7 @@ fn splice(printed: &str, park_loop: bool) -> Option<String> {
 
 /// The worker's set-up, once (PTX text, assembled by [`prologue`]).
 const SETUP: &str = "\t// paver rewrite: persistent worker (see `paver rewrite --help`)
-\t.reg .pred %paver_p<6>;
+\t.reg .pred %paver_p<7>;
 \t.reg .b32 %paver_r<14>;
 \t.reg .b64 %paver_rd<10>;
 \tmov.u32 \t%paver_r2, %tid.z;
@@ -527,6 +527,7 @@ const SETUP: &str = "\t// paver rewrite: persistent worker (see `paver rewrite -
 \tsetp.ne.u32 \t%paver_p3, %paver_r2, 0;
 \tsetp.eq.u32 \t%paver_p5, %paver_r2, %paver_r2;
 \tsetp.ne.u32 \t%paver_pfalse, %paver_r2, %paver_r2;
+\tsetp.ne.u32 \t%paver_p6, %paver_r2, %paver_r2;
 \tld.param.u32 \t%paver_nctaid0, [__paver_nctaid_x];
 \tld.param.u32 \t%paver_nctaid1, [__paver_nctaid_y];
 \tld.param.u32 \t%paver_nctaid2, [__paver_nctaid_z];
@@ -595,15 +596,13 @@ const STEAL: &str = "\tsetp.eq.u32 \t%paver_p1, %paver_r8, 0;
 \tmul.lo.s32 \t%paver_r4, %paver_r4, %paver_r5;
 \tmov.u32 \t%paver_r5, %nctaid.z;
 \tmul.lo.s32 \t%paver_r4, %paver_r4, %paver_r5;
-\t@!%paver_p3 ld.volatile.global.u32 \t%paver_r5, [%paver_rd0+32];
-\tshfl.sync.idx.b32 \t%paver_r5, %paver_r5, 0, 31, %paver_r12;
-\tsetp.ge.u32 \t%paver_p1, %paver_r5, %paver_r4;
-\t@%paver_p1 bra \t$PAVER_victim;
+\t@%paver_p6 bra \t$PAVER_victim;
 \t@!%paver_p3 atom.global.add.u32 \t%paver_r5, [%paver_rd0+32], 1;
 \tshfl.sync.idx.b32 \t%paver_r5, %paver_r5, 0, 31, %paver_r12;
 \tadd.s32 \t%paver_r5, %paver_r5, 1;
 \tsetp.lt.u32 \t%paver_p1, %paver_r5, %paver_r4;
 \t@%paver_p1 bra \t$PAVER_publish;
+\tsetp.eq.u32 \t%paver_p6, %paver_r5, %paver_r5;
 $PAVER_victim:
 \tmul.wide.u32 \t%paver_rd7, %paver_r9, 8;
 \tadd.s64 \t%paver_rd7, %paver_rd1, %paver_rd7;
@@ -700,7 +699,7 @@ fn reduce_round(off: u32) -> String {
 /// Registers: `rd0` the table, `rd1` the (head, tail) words, `r0` the lists, `r1` this
 /// SM's list, `r7` the index taken, then the TB id, `r10` the lane, `r11` the lanes of the
 /// first warp, `r12` their mask; `p0` "not in the first warp", `p3` "not the first thread",
-/// `p5` true, `pfalse` false.
+/// `p5` true, `pfalse` false, `p6` "this worker is the last one and drains".
 fn prologue() -> String {
     let mut t = String::from(SETUP);
     t += &issue(0);

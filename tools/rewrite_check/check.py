@@ -165,6 +165,32 @@ def fmt_regs(r):
     return f"{r[0]}" if r[0] == r[1] else f"{r[0]} -> {r[1]} (+{r[1] - r[0]})"
 
 
+def table(rows, a):
+    """The Markdown table of `rows`."""
+    print("| launch | TBs | ptxas sm_70 regs | ptxas sm_90 regs | `paver run` outputs | "
+          "L2 rewritten/RB-TS (one worker per TB) | identity: warp instr. | identity: L2 |")
+    print("|---|---:|---|---|---|---:|---:|---:|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['launch']} | {r['tbs']} | rewrite failed: {r['error']} | | | | | |")
+            continue
+        run = r.get("run", f"skipped (> {a.max_tbs} TBs)")
+        if run == "identical":
+            run = f"identical ({r['buffers']} buffers)" if r["buffers"] else \
+                "nothing to compare (`paver run` writes no buffer of a by-value struct)"
+        s = r.get("sim")
+        if s:
+            l2 = f"{s['rewritten']['l2'] / max(1, s['rbts']['l2']):.3f}"
+            if "rewritten_per_tb" in s:
+                l2 += f" ({s['rewritten_per_tb']['l2'] / max(1, s['rbts']['l2']):.3f})"
+            wi = f"{s['identity']['warp'] / max(1, s['lrr']['warp']):.3f}"
+            il2 = f"{s['identity']['l2'] / max(1, s['lrr']['l2']):.3f}"
+        else:
+            l2 = wi = il2 = r.get("sim_error", "-")
+        regs70 = r.get("ptxas") or fmt_regs(r.get("regs70"))
+        print(f"| {r['launch']} | {r['tbs']} | {regs70} | {fmt_regs(r.get('regs90'))} | {run} | {l2} | {wi} | {il2} |")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--ptxas")
@@ -179,7 +205,11 @@ def main():
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--only")
     p.add_argument("--json", help="also write the rows as JSON here")
+    p.add_argument("--from-json", help="only print the table of rows written before with --json")
     a = p.parse_args()
+    if a.from_json:
+        table(json.load(open(a.from_json)), a)
+        return
     todo = list(launches(a.only))
     rows = []
     with cf.ThreadPoolExecutor(a.jobs) as ex:
@@ -188,28 +218,7 @@ def main():
             print(json.dumps(row), file=sys.stderr, flush=True)
     if a.json:
         json.dump(rows, open(a.json, "w"), indent=1)
-    print("| launch | TBs | ptxas sm_70 regs | ptxas sm_90 regs | `paver run` outputs | "
-          "L2 rewritten/RB-TS (one worker per TB) | identity: warp instr. | identity: L2 |")
-    print("|---|---:|---|---|---|---:|---:|---:|")
-    for r in rows:
-        if "error" in r:
-            print(f"| {r['launch']} | {r['tbs']} | rewrite failed: {r['error']} | | | | | |")
-            continue
-        run = r.get("run", f"skipped (> {a.max_tbs} TBs)")
-        if run == "identical":
-            run = f"identical ({r['buffers']} buffers)"
-        s = r.get("sim")
-        if s:
-            l2 = f"{s['rewritten']['l2'] / max(1, s['rbts']['l2']):.3f}"
-            if "rewritten_per_tb" in s:
-                l2 += f" ({s['rewritten_per_tb']['l2'] / max(1, s['rbts']['l2']):.3f})"
-            wi = f"{s['identity']['warp'] / max(1, s['lrr']['warp']):.3f}"
-            il2 = f"{s['identity']['l2'] / max(1, s['lrr']['l2']):.3f}"
-        else:
-            l2 = wi = il2 = r.get("sim_error", "-")
-        regs70 = r.get("ptxas") or fmt_regs(r.get("regs70"))
-        print(f"| {r['launch']} | {r['tbs']} | {regs70} | {fmt_regs(r.get('regs90'))} | {run} | {l2} | {wi} | {il2} |")
-
+    table(rows, a)
 
 if __name__ == "__main__":
     main()
