@@ -70,8 +70,22 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // By-value parameters may stay open (the schedule's analysis says when it needs them);
     // the rewritten launch then leaves them open too.
     let loaded = args.target.load_open()?;
-    let bound = &loaded.bound;
-    let grid = [bound.grid.x, bound.grid.y, bound.grid.z].map(|d| d as u32);
+    // The rewrite first: it is cheap, and a kernel it refuses needs no schedule.
+    let r = rewrite::persistent(&loaded.module, loaded.kernel_index()).map_err(|error| {
+        CliError::Rewrite {
+            path: args.target.file.clone(),
+            error,
+        }
+    })?;
+    let b = &loaded.bound;
+    let dim = |d: u64| {
+        u32::try_from(d).map_err(|_| {
+            CliError::Usage(format!(
+                "grid dimension {d} is beyond the 32 bits of %nctaid"
+            ))
+        })
+    };
+    let grid = [dim(b.grid.x)?, dim(b.grid.y)?, dim(b.grid.z)?];
     let (table, workers, origin) = if let Some(path) = &args.schedule {
         let s = graph_partition::Schedule::read(path).map_err(|e| CliError::Partition {
             path: path.clone(),
@@ -116,12 +130,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
     table.check().map_err(|message| CliError::Partition {
         path: args.schedule.clone().unwrap_or_default(),
         message,
-    })?;
-    let r = rewrite::persistent(&loaded.module, loaded.kernel_index()).map_err(|error| {
-        CliError::Rewrite {
-            path: args.target.file.clone(),
-            error,
-        }
     })?;
     write_atomic(&args.output, &r.ptx)?;
     if let Some(out) = &args.launch_out {
