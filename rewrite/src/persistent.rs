@@ -105,12 +105,13 @@ pub enum RewriteError {
         /// What and why.
         what: String,
     },
-    /// The kernel was rewritten already, or uses names the rewrite adds.
+    /// The kernel as a whole cannot be rewritten: rewritten already, names the rewrite
+    /// adds, a cluster launch.
     #[error("kernel {kernel}: {what}")]
-    Names {
+    Refused {
         /// The kernel.
         kernel: String,
-        /// The clash.
+        /// Why.
         what: String,
     },
     /// The printed result did not parse back: a bug in the rewrite.
@@ -143,13 +144,11 @@ pub fn persistent(module: &Module, kernel: usize) -> Result<Rewritten, RewriteEr
             return Err(unsupported(f, i, what.clone()));
         }
     }
-    if let Some(a) = &f.attributes.reqnctapercluster {
-        let _ = a;
-        return Err(RewriteError::Unsupported {
+    if f.attributes.reqnctapercluster.is_some() || f.attributes.explicitcluster {
+        return Err(RewriteError::Refused {
             kernel: name,
-            line: 0,
-            col: 0,
-            what: "a kernel launched in clusters (.reqnctapercluster) cannot be rewritten: \
+            what: "a kernel launched in clusters (.reqnctapercluster, .explicitcluster) cannot be \
+                   rewritten: \
                    clusters pin CTAs to GPCs, which a worker loop cannot follow"
                 .into(),
         });
@@ -276,7 +275,7 @@ fn unsupported(f: &Function, i: usize, what: String) -> RewriteError {
 
 /// Refuses a kernel that already has the rewrite's names (rewritten twice).
 fn check_names(m: &Module, f: &Function) -> Result<(), RewriteError> {
-    let clash = |what: String| RewriteError::Names {
+    let clash = |what: String| RewriteError::Refused {
         kernel: f.name.clone(),
         what,
     };
