@@ -11,6 +11,9 @@ pub enum CliError {
     /// The analysis cannot run for this kernel and launch.
     #[error("{0}")]
     Analysis(#[from] analysis::AnalysisError),
+    /// An experiment (a launch on a GPU: groups, hints, placement, simulation) cannot run.
+    #[error("{0}")]
+    Experiment(experiment::Error),
     /// The interpreter stopped (fault, budget, unsupported instruction), with its location.
     #[error("{0}")]
     Sim(#[from] sim::SimError),
@@ -66,6 +69,17 @@ pub enum CliError {
     TooLarge(String),
 }
 
+impl From<experiment::Error> for CliError {
+    fn from(e: experiment::Error) -> CliError {
+        match e {
+            experiment::Error::Sim(e) => CliError::Sim(e),
+            experiment::Error::Launch(e) => CliError::Launch(e),
+            experiment::Error::TooLarge(m) => CliError::TooLarge(m),
+            e => CliError::Experiment(e),
+        }
+    }
+}
+
 /// Longest line of an error message, in characters: a message quotes what a person wrote,
 /// and a 10 MB token must not come back twice on the terminal.
 pub const MAX_LINE_CHARS: usize = 400;
@@ -89,6 +103,7 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Usage(_) => 2,
+            CliError::Experiment(e) if e.is_invalid_setting() => 2,
             _ => 1,
         }
     }

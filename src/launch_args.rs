@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use experiment::Workload;
 use launch::{BufferSpec, Dim3, Init, Launch, LaunchFlags, ParamArg, ParamSpec};
 
 use crate::error::CliError;
@@ -87,47 +88,23 @@ pub struct KernelLaunchArgs {
     pub cuda: crate::cuda::CudaArgs,
 }
 
-/// A parsed module with one kernel chosen and the launch bound to it.
-pub struct Loaded {
-    /// The whole module (globals, other functions).
-    pub module: ptx_parser::Module,
-    /// The file holding the module's PTX (see [`crate::cmd::Input::ptx_file`]).
-    pub ptx_file: Option<PathBuf>,
-    /// Index of the kernel in `module.functions`.
-    kernel: usize,
-    /// The launch as given (file + flags), before binding.
-    pub launch: Launch,
-    /// The launch bound to the kernel's parameters.
-    pub bound: launch::BoundLaunch,
-}
-
-impl Loaded {
-    /// The chosen kernel.
-    pub fn kernel(&self) -> &ptx_parser::Function {
-        &self.module.functions[self.kernel]
-    }
-
-    /// The chosen kernel's index in `module.functions`.
-    pub fn kernel_index(&self) -> usize {
-        self.kernel
-    }
-}
-
 impl KernelLaunchArgs {
     /// Parses the PTX, chooses the kernel (`--kernel`, else the launch's, else the only
     /// entry) and binds the launch to it, every parameter valued ([`launch::Launch::bind`]).
-    pub fn load(&self) -> Result<Loaded, CliError> {
-        self.load_with(false)
+    pub fn load(&self) -> Result<Workload, CliError> {
+        self.load_with(false, analysis::Options::default())
     }
 
     /// [`KernelLaunchArgs::load`] that leaves by-value parameters without a value open
     /// ([`launch::Launch::bind_open`]): for `paver analyze`'s static analysis, which says
     /// when an open parameter's value is needed after all.
-    pub fn load_open(&self) -> Result<Loaded, CliError> {
-        self.load_with(true)
+    pub fn load_open(&self) -> Result<Workload, CliError> {
+        self.load_with(true, analysis::Options::default())
     }
 
-    fn load_with(&self, open: bool) -> Result<Loaded, CliError> {
+    /// Loads the launch, by-value parameters without a value left `open` or not, for a
+    /// static analysis with `options`.
+    pub fn load_with(&self, open: bool, options: analysis::Options) -> Result<Workload, CliError> {
         let crate::cmd::Input { module, ptx_file } =
             crate::cmd::load_input(&self.file, &self.cuda)?;
         let (launch, base_dir) = self.launch.build(self.kernel.clone())?;
@@ -174,12 +151,8 @@ impl KernelLaunchArgs {
             module.functions[kernel] =
                 ptx_parser::calls::inline_calls(&module, &module.functions[kernel]);
         }
-        Ok(Loaded {
-            module,
-            ptx_file,
-            kernel,
-            launch,
-            bound,
-        })
+        Ok(Workload::new(
+            module, kernel, ptx_file, launch, bound, options,
+        ))
     }
 }

@@ -3,7 +3,7 @@
 //! ([`launch::MemoryBudget`]: half the machine, or `PAVER_MEMORY_LIMIT`).
 
 use crate::error::CliError;
-use crate::launch_args::Loaded;
+use experiment::Workload;
 
 /// Worker threads per available core that `--threads` may ask for: more only adds
 /// scheduling and memory (each worker holds a TB's shared and local memory).
@@ -40,35 +40,10 @@ fn too_large(e: sim::SimError) -> CliError {
 }
 
 /// Checks a functional run of the loaded launch with `workers` TBs in flight.
-pub fn check_run_memory(loaded: &Loaded, workers: usize) -> Result<(), CliError> {
+pub fn check_run_memory(loaded: &Workload, workers: usize) -> Result<(), CliError> {
     let needs = sim::MemoryNeeds::of(&loaded.module, loaded.kernel(), &loaded.bound);
     needs
         .check_run(workers as u64, &budget()?)
-        .map_err(too_large)
-}
-
-/// Checks a timing simulation of the loaded launch on `gpu`: the TB's shared memory
-/// against the GPU's per-TB limit (a CUDA launch with more fails), then memory with every
-/// TB slot of every SM filled.
-pub fn check_simulation_memory(loaded: &Loaded, gpu: &gpu::GpuConfig) -> Result<(), CliError> {
-    let needs = sim::MemoryNeeds::of(&loaded.module, loaded.kernel(), &loaded.bound);
-    let max = u64::from(gpu.core.max_shared_mem_per_tb);
-    if needs.shared_per_tb > max {
-        return Err(CliError::Launch(launch::LaunchError::Dims {
-            why: format!(
-                "a TB of kernel {} needs {} of shared memory ({} dynamic), more than the {} one TB may have on {}",
-                loaded.bound.kernel,
-                launch::human_bytes(needs.shared_per_tb),
-                launch::human_bytes(loaded.bound.dynamic_shared_bytes),
-                launch::human_bytes(max),
-                gpu.name
-            ),
-        }));
-    }
-    let resident = (u64::from(gpu.core.num_sms) * u64::from(gpu.core.max_tbs_per_sm))
-        .min(loaded.bound.num_tbs());
-    needs
-        .check_simulation(resident, &budget()?)
         .map_err(too_large)
 }
 

@@ -27,10 +27,12 @@ use launch::BoundLaunch;
 use ptx_parser::{Function, InstId, Module};
 use serde_json::json;
 
-use crate::cmd::partition::{self, LeafArgs, PartitionOpts};
+use experiment::{Experiment, GpuSetup, GroupRequest, Workload};
+
+use crate::cmd::partition::{self, LeafArgs, RbLeaf};
 
 use crate::error::{write_atomic, write_atomic_with, write_pending, CliError, PendingFile};
-use crate::launch_args::{KernelLaunchArgs, Loaded};
+use crate::launch_args::KernelLaunchArgs;
 use crate::progress::Progress;
 
 /// Examples shown by `paver analyze --help`.
@@ -216,7 +218,7 @@ fn write_graph_file(
 #[allow(clippy::too_many_arguments)]
 fn analysis_json(
     args: &Args,
-    loaded: &Loaded,
+    loaded: &Workload,
     gran: Granularity,
     a: &analysis::Analysis,
     (graph, stats): (&analysis::locality::Graph, &analysis::locality::Stats),
@@ -312,11 +314,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let t = Instant::now();
     // The static analysis needs values only for the parameters its addresses, guards and
     // loop bounds depend on (it says which); the interpreter needs every one.
-    let loaded = if args.dynamic {
-        args.target.load()?
-    } else {
-        args.target.load_open()?
+    let options = analysis::Options {
+        budget: args
+            .max_memory
+            .map_or_else(analysis::default_memory_budget, |m| {
+                m.saturating_mul(1 << 20)
+            }),
+        may_loads: args.may_loads,
     };
+    let loaded = args.target.load_with(!args.dynamic, options)?;
     times.since("load", t);
     let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
     let gran = match args.granularity {
@@ -326,19 +332,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     progress.phase("footprints");
     let t = Instant::now();
-    let a = if args.dynamic {
-        dynamic_analysis(module, f, bound, gran, args.max_instructions)?
+    let analysed = if args.dynamic {
+        let a = dynamic_analysis(module, f, bound, gran, args.max_instructions)?;
+        loaded.adopt_analysis(gran, a)
     } else {
-        let opts = analysis::Options {
-            budget: args
-                .max_memory
-                .map_or_else(analysis::default_memory_budget, |m| {
-                    m.saturating_mul(1 << 20)
-                }),
-            may_loads: args.may_loads,
-        };
-        analysis::analyze_with(f, bound, gran, &opts)?
+        loaded.analysis(gran)?
     };
+    let a = &analysed.analysis;
     times.since("footprints", t);
     progress.phase(if args.no_descriptors {
         "graph"
@@ -348,11 +348,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // The descriptors (z3, one thread) beside everything that needs only the footprints;
     // the reuse walk (one thread per sampled TB: a single one on large TBs) beside the
     // graph.
-    let a_ref = &a;
-    let (descriptors, ((walked, t_walk), (graph, stats, t_graph))) = rayon::join(
+    let a_ref = a;
+    let (descriptors, ((walked, t_walk), ((graph, stats), t_graph))) = rayon::join(
         || {
             let t = Instant::now();
-            let d = (!args.no_descriptors).then(|| analysis::descriptor::compute(f, a_ref, bound));
+            let d = (!args.no_descriptors).then(|| analysed.descriptors(&loaded));
             (d, t.elapsed())
         },
         || {
@@ -363,8 +363,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 },
                 || {
                     let t = Instant::now();
-                    let (graph, stats) = analysis::locality::build(&a_ref.footprints);
-                    (graph, stats, t.elapsed())
+                    (analysed.graph(&loaded), t.elapsed())
                 },
             )
         },
@@ -386,12 +385,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 return Ok(None);
             };
             let t = Instant::now();
-            let pending = write_graph_file(path, *format, &graph)?;
+            let pending = write_graph_file(path, *format, graph)?;
             Ok(Some((pending, t.elapsed())))
         },
         || -> Result<_, CliError> {
             let t = Instant::now();
-            let reuse = walked.finish(a_ref, &graph);
+            let reuse = walked.finish(a_ref, graph);
             let t_reuse = t_walk + t.elapsed();
             let Some(out) = &args.output else {
                 return Ok((reuse, t_reuse, None));
@@ -402,13 +401,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 &loaded,
                 gran,
                 a_ref,
-                (&graph, &stats),
+                (graph, stats),
                 &reuse,
-                descriptors.as_deref(),
+                descriptors,
                 graph_file.as_ref(),
                 out,
             );
-            let edges = edges_in_json.then_some(&graph);
+            let edges = edges_in_json.then_some(graph);
             let pending = write_pending(out, 1 << 20, |w| {
                 analysis::report::write_json_with(w, &doc, edges)
             })?;
@@ -440,11 +439,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(png) = &args.heatmap {
         progress.phase("heat map");
         write_atomic_with(png, |w| {
-            analysis::heatmap::write_png(w, &graph, 1024).map_err(std::io::Error::other)
+            analysis::heatmap::write_png(w, graph, 1024).map_err(std::io::Error::other)
         })?;
     }
     progress.finish();
-    let outside = analysis::report::reads_outside_buffers(&a);
+    let outside = analysis::report::reads_outside_buffers(a);
     if let Some(&(line, bytes)) = outside.first() {
         eprintln!(
             "warning: {} global load(s) read addresses outside every buffer of the launch \
@@ -472,7 +471,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         );
     }
     if !args.quiet {
-        let summary = analysis::report::summary(f, bound, &a, &stats);
+        let summary = analysis::report::summary(f, bound, a, stats);
         let shown = crate::names::display(&f.name);
         crate::out::print(&summary.replacen(
             &format!("kernel {}:", f.name),
@@ -480,7 +479,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             1,
         ))?;
         crate::out::print(&analysis::report::reuse_summary(&reuse))?;
-        if let Some(ds) = &descriptors {
+        if let Some(ds) = descriptors {
             crate::out::print(&analysis::report::descriptor_summary(ds))?;
             crate::out::println(&format!(
                 "  descriptors' solver: {}",
@@ -502,23 +501,24 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let (Some(policy), Some(path)) = (&args.partition.policy, &args.schedule) {
         let progress = Progress::spinner(args.quiet, &format!("grouping TBs ({policy})"));
         let t = Instant::now();
-        let opts = PartitionOpts {
-            policy: policy.clone(),
-            gpu: args.partition.gpu.clone(),
-            tbs_per_sm: args.partition.tbs_per_sm,
-            registers: args.partition.registers,
-            shared_bytes: None,
-            ptxas: args.partition.ptxas.clone(),
-            leaf: args.partition.leaf,
-            fixed_group_size: args.partition.fixed_group_size,
-            sms_per_cluster: 1,
-            seed: 1,
+        let p = &args.partition;
+        let setup = GpuSetup {
+            registers: p.registers,
+            tbs_per_sm: p.tbs_per_sm,
+            ptxas: p.ptxas.clone(),
+            ..GpuSetup::new(crate::cmd::lookup_gpu(&p.gpu)?)
         };
-        let lds = descriptors
-            .as_ref()
-            .map(|d| serde_json::to_value(d).unwrap_or_default());
-        let (schedule, occ) = group_tbs(&loaded, &graph, lds, &opts, &args.target.file)?;
-        let text = crate::cmd::occupancy::schedule_json(&schedule, Some(&occ)).map_err(|e| {
+        let exp = Experiment::new(&loaded, &setup)?;
+        for note in exp.notes() {
+            eprintln!("warning: {note}");
+        }
+        let mut req = GroupRequest::new(policy);
+        req.strict_less = p.leaf.rule() == RbLeaf::Lt;
+        req.fixed_group_size = p.fixed_group_size;
+        // The graph shown above (this command's granularity), not the GPU's lines.
+        let schedule = exp.schedule_with(&analysed, &req)?;
+        let occ = exp.occupancy();
+        let text = crate::cmd::occupancy::schedule_json(&schedule, Some(occ)).map_err(|e| {
             CliError::Partition {
                 path: path.clone(),
                 message: e.to_string(),
@@ -543,67 +543,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // `run` is the process's last work: handing the graph's rows back to the allocator a
     // chunk at a time (300 MB on the 65,536-TB GEMM) cost 3 % of the command's time, and
     // the exit returns the memory at once.
-    std::mem::forget(graph);
+    std::mem::forget(analysed);
+    std::mem::forget(loaded);
     Ok(())
-}
-
-/// The schedule `opts` asks for on this launch: the static analysis's locality graph (and,
-/// for `ld`, its Locality Descriptors) grouped by `opts.policy` on `opts.gpu`, with the
-/// occupancy it assumed (`paver simulate` and `paver rewrite` without `--schedule`).
-pub(crate) fn schedule_for(
-    loaded: &Loaded,
-    opts: &PartitionOpts,
-    origin: &std::path::Path,
-) -> Result<(graph_partition::Schedule, gpu::Occupancy), CliError> {
-    let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))?;
-    let (graph, _) = analysis::locality::build(&a.footprints);
-    let descriptors = (opts.policy == "ld").then(|| {
-        let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);
-        serde_json::to_value(ds).unwrap_or_default()
-    });
-    group_tbs(loaded, &graph, descriptors, opts, origin)
-}
-
-/// Groups the TBs of a locality graph for `loaded`'s kernel and launch (`paver partition`
-/// on the graph in memory), with the kernel's resources from ptxas, the launch file or the
-/// liveness estimate for the occupancy, and the analysis's Locality Descriptors (as JSON)
-/// for `--policy ld`; also says how x was computed.
-pub(crate) fn group_tbs(
-    loaded: &Loaded,
-    graph: &analysis::locality::Graph,
-    descriptors: Option<serde_json::Value>,
-    opts: &PartitionOpts,
-    origin: &std::path::Path,
-) -> Result<(graph_partition::Schedule, gpu::Occupancy), CliError> {
-    let gpu_cfg = crate::cmd::lookup_gpu(&opts.gpu)?;
-    let resolved = crate::cmd::occupancy::launch_resources(
-        &gpu_cfg,
-        loaded,
-        opts.registers,
-        opts.ptxas.as_ref(),
-    );
-    let bound = &loaded.bound;
-    let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
-    let graph =
-        graph_partition::Graph::from_edges(bound.num_tbs() as u32, &edges).map_err(|e| {
-            CliError::Partition {
-                path: origin.to_path_buf(),
-                message: e.to_string(),
-            }
-        })?;
-    drop(edges);
-    let dim = |d: launch::Dim3| [d.x as u32, d.y as u32, d.z as u32];
-    let input = partition::Input {
-        graph,
-        kernel: loaded.kernel().name.clone(),
-        grid: dim(bound.grid),
-        block: dim(bound.block),
-        recorded: crate::cmd::occupancy::recorded(&loaded.launch),
-        estimate: None,
-        resolved: Some(resolved),
-        descriptors,
-    };
-    partition::schedule(opts, &input, origin)
 }
 
 /// Every TB's footprint: per data structure, the classes of TBs with identical footprints

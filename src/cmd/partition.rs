@@ -16,9 +16,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use gpu::{GpuConfig, KernelResources, Occupancy, RegisterSource, Registers};
-use graph_partition::{
-    AnalysisGraph, Graph, LdClustering, LdDescriptor, Params, Policy, PolicyKind, Schedule,
-};
+use graph_partition::{AnalysisGraph, Graph, LdDescriptor, Schedule};
 use serde_json::Value;
 
 use crate::error::{write_atomic, CliError};
@@ -92,6 +90,30 @@ pub struct PartitionOpts {
     pub seed: i32,
 }
 
+impl PartitionOpts {
+    /// The grouping these flags ask for.
+    pub fn request(&self) -> experiment::GroupRequest {
+        experiment::GroupRequest {
+            policy: self.policy.clone(),
+            strict_less: self.leaf.rule() == RbLeaf::Lt,
+            fixed_group_size: self.fixed_group_size,
+            sms_per_cluster: self.sms_per_cluster.max(1),
+            seed: self.seed,
+        }
+    }
+
+    /// The GPU these flags name, with their resource overrides.
+    pub fn setup(&self) -> Result<experiment::GpuSetup, CliError> {
+        Ok(experiment::GpuSetup {
+            registers: self.registers,
+            tbs_per_sm: self.tbs_per_sm,
+            shared_bytes: self.shared_bytes,
+            ptxas: self.ptxas.clone(),
+            ..experiment::GpuSetup::new(crate::cmd::lookup_gpu(&self.gpu)?)
+        })
+    }
+}
+
 /// RB-TS's leaf rule (`--rb-leaf`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RbLeaf {
@@ -128,14 +150,6 @@ pub struct LeafArgs {
 }
 
 impl LeafArgs {
-    /// The flags for `rule`.
-    pub fn of(rule: RbLeaf) -> LeafArgs {
-        LeafArgs {
-            rb_leaf: rule,
-            strict_less: false,
-        }
-    }
-
     /// The rule asked for.
     pub fn rule(&self) -> RbLeaf {
         if self.strict_less {
@@ -167,9 +181,6 @@ pub struct Input {
     pub recorded: Vec<(String, u32, u64)>,
     /// The liveness estimate: (registers, static shared bytes, dynamic shared bytes).
     pub estimate: Option<(u32, u64, u64)>,
-    /// Resources already resolved from the PTX (ptxas run, launch file, estimate), when the
-    /// caller has the PTX; they take precedence over `recorded` and `estimate`.
-    pub resolved: Option<KernelResources>,
     /// The analysis's Locality Descriptors (`locality_descriptors` of a `paver-analysis/1`
     /// document), for `--policy ld`.
     pub descriptors: Option<Value>,
@@ -282,7 +293,6 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             graph,
             recorded,
             estimate,
-            resolved: None,
             descriptors,
         })
     } else {
@@ -298,7 +308,6 @@ fn read_input(args: &Args) -> Result<Input, CliError> {
             graph,
             recorded: Vec::new(),
             estimate: None,
-            resolved: None,
             descriptors: None,
         })
     }
@@ -313,9 +322,7 @@ fn occupancy(
 ) -> Result<Occupancy, CliError> {
     let threads = input.block.iter().product::<u32>();
     let dynamic = input.estimate.map_or(0, |e| e.2);
-    let mut k = if let Some(k) = &input.resolved {
-        k.clone()
-    } else if let Some((arch, regs, shared)) =
+    let mut k = if let Some((arch, regs, shared)) =
         gpu::resources::recorded_arch(gpu, input.recorded.iter().map(|r| r.0.as_str()))
             .and_then(|a| input.recorded.iter().find(|r| r.0 == a))
     {
@@ -401,40 +408,39 @@ pub fn schedule(
     input: &Input,
     origin: &Path,
 ) -> Result<(Schedule, Occupancy), CliError> {
-    let policy: Box<dyn Policy> = if matches!(opts.policy.as_str(), "ld" | "ld-clustering") {
+    let req = opts.request();
+    // A partitioning error names the input, as `paver partition` always has.
+    let named = |e: experiment::Error| match e {
+        experiment::Error::Partition(e) => gp_err(origin, e),
+        e => CliError::from(e),
+    };
+    let policy = experiment::groups::policy(&req, input.grid, || {
         let doc = input.descriptors.as_ref().ok_or_else(|| {
-            CliError::Usage(format!(
+            experiment::Error::Invalid(format!(
                 "{}: --policy ld needs the analysis's Locality Descriptors: give a `paver \
                  analyze` document made without --no-descriptors",
                 origin.display()
             ))
         })?;
-        let descriptors = LdDescriptor::from_analysis(doc).map_err(|e| gp_err(origin, e))?;
-        Box::new(LdClustering {
-            grid: input.grid,
-            descriptors,
-        })
-    } else {
-        let kind: PolicyKind = opts
-            .policy
-            .parse()
-            .map_err(|e: graph_partition::Error| CliError::Usage(format!("{e}, ld")))?;
-        kind.policy()
-    };
+        Ok(LdDescriptor::from_analysis(doc)?)
+    })
+    .map_err(named)?;
     let gpu = crate::cmd::lookup_gpu(&opts.gpu)?;
     let occ = occupancy(opts, input, &gpu, origin)?;
-    let mut params = Params::new(gpu.core.num_sms, occ.tbs_per_sm);
-    params.strict_less = opts.leaf.rule() == RbLeaf::Lt;
-    params.fixed_group_size = opts.fixed_group_size;
-    params.sms_per_cluster = opts.sms_per_cluster.max(1);
-    params.seed = opts.seed;
     let launch = graph_partition::Launch {
         kernel: input.kernel.clone(),
         grid: input.grid,
         block: input.block,
     };
-    let schedule = graph_partition::make_schedule(&input.graph, policy.as_ref(), &params, &launch)
-        .map_err(|e| gp_err(origin, e))?;
+    let schedule = experiment::groups::make_groups(
+        &input.graph,
+        policy.as_ref(),
+        &req,
+        gpu.core.num_sms,
+        occ.tbs_per_sm,
+        &launch,
+    )
+    .map_err(named)?;
     Ok((schedule, occ))
 }
 

@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 use launch::{BufferSpec, Dim3, ElemType, Init, ParamArg, ParamKey, ParamSpec};
 use rewrite::{WorkTable, TABLE_PARAM};
 
+use experiment::{Experiment, GroupRequest, Workload};
+
 use crate::cmd::partition::PartitionOpts;
 use crate::error::{write_atomic, write_atomic_with, CliError};
 use crate::launch_args::KernelLaunchArgs;
@@ -105,24 +107,22 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let workers = WorkTable::workers(s.num_sms, s.tbs_per_sm);
         (t, workers, format!("schedule {}", path.display()))
     } else {
-        let mut opts = args.opts.clone();
-        if args.identity {
-            opts.policy = "lrr".into();
+        let exp = Experiment::new(&loaded, &args.opts.setup()?)?;
+        for note in exp.notes() {
+            eprintln!("warning: {note}");
         }
-        let (s, occ) = if args.identity {
+        let gpu = &args.opts.gpu;
+        let occ = exp.occupancy().reason();
+        let (s, t, why) = if args.identity {
             // Only the TB contexts are needed: no analysis.
-            let empty = analysis::locality::Graph::default();
-            crate::cmd::analyze::group_tbs(&loaded, &empty, None, &opts, &args.target.file)?
+            let s = exp.schedule_without_graph(&GroupRequest::new("lrr"))?;
+            let why = format!("identity order; {occ} on {gpu}");
+            (s, WorkTable::identity(grid), why)
         } else {
-            crate::cmd::analyze::schedule_for(&loaded, &opts, &args.target.file)?
-        };
-        let (t, why) = if args.identity {
-            let why = format!("identity order; {} on {}", occ.reason(), opts.gpu);
-            (WorkTable::identity(grid), why)
-        } else {
-            let why = format!("{} on {}, {}", s.policy, opts.gpu, occ.reason());
+            let s = exp.schedule(&args.opts.request())?;
+            let why = format!("{} on {gpu}, {occ}", s.policy);
             let t = WorkTable::from_groups(&s.groups, s.num_sms, s.tbs_per_sm, grid);
-            (t, why)
+            (s, t, why)
         };
         (t, WorkTable::workers(s.num_sms, s.tbs_per_sm), why)
     };
@@ -143,7 +143,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 /// The rewritten launch: the original's parameters, the workers' grid, the table.
 fn write_launch(
-    loaded: &crate::launch_args::Loaded,
+    loaded: &Workload,
     table: &WorkTable,
     workers: u32,
     out: &Path,

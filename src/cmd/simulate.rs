@@ -13,18 +13,13 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use experiment::{Experiment, GpuSetup, GroupRequest, Run};
 use graph_partition::Schedule;
-use sim::timing::hints::{LocalityHints, LocalityType, Sharing, StructureHint};
-use sim::timing::{simulate_with_progress, SimOptions, TbPolicy, TimingConfig, WarpPolicy};
+use sim::timing::{TbPolicy, WarpPolicy};
 
-use analysis::footprint::Granularity;
-
-mod placement;
-
-use crate::cmd::analyze::schedule_for;
-use crate::cmd::partition::{self, LeafArgs, PartitionOpts};
+use crate::cmd::partition::{self, LeafArgs, RbLeaf};
 use crate::error::CliError;
-use crate::launch_args::{KernelLaunchArgs, Loaded};
+use crate::launch_args::KernelLaunchArgs;
 use crate::progress::Progress;
 
 /// Examples shown by `paver simulate --help`.
@@ -138,62 +133,13 @@ pub struct Args {
     quiet: bool,
 }
 
-/// Analyses the launch and groups its TBs with the PAVER policy asked for, on the GPU
-/// simulated (what `paver analyze … --policy P --gpu G --schedule S` would write).
-fn schedule_here(loaded: &Loaded, args: &Args) -> Result<Schedule, CliError> {
-    let policy = match args.tb_policy.to_ascii_lowercase().as_str() {
-        "paver" => "rb-ts".to_string(),
-        p => p.to_string(),
-    };
-    let opts = PartitionOpts {
-        policy,
-        gpu: args.gpu.clone(),
-        tbs_per_sm: args.tbs_per_sm,
-        registers: args.registers,
-        shared_bytes: None,
-        ptxas: args.ptxas.clone(),
-        leaf: args.leaf,
-        fixed_group_size: false,
-        sms_per_cluster: 1,
-        seed: 1,
-    };
-    let (schedule, occ) = schedule_for(loaded, &opts, &args.target.file)?;
-    if !args.quiet {
-        eprintln!("{}", partition::human(&schedule, &occ.reason()).trim_end());
+impl Args {
+    /// How the groups are built here (without `--schedule`).
+    fn group_request(&self) -> GroupRequest {
+        let mut req = GroupRequest::new(&self.tb_policy);
+        req.strict_less = self.leaf.rule() == RbLeaf::Lt;
+        req
     }
-    Ok(schedule)
-}
-
-/// The timing configuration of `gpu` with a register count and TBs per SM forced (or left
-/// to the occupancy calculator) and `KEY=VALUE` overrides applied in order, as `paver
-/// simulate` and `paver sweep` build it.
-pub(crate) fn timing_config(
-    gpu: gpu::GpuConfig,
-    registers: Option<u32>,
-    tbs_per_sm: Option<u32>,
-    sets: &[String],
-) -> Result<TimingConfig, CliError> {
-    let mut cfg = TimingConfig::new(gpu);
-    cfg.regs_per_thread = registers;
-    cfg.tbs_per_sm = tbs_per_sm;
-    for kv in sets {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| CliError::Usage(format!("--set {kv}: expected KEY=VALUE")))?;
-        cfg.set(k.trim(), v.trim())
-            .map_err(|e| CliError::Usage(e.to_string()))?;
-    }
-    if !sets.is_empty() || tbs_per_sm.is_some() || registers.is_some() {
-        // The overrides may break what the file's own validation accepted.
-        let origin = if sets.is_empty() {
-            cfg.gpu.name.clone()
-        } else {
-            format!("{} with --set {}", cfg.gpu.name, sets.join(" --set "))
-        };
-        cfg.validate(&origin)
-            .map_err(|e| CliError::Usage(e.to_string()))?;
-    }
-    Ok(cfg)
 }
 
 /// The `--set` keys of `--cache-policy P` and `--prefetch Q` (none at their defaults).
@@ -223,10 +169,7 @@ fn ld_flag_sets(cache_policy: &str, prefetch: &str) -> Result<Vec<String>, CliEr
 /// Runs `paver simulate`.
 pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load()?;
-    let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
     let gpu = crate::cmd::lookup_gpu(&args.gpu)?;
-    let resources =
-        crate::cmd::occupancy::launch_resources(&gpu, &loaded, args.registers, args.ptxas.as_ref());
     // `--icc` / `--coalesced-cache` are their keys set first (a later `--set` wins).
     let flags = [
         (args.icc, "icc.merge_table=true"),
@@ -242,8 +185,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .chain(ld_flags)
         .chain(args.set.iter().cloned())
         .collect();
-    let cfg = timing_config(gpu, args.registers, args.tbs_per_sm, &sets)?;
-    crate::limits::check_simulation_memory(&loaded, &cfg.gpu)?;
+    let setup = GpuSetup {
+        gpu,
+        registers: args.registers,
+        tbs_per_sm: args.tbs_per_sm,
+        shared_bytes: None,
+        sets,
+        ptxas: args.ptxas.clone(),
+    };
+    let exp = Experiment::new(&loaded, &setup)?;
+    for note in exp.notes() {
+        eprintln!("warning: {note}");
+    }
+    exp.check_memory(&crate::limits::budget()?)?;
     let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
         CliError::Usage(format!(
             "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts, paver or ld",
@@ -259,45 +213,41 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if args.threads == 0 {
         return Err(CliError::Usage("--threads must be at least 1".into()));
     }
-    let mut opts = SimOptions::new(policy);
-    opts.threads = args.threads;
-    opts.policy_name = args.tb_policy.to_ascii_lowercase();
-    opts.warp_policy = warp;
-    opts.steal = match (args.steal, args.no_steal) {
+    let mut run = Run::new(policy, &args.tb_policy);
+    run.threads = args.threads;
+    run.warp_policy = warp;
+    run.steal = match (args.steal, args.no_steal) {
         (true, _) => Some(true),
         (_, true) => Some(false),
         _ => None,
     };
-    opts.max_warp_instructions_per_tb = args.max_instructions_per_tb;
-    opts.max_warp_instructions = args.max_instructions;
-    opts.registers = Some(resources.registers);
-    if cfg.ld.active() {
-        opts.hints = locality_hints(&loaded)?;
-    }
-    if policy == TbPolicy::Paver {
-        let s = match &args.schedule {
-            Some(path) => Schedule::read(path).map_err(|e| CliError::Partition {
-                path: path.clone(),
-                message: e.to_string(),
-            })?,
-            None => schedule_here(&loaded, &args)?,
-        };
-        opts.schedule = Some(s);
-    } else if args.schedule.is_some() {
-        return Err(CliError::Usage(
-            "--schedule is only used by the PAVER policies (rb-ts, kway-ts, mst-ts, paver, ld)"
-                .into(),
-        ));
-    }
-    if let Some(p) = &args.placement {
-        opts.placement = Some(placement::placement(&loaded, p, &cfg, policy)?);
-    }
+    run.max_warp_instructions_per_tb = args.max_instructions_per_tb;
+    run.max_warp_instructions = args.max_instructions;
+    run.placement = args.placement.clone();
+    run.schedule = match &args.schedule {
+        Some(path) => Some(Schedule::read(path).map_err(|e| CliError::Partition {
+            path: path.clone(),
+            message: e.to_string(),
+        })?),
+        None if policy == TbPolicy::Paver => {
+            // Analysed and grouped here, on the GPU simulated (what `paver analyze … --policy
+            // P --gpu G --schedule S` would write with the same overrides).
+            let s = exp.schedule(&args.group_request())?;
+            if !args.quiet {
+                let why = exp.occupancy().reason();
+                eprintln!("{}", partition::human(&s, &why).trim_end());
+            }
+            Some(s)
+        }
+        None => None,
+    };
+    let opts = exp.options(&run)?;
     let start = Instant::now();
-    let progress = Progress::bar(args.quiet, bound.num_tbs(), "TBs");
+    let progress = Progress::bar(args.quiet, loaded.bound.num_tbs(), "TBs");
     let mut bar = |done: u64, total: u64, cycle: u64| {
         progress.set(done, total, Some(format!("cycle {cycle}")));
     };
-    let stats = simulate_with_progress(module, f, bound, &cfg, &opts, &mut bar)?;
+    let stats = exp.simulate(&opts, &mut bar)?;
     progress.finish();
     let wall = start.elapsed().as_secs_f64();
     let json = stats.to_json();
@@ -339,42 +289,4 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
     }
     Ok(())
-}
-
-/// The launch's Locality Descriptors, computed by the static analysis at line granularity,
-/// in the simulator's terms ([`sim::timing::hints`]), for the run-time mechanisms of the
-/// Locality Descriptor paper (§4.4-4.6). UNDECIDED descriptors are kept as such: each
-/// mechanism leaves those structures alone.
-pub(crate) fn locality_hints(loaded: &Loaded) -> Result<LocalityHints, CliError> {
-    let a = analysis::analyze(loaded.kernel(), &loaded.bound, Granularity::Line(128))?;
-    let mut hints = LocalityHints::default();
-    for d in analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound) {
-        let region = d.param as usize;
-        let locality = match d.locality_type {
-            "INTER-THREAD" => LocalityType::InterThread,
-            "INTRA-THREAD" => LocalityType::IntraThread,
-            "NO-REUSE" => LocalityType::NoReuse,
-            _ => LocalityType::Undecided,
-        };
-        let sharing = match d.sharing {
-            Some("COACCESSED") => Some(Sharing::Coaccessed),
-            Some("NEARBY") => Some(Sharing::Nearby),
-            _ => None,
-        };
-        hints.insert(StructureHint {
-            region,
-            base: launch::bind::buffer_base(region),
-            bytes: loaded.bound.region_bytes(region).flatten(),
-            element_bytes: d.element_bytes,
-            locality,
-            sharing,
-            regular: d.pattern == "REGULAR",
-            stride_elements: d.stride_elements,
-            d_tile: d.d_tile,
-            c_tile: d.c_tile,
-            compute_data_map: d.compute_data_map,
-            priority: d.priority,
-        });
-    }
-    Ok(hints)
 }

@@ -16,43 +16,42 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use analysis::footprint::Granularity;
+use experiment::{Experiment, GpuSetup, GroupRequest, Workload};
 use graph_partition::Schedule;
-use sim::timing::{SimOptions, TbPolicy, WarpPolicy};
+use sim::timing::{TbPolicy, WarpPolicy};
 
 use super::heatmap::Heatmap;
 use super::plan::{LaunchInput, Plan, RunSpec};
 use super::record::{Record, Timing, FORMAT};
-use crate::cmd::partition::{LeafArgs, PartitionOpts, RbLeaf};
-use crate::launch_args::{KernelLaunchArgs, LaunchArgs, Loaded};
+use crate::cmd::partition::RbLeaf;
+use crate::launch_args::{KernelLaunchArgs, LaunchArgs};
 
-/// What a schedule is built for: GPU (as the plan spells it), PAVER policy, x override,
-/// RB-TS leaf rule.
-type ScheduleKey = (String, String, Option<u32>, Option<String>);
+/// What a schedule is built for: GPU (as the plan spells it), PAVER policy, RB-TS leaf
+/// rule, and the SMs and TBs per SM of the GPU after the run's overrides.
+type ScheduleKey = (String, String, Option<String>, u32, u32);
 
-/// The schedule a PAVER run needs.
-fn schedule_key(r: &RunSpec) -> ScheduleKey {
+/// The schedule a PAVER run on `e` needs.
+fn schedule_key(r: &RunSpec, e: &Experiment<'_>) -> ScheduleKey {
     (
         r.gpu.clone(),
         r.tb_policy.clone(),
-        tbs_override(&r.overrides),
         r.rb_leaf.clone(),
+        e.gpu().core.num_sms,
+        e.occupancy().tbs_per_sm,
     )
 }
 
 /// A launch once loaded and analysed: what every run of it shares.
 struct Prepared {
-    loaded: Loaded,
+    loaded: Workload,
     /// The analysis, or why it failed. Only the PAVER policies need it: LRR and BCS runs
     /// still simulate when it failed (a launch whose graph is beyond the memory budget, say).
     analysed: Result<Analysed, String>,
     analysis_s: f64,
 }
 
-/// What the static analysis gives a launch's runs.
+/// What the static analysis gives a launch's records.
 struct Analysed {
-    graph: analysis::locality::Graph,
-    descriptors: Option<serde_json::Value>,
     locality_class: String,
     inter_tb_fraction: f64,
     stats: serde_json::Value,
@@ -87,7 +86,12 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_text(p)))
 }
 
-fn prepare(input: &LaunchInput, needs_descriptors: bool, budget: u64) -> Result<Prepared, String> {
+/// The granularity of the records' locality statistics and of every GPU's mechanisms
+/// (every configuration has 128-byte L2 lines; [`Experiment::granularity`]).
+const RECORD_GRANULARITY: analysis::footprint::Granularity =
+    analysis::footprint::Granularity::Line(128);
+
+fn prepare(input: &LaunchInput, budget: u64) -> Result<Prepared, String> {
     let start = Instant::now();
     let args = KernelLaunchArgs {
         file: input.ptx.clone(),
@@ -101,8 +105,23 @@ fn prepare(input: &LaunchInput, needs_descriptors: bool, budget: u64) -> Result<
         },
         cuda: crate::cuda::CudaArgs::default(),
     };
-    let loaded = args.load().map_err(|e| e.to_string())?;
-    let analysed = guarded(|| analyse(&loaded, needs_descriptors, budget));
+    let options = analysis::Options {
+        budget,
+        may_loads: false,
+    };
+    let loaded = args.load_with(false, options).map_err(|e| e.to_string())?;
+    let analysed = guarded(|| {
+        let a = loaded
+            .analysis(RECORD_GRANULARITY)
+            .map_err(|e| format!("static analysis: {e}"))?;
+        let (_, stats) = a.graph(&loaded);
+        let (locality_class, inter_tb_fraction) = locality_class(stats);
+        Ok(Analysed {
+            locality_class,
+            inter_tb_fraction,
+            stats: serde_json::to_value(stats).unwrap_or_default(),
+        })
+    });
     Ok(Prepared {
         loaded,
         analysed,
@@ -110,93 +129,50 @@ fn prepare(input: &LaunchInput, needs_descriptors: bool, budget: u64) -> Result<
     })
 }
 
-fn analyse(loaded: &Loaded, needs_descriptors: bool, budget: u64) -> Result<Analysed, String> {
-    let opts = analysis::Options {
-        budget,
-        may_loads: false,
+/// The run's GPU: the plan's configuration with the run's overrides.
+fn experiment_for<'w>(w: &'w Workload, run: &RunSpec) -> Result<Experiment<'w>, String> {
+    let gpu = gpu::GpuConfig::lookup(&run.gpu).map_err(|e| e.to_string())?;
+    let setup = GpuSetup {
+        sets: run.overrides.clone(),
+        ..GpuSetup::new(gpu)
     };
-    let a = analysis::analyze_with(
-        loaded.kernel(),
-        &loaded.bound,
-        Granularity::Line(128),
-        &opts,
-    )
-    .map_err(|e| format!("static analysis: {e}"))?;
-    let (graph, stats) = analysis::locality::build(&a.footprints);
-    let descriptors = needs_descriptors.then(|| {
-        let ds = analysis::descriptor::compute(loaded.kernel(), &a, &loaded.bound);
-        serde_json::to_value(ds).unwrap_or_default()
-    });
-    let (locality_class, inter_tb_fraction) = locality_class(&stats);
-    Ok(Analysed {
-        graph,
-        descriptors,
-        locality_class,
-        inter_tb_fraction,
-        stats: serde_json::to_value(&stats).unwrap_or_default(),
-    })
+    let e = Experiment::new(w, &setup).map_err(|e| e.to_string())?;
+    for note in e.notes() {
+        eprintln!("warning: {note}");
+    }
+    Ok(e)
 }
 
-/// `tbs_per_sm=N` among a run's overrides: the groups must be built for that x.
-fn tbs_override(overrides: &[String]) -> Option<u32> {
-    overrides.iter().rev().find_map(|kv| {
-        let (k, v) = kv.split_once('=')?;
-        (k.trim() == "tbs_per_sm").then(|| v.trim().parse().ok())?
-    })
-}
-
-fn schedule_for(p: &Prepared, input: &LaunchInput, run: &RunSpec) -> Result<Schedule, String> {
-    let a = p.analysed.as_ref().map_err(Clone::clone)?;
-    let opts = PartitionOpts {
-        policy: run.tb_policy.clone(),
-        gpu: run.gpu.clone(),
-        tbs_per_sm: tbs_override(&run.overrides),
-        registers: None,
-        shared_bytes: None,
-        ptxas: None,
-        leaf: LeafArgs::of(
-            run.rb_leaf
-                .as_deref()
-                .and_then(RbLeaf::parse)
-                .unwrap_or_default(),
-        ),
-        fixed_group_size: false,
-        sms_per_cluster: 1,
-        seed: 1,
-    };
-    let (schedule, _) = crate::cmd::analyze::group_tbs(
-        &p.loaded,
-        &a.graph,
-        a.descriptors.clone(),
-        &opts,
-        &input.ptx,
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(schedule)
+fn schedule_for(e: &Experiment<'_>, run: &RunSpec) -> Result<Schedule, String> {
+    let mut req = GroupRequest::new(&run.tb_policy);
+    req.strict_less = run
+        .rb_leaf
+        .as_deref()
+        .and_then(RbLeaf::parse)
+        .unwrap_or_default()
+        == RbLeaf::Lt;
+    e.schedule(&req).map_err(|e| e.to_string())
 }
 
 fn simulate(
-    p: &Prepared,
+    e: &Experiment<'_>,
     run: &RunSpec,
     schedule: Option<Schedule>,
 ) -> Result<serde_json::Value, String> {
-    let gpu_cfg = gpu::GpuConfig::lookup(&run.gpu).map_err(|e| e.to_string())?;
-    let resources = crate::cmd::occupancy::launch_resources(&gpu_cfg, &p.loaded, None, None);
-    let cfg = crate::cmd::simulate::timing_config(gpu_cfg, None, None, &run.overrides)
-        .map_err(|e| e.to_string())?;
-    crate::limits::check_simulation_memory(&p.loaded, &cfg.gpu).map_err(|e| e.to_string())?;
+    let budget = crate::limits::budget().map_err(|e| e.to_string())?;
+    e.check_memory(&budget).map_err(|e| e.to_string())?;
     let policy = TbPolicy::parse(&run.tb_policy)
         .ok_or_else(|| format!("unknown TB policy `{}`", run.tb_policy))?;
-    let mut opts = SimOptions::new(policy);
-    opts.policy_name = run.tb_policy.clone();
-    opts.warp_policy = WarpPolicy::parse(&run.warp_policy)
+    let mut r = experiment::Run::new(policy, &run.tb_policy);
+    r.warp_policy = WarpPolicy::parse(&run.warp_policy)
         .ok_or_else(|| format!("unknown warp policy `{}`", run.warp_policy))?;
-    opts.steal = Some(run.steal);
-    opts.max_warp_instructions_per_tb = run.max_instructions;
-    opts.registers = Some(resources.registers);
-    opts.schedule = schedule;
-    let l = &p.loaded;
-    let stats = sim::timing::simulate(&l.module, l.kernel(), &l.bound, &cfg, &opts)
+    r.steal = Some(run.steal);
+    r.max_warp_instructions_per_tb = run.max_instructions;
+    r.max_warp_instructions = u64::MAX;
+    r.schedule = schedule;
+    let opts = e.options(&r).map_err(|e| e.to_string())?;
+    let stats = e
+        .simulate(&opts, &mut |_, _, _| {})
         .map_err(|e| e.to_string())?;
     serde_json::to_value(&stats).map_err(|e| e.to_string())
 }
@@ -267,9 +243,8 @@ fn run_launch(
     heatmaps: Option<&Path>,
     sink: &(dyn Fn(Record) + Sync),
 ) {
-    let needs_descriptors = runs.iter().any(|r| r.tb_policy == "ld");
     let start = Instant::now();
-    let prepared = guarded(|| prepare(input, needs_descriptors, budget));
+    let prepared = guarded(|| prepare(input, budget));
     let p = match prepared {
         Ok(p) => p,
         Err(e) => {
@@ -293,35 +268,63 @@ fn run_launch(
         }
     };
     if let (Some(dir), Ok(a)) = (heatmaps, &p.analysed) {
-        let map = Heatmap::new(input, &p.loaded.kernel().name, &a.graph, &a.locality_class);
-        if let Err(e) = super::heatmap::write(dir, &map) {
-            eprintln!("warning: heat map of {}: {e}", map.label());
+        if let Ok(an) = p.loaded.analysis(RECORD_GRANULARITY) {
+            let (graph, _) = an.graph(&p.loaded);
+            let map = Heatmap::new(input, &p.loaded.kernel().name, graph, &a.locality_class);
+            if let Err(e) = super::heatmap::write(dir, &map) {
+                eprintln!("warning: heat map of {}: {e}", map.label());
+            }
         }
     }
-    // Groups once per (GPU, policy, x override, leaf rule), in parallel; then every run.
-    let mut schedule_keys: Vec<ScheduleKey> = runs
+    // Each run's GPU (configuration and overrides; the kernel's resources and occupancy).
+    let experiments: Vec<Result<Experiment<'_>, String>> = runs
         .iter()
-        .filter(|r| super::plan::is_paver(&r.tb_policy))
-        .map(|r| schedule_key(r))
+        .map(|r| guarded(|| experiment_for(&p.loaded, r)))
+        .collect();
+    // Groups once per (GPU, policy, leaf rule, SMs, x), in parallel; then every run.
+    let mut schedule_keys: Vec<(ScheduleKey, usize)> = runs
+        .iter()
+        .zip(&experiments)
+        .enumerate()
+        .filter(|(_, (r, _))| super::plan::is_paver(&r.tb_policy))
+        .filter_map(|(i, (r, e))| Some((schedule_key(r, e.as_ref().ok()?), i)))
         .collect();
     schedule_keys.sort();
-    schedule_keys.dedup();
+    schedule_keys.dedup_by(|a, b| a.0 == b.0);
     let schedules: BTreeMap<ScheduleKey, (Result<Schedule, String>, f64)> = schedule_keys
         .par_iter()
-        .map(|k| {
-            let run = runs.iter().find(|r| schedule_key(r) == *k).copied();
+        .map(|(k, i)| {
             let t = Instant::now();
-            let s = match run {
-                Some(run) => guarded(|| schedule_for(&p, input, run)),
-                None => Err("no run for this schedule".into()),
+            let s = match &experiments[*i] {
+                Ok(e) => guarded(|| schedule_for(e, runs[*i])),
+                Err(e) => Err(e.clone()),
             };
             (k.clone(), (s, t.elapsed().as_secs_f64()))
         })
         .collect();
     let kernel = p.loaded.kernel().name.clone();
-    runs.par_iter().for_each(|run| {
+    runs.par_iter().zip(&experiments).for_each(|(run, e)| {
+        let e = match e {
+            Ok(e) => e,
+            Err(err) => {
+                let timing = Timing {
+                    analysis_s: p.analysis_s,
+                    ..Timing::default()
+                };
+                let a = p.analysed.as_ref().ok();
+                sink(record(
+                    run,
+                    input,
+                    kernel.clone(),
+                    a,
+                    timing,
+                    Err(err.clone()),
+                ));
+                return;
+            }
+        };
         let (schedule, partition_s) = if super::plan::is_paver(&run.tb_policy) {
-            match schedules.get(&schedule_key(run)) {
+            match schedules.get(&schedule_key(run, e)) {
                 Some((Ok(s), t)) => (Ok(Some(s.clone())), *t),
                 Some((Err(e), t)) => (Err(e.clone()), *t),
                 None => (Err("internal error: schedule missing".to_string()), 0.0),
@@ -332,7 +335,7 @@ fn run_launch(
         // The CPU interval lies inside the wall interval.
         let t = Instant::now();
         let cpu = thread_cpu_seconds();
-        let result = schedule.and_then(|s| guarded(|| simulate(&p, run, s)));
+        let result = schedule.and_then(|s| guarded(|| simulate(e, run, s)));
         let simulate_cpu_s = cpu.zip(thread_cpu_seconds()).map(|(a, b)| b - a);
         let timing = Timing {
             analysis_s: p.analysis_s,

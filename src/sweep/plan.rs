@@ -224,8 +224,7 @@ pub fn file_sha256(path: &Path) -> std::io::Result<String> {
 /// makes a run's key change when a built-in configuration or a `.toml` file changes.
 pub fn gpu_fingerprint(gpu: &str, overrides: &[String]) -> Result<String, String> {
     let base = gpu::GpuConfig::lookup(gpu).map_err(|e| e.to_string())?;
-    let cfg = crate::cmd::simulate::timing_config(base, None, None, overrides)
-        .map_err(|e| e.to_string())?;
+    let cfg = experiment::timing_config(base, None, None, overrides).map_err(|e| e.to_string())?;
     serde_json::to_string(&cfg).map_err(|e| e.to_string())
 }
 

@@ -134,6 +134,10 @@ pub struct SimOptions {
     /// The kernel's registers per thread and their source (ptxas, the launch file), for
     /// the occupancy; `None`: the liveness estimate from the PTX.
     pub registers: Option<gpu::Registers>,
+    /// The occupancy the caller computed for this kernel on this configuration (the
+    /// `experiment` crate does it once per launch and GPU); `None`: computed here from
+    /// `registers` ([`occupancy`]).
+    pub occupancy: Option<gpu::Occupancy>,
     /// The launch's Locality Descriptors ([`hints`]), for the mechanisms that use them at
     /// run time; empty: none of them is active.
     pub hints: hints::LocalityHints,
@@ -156,6 +160,7 @@ impl SimOptions {
             max_cycles: u64::MAX,
             threads: 1,
             registers: None,
+            occupancy: None,
             hints: hints::LocalityHints::default(),
             placement: None,
         }
@@ -411,7 +416,10 @@ pub fn simulate_with_info(
         let threads = u32::try_from(bound.block.count())
             .map_err(|_| SimError::Setup("TB too large".into()))?;
         let warps_per_tb = threads.div_ceil(32);
-        let occ = occupancy(cfg, module, f, bound, opts.registers.as_ref())?;
+        let occ = match &opts.occupancy {
+            Some(o) => o.clone(),
+            None => occupancy(cfg, module, f, bound, opts.registers.as_ref())?,
+        };
         let x = occ.tbs_per_sm;
         let shape = LaunchShape {
             kernel: &f.name,
@@ -640,6 +648,16 @@ pub fn simulate_with_info(
         warp_instructions: total.warp_instructions,
         thread_instructions: total.thread_instructions,
         stolen_tbs: sched.stolen(),
+        schedule: opts
+            .schedule
+            .as_ref()
+            .filter(|_| opts.tb_policy == TbPolicy::Paver)
+            .map(|s| stats::ScheduleShape {
+                policy: s.policy.clone(),
+                num_sms: s.num_sms,
+                tbs_per_sm: s.tbs_per_sm,
+                groups: s.groups.len(),
+            }),
         l1,
         l1_bytes,
         shared_carveout_bytes: carveout,

@@ -30,6 +30,20 @@ impl AddAssign<&SmStats> for SmStats {
     }
 }
 
+/// What a run's schedule was made for (`paver-schedule/1`'s policy, `num_sms`,
+/// `tbs_per_sm`), with its number of groups.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduleShape {
+    /// The grouping policy.
+    pub policy: String,
+    /// SMs the groups were made for.
+    pub num_sms: u32,
+    /// TBs per SM (x) the groups were made for.
+    pub tbs_per_sm: u32,
+    /// Groups.
+    pub groups: usize,
+}
+
 /// Everything a run reports.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
@@ -57,6 +71,10 @@ pub struct Stats {
     pub thread_instructions: u64,
     /// TBs moved by task stealing.
     pub stolen_tbs: u64,
+    /// The schedule the PAVER runtime ran: its policy and the GPU its groups were made for
+    /// (absent for the other TB policies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleShape>,
     /// L1 data caches, summed over SMs (block requests: 32 B sectors when sectored).
     /// `reservation_fails` counts each refused request once: it then waits for the fill
     /// that admits it instead of retrying.

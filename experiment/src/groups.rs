@@ -1,0 +1,91 @@
+//! TB groups: a grouping policy by name, with its settings, run on a locality graph for a
+//! GPU's SMs and TBs per SM. Shared by [`crate::Experiment::schedule`] and `paver
+//! partition` (a graph file without its kernel).
+
+use graph_partition::{Graph, LdClustering, LdDescriptor, Params, Policy, PolicyKind, Schedule};
+
+use crate::error::{Error, Result};
+
+/// How to group a launch's TBs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupRequest {
+    /// Grouping policy: a [`PolicyKind`] name (`rb-ts`, `kway-ts`, `mst-ts`, `lrr`, ...),
+    /// `paver` (RB-TS), or `ld` (Locality Descriptor CTA clustering).
+    pub policy: String,
+    /// RB-TS's leaf rule: a part is a leaf when its size is `< x` (PAVER Algorithm 1; the
+    /// default) rather than `<= x`.
+    pub strict_less: bool,
+    /// Keep groups of x TBs on grids smaller than one wave (PAVER as published).
+    pub fixed_group_size: bool,
+    /// SMs sharing one NoC port (the distributed policies form one TB range per cluster).
+    pub sms_per_cluster: u32,
+    /// METIS seed.
+    pub seed: i32,
+}
+
+impl GroupRequest {
+    /// `policy` with the papers' settings: leaf rule `< x`, groups shrunk on sub-wave grids,
+    /// one SM per cluster, seed 1.
+    pub fn new(policy: &str) -> GroupRequest {
+        GroupRequest {
+            policy: policy.to_string(),
+            strict_less: true,
+            fixed_group_size: false,
+            sms_per_cluster: 1,
+            seed: 1,
+        }
+    }
+
+    /// The grouping policy's name with `paver` meaning RB-TS.
+    pub fn policy_name(&self) -> String {
+        match self.policy.to_ascii_lowercase().as_str() {
+            "paver" => "rb-ts".to_string(),
+            p => p.to_string(),
+        }
+    }
+
+    /// Whether the policy is Locality Descriptor clustering (it needs the descriptors).
+    pub fn is_ld(&self) -> bool {
+        matches!(self.policy_name().as_str(), "ld" | "ld-clustering")
+    }
+}
+
+/// The policy `req` names; `descriptors` gives the launch's Locality Descriptors when the
+/// policy is `ld` (only then called).
+pub fn policy(
+    req: &GroupRequest,
+    grid: [u32; 3],
+    descriptors: impl FnOnce() -> Result<Vec<LdDescriptor>>,
+) -> Result<Box<dyn Policy>> {
+    if req.is_ld() {
+        return Ok(Box::new(LdClustering {
+            grid,
+            descriptors: descriptors()?,
+        }));
+    }
+    let kind: PolicyKind = req
+        .policy_name()
+        .parse()
+        .map_err(|e: graph_partition::Error| Error::Invalid(format!("{e}, ld")))?;
+    Ok(kind.policy())
+}
+
+/// Groups the TBs of `graph` (the launch `launch`) with `policy` as `req` says, for
+/// `num_sms` SMs holding `tbs_per_sm` TBs each.
+pub fn make_groups(
+    graph: &Graph,
+    policy: &dyn Policy,
+    req: &GroupRequest,
+    num_sms: u32,
+    tbs_per_sm: u32,
+    launch: &graph_partition::Launch,
+) -> Result<Schedule> {
+    let mut params = Params::new(num_sms, tbs_per_sm);
+    params.strict_less = req.strict_less;
+    params.fixed_group_size = req.fixed_group_size;
+    params.sms_per_cluster = req.sms_per_cluster.max(1);
+    params.seed = req.seed;
+    Ok(graph_partition::make_schedule(
+        graph, policy, &params, launch,
+    )?)
+}

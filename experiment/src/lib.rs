@@ -1,0 +1,24 @@
+//! One kernel launch on one configured GPU, computed once.
+//!
+//! A [`Workload`] is a bound launch of one kernel: its static analysis, locality graph and
+//! Locality Descriptors are made on first use and shared by everything that asks after,
+//! from any thread (a sweep runs many GPUs and policies on one launch). An [`Experiment`]
+//! is a workload on one GPU with every override applied: the kernel's resources (ptxas at
+//! most once) and its occupancy are computed when it is made, and the TB groups
+//! ([`Experiment::schedule`]), the Locality Descriptor hints, a NUMA placement and the
+//! simulation are its methods, so partitioning and simulation always see the same GPU.
+//!
+//! Every command of the `paver` binary and the sweep go through this crate; the binary
+//! parses arguments and prints.
+
+mod error;
+mod experiment;
+pub mod groups;
+mod hints;
+mod placement;
+mod workload;
+
+pub use error::{Error, Result};
+pub use experiment::{recorded, timing_config, Experiment, GpuSetup, Run};
+pub use groups::GroupRequest;
+pub use workload::{Analysed, Counts, Workload};
