@@ -90,7 +90,7 @@ pub struct Run {
     pub warp_policy: sim::timing::WarpPolicy,
     /// Task stealing forced on or off; `None`: the schedule policy's default.
     pub steal: Option<bool>,
-    /// The TB groups of the PAVER runtime (required by [`TbPolicy::Paver`]).
+    /// The TB groups of the PAVER runtime (required by [`TbPolicy::PAVER`]).
     pub schedule: Option<Schedule>,
     /// Data placement on a multi-module GPU (`interleave`, `first-touch`, `ld`).
     pub placement: Option<String>,
@@ -293,7 +293,7 @@ impl<'w> Experiment<'w> {
         if self.cfg.ld.active() {
             opts.hints = self.hints()?;
         }
-        if run.tb_policy == TbPolicy::Paver {
+        if run.tb_policy.is_grouped() {
             let s = run.schedule.clone().ok_or_else(|| {
                 Error::Invalid("the PAVER runtime needs a schedule (groups of TBs)".into())
             })?;

@@ -24,7 +24,7 @@ pub(crate) fn placement(e: &Experiment<'_>, name: &str, policy: TbPolicy) -> Res
             gpu.name
         )));
     };
-    if kind != PlacementKind::Interleave && policy != TbPolicy::Lrr {
+    if kind != PlacementKind::Interleave && policy != TbPolicy::LRR {
         return Err(Error::Invalid(format!(
             "--placement {name} partitions the TBs over the modules itself; leave --tb-policy at lrr (or use --placement interleave)"
         )));

@@ -35,7 +35,7 @@ pub struct Workload {
     /// The analyses made so far, one per granularity asked for.
     analyses: Mutex<Vec<(Granularity, Arc<AnalysisCell>)>>,
     /// The kernel's resources found so far, by (GPU architecture, ptxas), with any warning.
-    resources: Mutex<Vec<(ResourceKey, (KernelResources, Option<String>))>>,
+    resources: Mutex<Vec<(ResourceKey, Found)>>,
     /// How often each expensive step ran (for tests that it runs once).
     counters: Counters,
 }
@@ -43,6 +43,9 @@ pub struct Workload {
 /// What the kernel's resources depend on beside the launch: the GPU's architecture (ptxas's
 /// target, the recorded numbers chosen) and the ptxas found, if any.
 type ResourceKey = (String, Option<PathBuf>);
+
+/// The resources found, with a warning when ptxas failed and another source was used.
+type Found = (KernelResources, Option<String>);
 
 /// One granularity's analysis, computed by the first thread that asks.
 type AnalysisCell = OnceLock<Result<Arc<Analysed>, Arc<AnalysisError>>>;
@@ -133,11 +136,7 @@ impl Workload {
     /// The kernel's resources on `gpu` (ptxas's numbers when `ptxas` is given and the PTX is
     /// in a file, else the launch file's recorded ones, else the liveness estimate), with a
     /// warning when ptxas failed; found once per architecture and ptxas.
-    pub fn resources(
-        &self,
-        gpu: &gpu::GpuConfig,
-        ptxas: Option<PathBuf>,
-    ) -> (KernelResources, Option<String>) {
+    pub fn resources(&self, gpu: &gpu::GpuConfig, ptxas: Option<PathBuf>) -> Found {
         let key = (gpu.arch.clone(), ptxas);
         let mut all = self.resources.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, r)) = all.iter().find(|(k, _)| *k == key) {

@@ -26,7 +26,7 @@ fn bench(c: &mut Criterion) {
         return;
     };
     let cfg = TimingConfig::new(gpu);
-    let opts = SimOptions::new(TbPolicy::Lrr);
+    let opts = SimOptions::new(TbPolicy::LRR);
     for (name, launch) in [
         ("mm_naive", "small.json"),
         ("hotspot", "small.json"),

@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } = case::load(case, "compute_70", n)?;
     let f = module.kernel(kernel).ok_or("no kernel")?;
     let cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta")?);
-    let opts = SimOptions::new(TbPolicy::Lrr);
+    let opts = SimOptions::new(TbPolicy::LRR);
     let mut best = f64::INFINITY;
     let mut last = None;
     for _ in 0..repeats {

@@ -90,7 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             cfg.regs_per_thread = keys
                 .iter()
                 .find_map(|k| launch.resources.get(*k).map(|r| r.registers));
-            let mut opts = SimOptions::new(TbPolicy::Lrr);
+            let mut opts = SimOptions::new(TbPolicy::LRR);
             opts.threads = threads;
             // One warm-up run, then runs until they add up to `MIN_CPU` of CPU time (the
             // thread's run time advances in scheduler ticks, so short runs are summed).

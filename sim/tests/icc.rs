@@ -47,7 +47,7 @@ fn run(m: &ptx_parser::Module, b: &BoundLaunch, cfg: &TimingConfig, p: TbPolicy)
 #[test]
 fn icc_and_coalesced_cache_send_fewer_noc_requests_on_hotspot() {
     let (m, b) = load("hotspot", "small.json");
-    let p = TbPolicy::DistributedBlock;
+    let p = TbPolicy::DISTRIBUTED_BLOCK;
     let measured = run(&m, &b, &icc_gpu(2, &[("icc.redundancy", "true")]), p);
     let plain = run(&m, &b, &icc_gpu(2, &[]), p);
     // Measuring changes nothing in the model.

@@ -44,7 +44,7 @@ enum P {
 }
 
 fn run(cfg: &TimingConfig, kernel: &str, grid: u64, block: u64, shared: u64, ps: &[P]) -> Stats {
-    run_placed(cfg, WarpPolicy::Gto, None, kernel, grid, block, shared, ps)
+    run_placed(cfg, WarpPolicy::GTO, None, kernel, grid, block, shared, ps)
 }
 
 /// The data placement of a pointer chase on `cfg`: on a multi-module GPU (`mcm4`) first
@@ -93,7 +93,7 @@ fn run_placed(
         .expect("launch")
         .bind(kernel, &sim::param_sigs(f), Path::new("."))
         .expect("bind");
-    let mut opts = SimOptions::new(TbPolicy::Lrr);
+    let mut opts = SimOptions::new(TbPolicy::LRR);
     opts.warp_policy = wp;
     opts.placement = placement;
     simulate(&m, f, &b, cfg, &opts).expect("simulate")
@@ -231,7 +231,7 @@ fn chase_placed(
     let go = |steps: u64| {
         run_placed(
             cfg,
-            WarpPolicy::Gto,
+            WarpPolicy::GTO,
             placement.clone(),
             "ubench_chase",
             1,
@@ -465,7 +465,7 @@ fn l1_thrash_with_saturated_mshrs_depends_on_warp_order() {
         let s = run_placed(&cfg, wp, None, "ubench_read", 1, 32 * warps, 0, &ps);
         s.l1.hits as f64 / (bytes / l1_block(g)) as f64
     };
-    let (gto, lrr) = (rate(WarpPolicy::Gto), rate(WarpPolicy::Lrr));
+    let (gto, lrr) = (rate(WarpPolicy::GTO), rate(WarpPolicy::LRR));
     eprintln!("icc, 8 warps, set twice the L1: second-pass L1 hit rate GTO {gto:.3}, LRR {lrr:.3}");
     assert!(lrr <= 0.1, "LRR {lrr}");
     assert!(gto > lrr, "GTO {gto} vs LRR {lrr}");

@@ -85,7 +85,7 @@ fn the_timing_model_runs_a_producer_behind_a_spinning_warp() {
         .bind("spin3", &sim::param_sigs(f), Path::new("."))
         .unwrap();
     let cfg = TimingConfig::new(GpuConfig::builtin("volta").unwrap());
-    let mut opts = SimOptions::new(TbPolicy::Lrr);
+    let mut opts = SimOptions::new(TbPolicy::LRR);
     opts.max_warp_instructions = 10_000_000;
     let s = simulate(&m, f, &b, &cfg, &opts).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.tbs, 2);

@@ -116,14 +116,14 @@ fn per_iter(cfg: &TimingConfig, addv: u32, xorv: u32) -> f64 {
         "chase",
         &chase_launch(200, addv, xorv),
         cfg,
-        TbPolicy::Lrr,
+        TbPolicy::LRR,
     );
     let b = run(
         CHASE,
         "chase",
         &chase_launch(400, addv, xorv),
         cfg,
-        TbPolicy::Lrr,
+        TbPolicy::LRR,
     );
     (b.cycles - a.cycles) as f64 / 200.0
 }
@@ -187,7 +187,7 @@ fn streaming_saturates_dram_bandwidth() {
         "params":[{{"index":0,"buffer":{{"type":"u32","len":{},"init":"zeros"}}}}]}}"#,
         tbs * 256 * 4
     );
-    let s = run(STREAM, "stream", &launch, &cfg, TbPolicy::Lrr);
+    let s = run(STREAM, "stream", &launch, &cfg, TbPolicy::LRR);
     let g = &cfg.gpu;
     let peak = f64::from(g.dram.channels)
         * f64::from(g.dram.bus_bytes_per_channel)
@@ -207,7 +207,7 @@ fn tbs_reading_one_line_hit_in_l2() {
     let cfg = volta(&[]);
     let launch = r#"{"format":"paver-launch/1","kernel":"oneline","grid":[64,1,1],"block":[32,1,1],
         "params":[{"index":0,"buffer":{"type":"u32","len":32,"init":"iota"}}]}"#;
-    let s = run(ONE_LINE, "oneline", launch, &cfg, TbPolicy::Lrr);
+    let s = run(ONE_LINE, "oneline", launch, &cfg, TbPolicy::LRR);
     // 4 sectors, fetched once from DRAM; every other L2 access hits or merges into the
     // MSHR of the first miss (the SMs start together, so merges dominate).
     assert_eq!(s.dram.reads, 4);
@@ -226,8 +226,8 @@ fn identical_inputs_give_identical_json() {
     let cfg = volta(&[]);
     let launch = r#"{"format":"paver-launch/1","kernel":"stream","grid":[64,1,1],"block":[128,1,1],
         "params":[{"index":0,"buffer":{"type":"u32","len":32768,"init":"zeros"}}]}"#;
-    let a = run(STREAM, "stream", launch, &cfg, TbPolicy::Bcs).to_json();
-    let b = run(STREAM, "stream", launch, &cfg, TbPolicy::Bcs).to_json();
+    let a = run(STREAM, "stream", launch, &cfg, TbPolicy::BCS).to_json();
+    let b = run(STREAM, "stream", launch, &cfg, TbPolicy::BCS).to_json();
     assert_eq!(a, b);
     let v: serde_json::Value = serde_json::from_str(&a).expect("json");
     for key in [
@@ -267,8 +267,8 @@ fn lrr_and_bcs(tbs: u32, cfg: &TimingConfig) -> (Stats, Stats) {
         tbs * 256 * 4
     );
     (
-        run(STREAM, "stream", &launch, cfg, TbPolicy::Lrr),
-        run(STREAM, "stream", &launch, cfg, TbPolicy::Bcs),
+        run(STREAM, "stream", &launch, cfg, TbPolicy::LRR),
+        run(STREAM, "stream", &launch, cfg, TbPolicy::BCS),
     )
 }
 
@@ -301,7 +301,7 @@ fn mm_naive_speed() {
     let f = m.kernel(&b.kernel).expect("kernel");
     let cfg = volta(&[("core.num_sms", "2"), ("tbs_per_sm", "3")]);
     let t = std::time::Instant::now();
-    let lrr = simulate(&m, f, &b, &cfg, &SimOptions::new(TbPolicy::Lrr)).expect("lrr");
+    let lrr = simulate(&m, f, &b, &cfg, &SimOptions::new(TbPolicy::LRR)).expect("lrr");
     let secs = t.elapsed().as_secs_f64();
     eprintln!(
         "mm_naive small, 2 SMs x 3 TBs: {} cycles, {} warp insts in {secs:.3} s = {:.2} M/s",
@@ -331,7 +331,7 @@ fn paver_runtime_runs_any_schedule_and_steals() {
         groups: vec![(0..12).collect(), (12..16).collect()],
         stats: None,
     };
-    let mut opts = SimOptions::new(TbPolicy::Paver);
+    let mut opts = SimOptions::new(TbPolicy::PAVER);
     opts.schedule = Some(schedule);
     let steal = simulate(&m, f, &b, &cfg, &opts).expect("steal");
     opts.steal = Some(false);
@@ -373,12 +373,12 @@ fn a_bcs_schedule_replays_in_pairs() {
     let f = m.kernel(&b.kernel).expect("kernel");
     let cfg = volta(&[("core.num_sms", "2"), ("tbs_per_sm", "3")]);
     let pairs: Vec<Vec<u32>> = (0..8).map(|k| vec![2 * k, 2 * k + 1]).collect();
-    let mut opts = SimOptions::new(TbPolicy::Paver);
+    let mut opts = SimOptions::new(TbPolicy::PAVER);
     opts.schedule = Some(mm_schedule("bcs", 2, pairs.clone()));
     let paired = simulate(&m, f, &b, &cfg, &opts).expect("paired");
     opts.schedule = Some(mm_schedule("bcs", 1, pairs));
     let unpaired = simulate(&m, f, &b, &cfg, &opts).expect("unpaired");
-    let bcs = simulate(&m, f, &b, &cfg, &SimOptions::new(TbPolicy::Bcs)).expect("bcs");
+    let bcs = simulate(&m, f, &b, &cfg, &SimOptions::new(TbPolicy::BCS)).expect("bcs");
     eprintln!(
         "BCS schedule: paired {} cycles, unpaired {}, built-in BCS {}",
         paired.cycles, unpaired.cycles, bcs.cycles
@@ -398,7 +398,7 @@ fn a_schedule_for_another_launch_is_refused() {
     let f = m.kernel(&b.kernel).expect("kernel");
     let cfg = volta(&[]);
     let all: Vec<Vec<u32>> = (0..16).map(|tb| vec![tb]).collect();
-    let mut opts = SimOptions::new(TbPolicy::Paver);
+    let mut opts = SimOptions::new(TbPolicy::PAVER);
     let mut s = mm_schedule("lrr", 1, all.clone());
     s.kernel = "syrk".into();
     opts.schedule = Some(s);

@@ -171,9 +171,9 @@ fn rb_ts_and_kway_ts_reduce_l2_accesses_on_high_locality_kernels() {
     ] {
         let (m, b) = load(dir, &launches.join(launch));
         let g = graph(&m, &b);
-        let lrr = sim(&m, &b, TbPolicy::Lrr, None);
+        let lrr = sim(&m, &b, TbPolicy::LRR, None);
         for kind in [PolicyKind::RbTs, PolicyKind::KwayTs] {
-            let s = sim(&m, &b, TbPolicy::Paver, Some(schedule(&g, kind, &b)));
+            let s = sim(&m, &b, TbPolicy::PAVER, Some(schedule(&g, kind, &b)));
             report.push_str(&format!(
                 "{dir} ({} TBs) {kind:?}: L2 accesses {} vs LRR {} ({:+.1} %), cycles {} vs {} ({:+.1} %)\n",
                 b.grid.count(),
@@ -228,7 +228,7 @@ fn config_sweep() {
         let cfg = volta(sms, x, l1);
         let mut line = format!("{sms} SMs x {x} TBs, L1 {} KB:", l1 / 1024);
         for (dir, m, b, g) in &loaded {
-            let lrr = sim_on(m, b, TbPolicy::Lrr, None, true, &cfg);
+            let lrr = sim_on(m, b, TbPolicy::LRR, None, true, &cfg);
             for kind in [PolicyKind::RbTs, PolicyKind::KwayTs] {
                 let launch = graph_partition::Launch {
                     kernel: b.kernel.clone(),
@@ -237,7 +237,7 @@ fn config_sweep() {
                 };
                 let sched = make_schedule(g, kind.policy().as_ref(), &Params::new(sms, x), &launch)
                     .expect("schedule");
-                let s = sim_on(m, b, TbPolicy::Paver, Some(sched), true, &cfg);
+                let s = sim_on(m, b, TbPolicy::PAVER, Some(sched), true, &cfg);
                 let d = pct(s.l2.accesses, lrr.l2.accesses);
                 losses += usize::from(s.l2.accesses >= lrr.l2.accesses);
                 let k = if kind == PolicyKind::RbTs { "RB" } else { "Kw" };
@@ -271,9 +271,9 @@ fn rb_ts_and_kway_ts_cost_at_most_1_percent_without_inter_tb_locality() {
     for (dir, launch) in &picked {
         let (m, b) = corpus(dir, launch);
         let g = graph(&m, &b);
-        let lrr = sim(&m, &b, TbPolicy::Lrr, None);
+        let lrr = sim(&m, &b, TbPolicy::LRR, None);
         for kind in [PolicyKind::RbTs, PolicyKind::KwayTs] {
-            let s = sim(&m, &b, TbPolicy::Paver, Some(schedule(&g, kind, &b)));
+            let s = sim(&m, &b, TbPolicy::PAVER, Some(schedule(&g, kind, &b)));
             report.push_str(&format!(
                 "{dir}/{launch} ({} TBs) {kind:?}: cycles {} vs LRR {} ({:+.2} %)\n",
                 b.grid.count(),
@@ -305,8 +305,8 @@ fn paver_runtime_with_lrr_groups_is_lrr() {
     s.groups = (0..SMS)
         .map(|sm| (sm..n).step_by(SMS as usize).collect())
         .collect();
-    let lrr = sim(&m, &b, TbPolicy::Lrr, None);
-    let paver = sim(&m, &b, TbPolicy::Paver, Some(s));
+    let lrr = sim(&m, &b, TbPolicy::LRR, None);
+    let paver = sim(&m, &b, TbPolicy::PAVER, Some(s));
     assert_eq!(paver.cycles, lrr.cycles);
     assert_eq!(paver.l2, lrr.l2);
 }
@@ -317,8 +317,8 @@ fn task_stealing_shortens_the_kway_ts_tail() {
     let launches = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/timing_launches");
     let (m, b) = load("hotspot", &launches.join("hotspot.json"));
     let s = schedule(&graph(&m, &b), PolicyKind::KwayTs, &b);
-    let steal = sim_with(&m, &b, TbPolicy::Paver, Some(s.clone()), true);
-    let none = sim_with(&m, &b, TbPolicy::Paver, Some(s), false);
+    let steal = sim_with(&m, &b, TbPolicy::PAVER, Some(s.clone()), true);
+    let none = sim_with(&m, &b, TbPolicy::PAVER, Some(s), false);
     eprintln!(
         "hotspot Kway-TS: {} cycles with stealing ({} TBs stolen), {} without",
         steal.cycles, steal.stolen_tbs, none.cycles
@@ -364,7 +364,7 @@ fn every_corpus_launch_issues_what_the_interpreter_executes() {
         let mut cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta").expect("volta"));
         cfg.set("core.num_sms", "8").expect("set");
         let f = m.kernel(&b.kernel).expect("kernel");
-        let got = simulate(&m, f, &b, &cfg, &SimOptions::new(TbPolicy::Lrr))
+        let got = simulate(&m, f, &b, &cfg, &SimOptions::new(TbPolicy::LRR))
             .unwrap_or_else(|e| panic!("{dir}/{launch}: {e}"));
         assert_eq!(
             (got.warp_instructions, got.thread_instructions),
@@ -401,7 +401,7 @@ fn no_stealing_on_a_grid_smaller_than_one_wave() {
         let mut p = Params::new(15, 4);
         p.fixed_group_size = fixed;
         let s = make_schedule(&g, kind.policy().as_ref(), &p, &launch).expect("schedule");
-        let st = sim_on(&m, &b, TbPolicy::Paver, Some(s), true, &cfg);
+        let st = sim_on(&m, &b, TbPolicy::PAVER, Some(s), true, &cfg);
         assert_eq!(st.tbs_per_sm, 4);
         assert_eq!(st.stolen_tbs, 0, "{kind:?} (fixed group size: {fixed})");
         assert!(st.steal);

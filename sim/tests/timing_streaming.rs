@@ -40,7 +40,7 @@ fn run(m: &ptx_parser::Module, b: &BoundLaunch, cfg: &TimingConfig) -> (Stats, R
         f,
         b,
         cfg,
-        &SimOptions::new(TbPolicy::Lrr),
+        &SimOptions::new(TbPolicy::LRR),
         &mut |_, _, _| {},
     )
     .expect("simulate")

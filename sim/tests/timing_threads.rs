@@ -34,7 +34,7 @@ fn stats_json(dir: &str, file: &str, gpu: &str, threads: usize) -> String {
     let f = m.kernel(&name).expect("kernel");
     let b = launch.bind(&name, &sim::param_sigs(f), &d).expect("bind");
     let cfg = TimingConfig::new(g);
-    let mut opts = SimOptions::new(TbPolicy::Lrr);
+    let mut opts = SimOptions::new(TbPolicy::LRR);
     opts.threads = threads;
     simulate(&m, f, &b, &cfg, &opts)
         .expect("simulate")

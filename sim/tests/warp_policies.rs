@@ -24,20 +24,20 @@ fn run(policy: WarpPolicy) -> Stats {
         .expect("bind");
     let mut cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta").expect("volta"));
     cfg.set("core.num_sms", "2").expect("set");
-    let mut opts = SimOptions::new(TbPolicy::Lrr);
+    let mut opts = SimOptions::new(TbPolicy::LRR);
     opts.warp_policy = policy;
     simulate(&m, f, &b, &cfg, &opts).expect("simulate")
 }
 
 #[test]
 fn lii_and_ipaws_run_and_report() {
-    let gto = run(WarpPolicy::Gto);
+    let gto = run(WarpPolicy::GTO);
     assert!(gto.ipaws.is_none());
     assert!(!gto.to_json().contains("\"ipaws\""));
-    let lii = run(WarpPolicy::Lii);
+    let lii = run(WarpPolicy::LII);
     assert_eq!(lii.warp_policy, "lii");
     assert!(lii.ipaws.is_none());
-    let ip = run(WarpPolicy::Ipaws);
+    let ip = run(WarpPolicy::IPAWS);
     assert_eq!(ip.warp_policy, "ipaws");
     // Every policy issues the same instructions (the schedule changes timing only).
     assert_eq!(lii.warp_instructions, gto.warp_instructions);
@@ -82,15 +82,15 @@ fn lii_and_ipaws_run_and_report() {
         assert!(json.contains(key), "{key} missing");
     }
     // Deterministic.
-    assert_eq!(run(WarpPolicy::Ipaws).to_json(), json);
+    assert_eq!(run(WarpPolicy::IPAWS).to_json(), json);
 }
 
 #[test]
 fn policy_names_parse() {
-    for n in WarpPolicy::NAMES {
+    for n in WarpPolicy::names() {
         let p = WarpPolicy::parse(n).expect(n);
         assert_eq!(format!("{p:?}").to_ascii_lowercase(), n);
     }
-    assert_eq!(WarpPolicy::parse("RR"), Some(WarpPolicy::Lrr));
+    assert_eq!(WarpPolicy::parse("RR"), Some(WarpPolicy::LRR));
     assert_eq!(WarpPolicy::parse("ccws"), None);
 }

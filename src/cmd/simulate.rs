@@ -44,17 +44,15 @@ pub struct Args {
     /// Descriptor paper) or a .toml.
     #[arg(long, default_value = "volta")]
     gpu: String,
-    /// TB scheduling: lrr, bcs, two-level-rr, global-rr, greedy, distributed,
-    /// distributed-block, or a PAVER policy (rb-ts, kway-ts, mst-ts, paver) or ld (Locality
-    /// Descriptor clustering) with --schedule.
-    #[arg(long, alias = "policy", default_value = "lrr")]
+    /// TB scheduling policy (the grouped ones build their groups here, or take
+    /// --schedule's).
+    #[arg(long, alias = "policy", default_value = "lrr", long_help = TbPolicy::help())]
     tb_policy: String,
     /// Schedule JSON (paver-schedule/1) for the PAVER runtime.
     #[arg(long, value_name = "FILE.json")]
     schedule: Option<PathBuf>,
-    /// Warp scheduling: gto, lrr, lii (least instructions issued) or ipaws (adaptive:
-    /// GTO, then GTO or LII+RR by the instruction-issue pattern; stats key `ipaws`).
-    #[arg(long, default_value = "gto")]
+    /// Warp scheduling policy.
+    #[arg(long, default_value = "gto", long_help = WarpPolicy::help())]
     warp_policy: String,
     /// Task stealing in the PAVER runtime (PAVER §5.2) even where the schedule's policy
     /// runs without it (default: on for kway-ts and rb-ts schedules, off otherwise).
@@ -200,14 +198,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     exp.check_memory(&crate::limits::budget()?)?;
     let policy = TbPolicy::parse(&args.tb_policy).ok_or_else(|| {
         CliError::Usage(format!(
-            "--tb-policy {}: expected lrr, bcs, two-level-rr, global-rr, greedy, distributed, distributed-block, rb-ts, kway-ts, mst-ts, paver or ld",
-            args.tb_policy
+            "--tb-policy {}: expected one of {}",
+            args.tb_policy,
+            TbPolicy::names().join(", ")
         ))
     })?;
     let warp = WarpPolicy::parse(&args.warp_policy).ok_or_else(|| {
         CliError::Usage(format!(
-            "--warp-policy {}: expected gto, lrr, lii or ipaws",
-            args.warp_policy
+            "--warp-policy {}: expected one of {}",
+            args.warp_policy,
+            WarpPolicy::names().join(", ")
         ))
     })?;
     if args.threads == 0 {
@@ -229,7 +229,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             path: path.clone(),
             message: e.to_string(),
         })?),
-        None if policy == TbPolicy::Paver => {
+        None if policy.is_grouped() => {
             // Analysed and grouped here, on the GPU simulated (what `paver analyze … --policy
             // P --gpu G --schedule S` would write with the same overrides).
             let s = exp.schedule(&args.group_request())?;

@@ -177,24 +177,9 @@ pub struct Plan {
     pub analysis_budget: Option<u64>,
 }
 
-/// TB policies a plan may name (`paver simulate --tb-policy`).
-const TB_POLICIES: &[&str] = &[
-    "lrr",
-    "bcs",
-    "two-level-rr",
-    "global-rr",
-    "greedy",
-    "distributed",
-    "distributed-block",
-    "mst-ts",
-    "kway-ts",
-    "rb-ts",
-    "ld",
-];
-
 /// Whether `policy` runs in the PAVER runtime from a schedule (and so can steal).
 pub fn is_paver(policy: &str) -> bool {
-    matches!(policy, "mst-ts" | "kway-ts" | "rb-ts" | "ld")
+    sim::timing::TbPolicy::parse(policy).is_some_and(|p| p.is_grouped())
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -270,12 +255,12 @@ impl Plan {
             .iter()
             .map(|p| {
                 let p = p.to_ascii_lowercase();
-                if TB_POLICIES.contains(&p.as_str()) {
+                if sim::timing::TbPolicy::names().contains(&p.as_str()) {
                     Ok(p)
                 } else {
                     Err(invalid(format!(
                         "tb_policies: unknown policy `{p}` (expected one of {})",
-                        TB_POLICIES.join(", ")
+                        sim::timing::TbPolicy::names().join(", ")
                     )))
                 }
             })
@@ -289,7 +274,8 @@ impl Plan {
                     Ok(p)
                 } else {
                     Err(invalid(format!(
-                        "warp_policies: unknown policy `{p}` (expected gto, lrr, lii or ipaws)"
+                        "warp_policies: unknown policy `{p}` (expected {})",
+                        sim::timing::WarpPolicy::names().join(", ")
                     )))
                 }
             })

@@ -119,14 +119,15 @@ fn fmt3(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into())
 }
 
-/// Policy columns in a fixed order: the paper's, then the rest alphabetically.
+/// Policy columns in the registry's order ([`sim::timing::TB_POLICIES`]: the papers',
+/// then the rest alphabetically), names it does not know last.
 fn ordered_policies(labels: BTreeSet<String>) -> Vec<String> {
-    const ORDER: &[&str] = &["lrr", "bcs", "mst-ts", "kway-ts", "rb-ts", "ld"];
+    let order = sim::timing::TbPolicy::names();
     let mut v: Vec<String> = labels.into_iter().collect();
     v.sort_by_key(|l| {
         let base = l.split(' ').next().unwrap_or(l);
         (
-            ORDER.iter().position(|o| *o == base).unwrap_or(ORDER.len()),
+            order.iter().position(|o| *o == base).unwrap_or(order.len()),
             l.clone(),
         )
     });

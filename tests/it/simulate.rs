@@ -134,6 +134,68 @@ fn simulate_partitions_by_itself_when_no_schedule_is_given() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 36: the groups built here are made for the GPU simulated, overrides included (they
+/// were made for the unmodified GPU's 80 SMs), the stats say which, and groups made for
+/// another GPU are refused.
+#[test]
+fn simulate_groups_for_the_gpu_after_its_overrides() {
+    let dir = std::env::temp_dir().join(format!("paver-it-sim-set-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_, v) = stats(&[
+        "--gpu",
+        "volta",
+        "--set",
+        "core.num_sms=4",
+        "--set",
+        "tbs_per_sm=3",
+        "--tb-policy",
+        "rb-ts",
+    ]);
+    assert_eq!(v["schedule"]["num_sms"], 4, "{}", v["schedule"]);
+    assert_eq!(v["schedule"]["tbs_per_sm"], 3);
+    assert_eq!(v["schedule"]["policy"], "rb-ts");
+    assert_eq!(v["tbs_per_sm"], 3);
+    let (_, lrr) = stats(&["--gpu", "volta", "--tb-policy", "lrr"]);
+    assert!(
+        lrr.get("schedule").is_none(),
+        "only grouped policies run a schedule"
+    );
+    // `paver analyze --policy rb-ts --gpu volta` groups for 80 SMs: refused on 4.
+    let sched = dir.join("volta.json");
+    paver_ok(&[
+        "analyze",
+        PTX,
+        "--launch",
+        LAUNCH,
+        "--quiet",
+        "--policy",
+        "rb-ts",
+        "--gpu",
+        "volta",
+        "--schedule",
+        sched.to_str().unwrap(),
+    ]);
+    let e = paver_err(&[
+        "simulate",
+        PTX,
+        "--launch",
+        LAUNCH,
+        "--gpu",
+        "volta",
+        "--set",
+        "core.num_sms=4",
+        "--tb-policy",
+        "rb-ts",
+        "--schedule",
+        sched.to_str().unwrap(),
+    ]);
+    assert!(
+        e.contains("the schedule was made for SMs 80 but the GPU simulated (titanv) has 4"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn simulate_usage_errors() {
     let e = paver_err(&["simulate", PTX, "--launch", LAUNCH, "--tb-policy", "nope"]);

@@ -457,3 +457,50 @@ fn slurm_job_array_equals_single_machine_sweep() {
     assert_eq!(records(&merged), records(&single));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Issue 36: a plan's override runs the experiment `paver simulate` runs with the flag that
+/// sets the same key (the sweep once left the Locality Descriptor hints out, so
+/// `ld.cache_policy=ld` ran the plain cache).
+#[test]
+fn a_sweep_override_runs_what_simulate_runs() {
+    let d = tmp("ld-override");
+    let k = root().join("kernels");
+    let text = format!(
+        "gpus = [\"volta\"]\n\
+         tb_policies = [\"lrr\"]\n\
+         overrides = [[\"ld.cache_policy=ld\", \"ld.prefetch=ld\"]]\n\
+         [[kernels]]\n\
+         ptx = \"{k}/syrk/syrk.compute_70.ptx\"\n\
+         launch = \"{k}/syrk/small.json\"\n",
+        k = k.display()
+    );
+    let (out, _) = sweep_plan(&d, &text);
+    let recs = records(&out);
+    assert_eq!(recs.len(), 1);
+    let sweep_stats = &recs[0]["stats"];
+    let sim = crate::common::paver_ok(&[
+        "simulate",
+        "kernels/syrk/syrk.compute_70.ptx",
+        "--launch",
+        "kernels/syrk/small.json",
+        "--gpu",
+        "volta",
+        "--tb-policy",
+        "lrr",
+        "--cache-policy",
+        "ld",
+        "--prefetch",
+        "ld",
+        "--max-instructions",
+        &u64::MAX.to_string(),
+        "-q",
+    ]);
+    let sim: serde_json::Value = serde_json::from_str(&sim).unwrap();
+    assert!(
+        sim["ld"]["prefetches_issued"].as_u64().unwrap() > 0,
+        "{}",
+        sim["ld"]
+    );
+    assert_eq!(sweep_stats, &sim);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -25,7 +25,7 @@
 //! let launch = launch::Launch::read("kernels/mm_naive/small.json".as_ref())?;
 //! let bound = launch.bind("mm_naive", &sim::param_sigs(f), "kernels/mm_naive".as_ref())?;
 //! let cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta")?);
-//! let stats = simulate(&module, f, &bound, &cfg, &SimOptions::new(TbPolicy::Lrr))?;
+//! let stats = simulate(&module, f, &bound, &cfg, &SimOptions::new(TbPolicy::LRR))?;
 //! println!("{} cycles, IPC {:.2}", stats.cycles, stats.ipc);
 //! # Ok(()) }
 //! ```
@@ -51,7 +51,7 @@ pub mod warp_sched;
 
 pub use config::{TimingConfig, WritePolicy};
 pub use stats::{SmStats, Stats};
-pub use warp_sched::WarpPolicy;
+pub use warp_sched::{WarpPolicy, WarpPolicyInfo, WARP_POLICIES};
 
 use crate::SimError;
 use graph_partition::Schedule;
@@ -59,44 +59,7 @@ use launch::BoundLaunch;
 use ptx_parser::{Function, Module};
 use tb_sched::TbScheduler;
 
-/// TB scheduling policies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TbPolicy {
-    /// Loose round robin (GPGPU-Sim default).
-    Lrr,
-    /// Block CTA scheduling: pairs, only with two free contexts.
-    Bcs,
-    /// Two-level round robin over clusters then SMs.
-    TwoLevelRr,
-    /// Global round robin.
-    GlobalRr,
-    /// Greedy clustering.
-    Greedy,
-    /// Distributed (per-cluster contiguous pools).
-    Distributed,
-    /// Distributed-block.
-    DistributedBlock,
-    /// The PAVER runtime over a schedule's groups (MST-TS, Kway-TS, RB-TS or any other).
-    Paver,
-}
-
-impl TbPolicy {
-    /// Parses a CLI name; PAVER policy names (`rb-ts`, `kway-ts`, `mst-ts`, `paver`) and
-    /// `ld` (Locality Descriptor clustering) map to [`TbPolicy::Paver`].
-    pub fn parse(s: &str) -> Option<TbPolicy> {
-        Some(match s.to_ascii_lowercase().replace('_', "-").as_str() {
-            "lrr" => TbPolicy::Lrr,
-            "bcs" => TbPolicy::Bcs,
-            "two-level-rr" | "2lrr" | "two-level" => TbPolicy::TwoLevelRr,
-            "global-rr" => TbPolicy::GlobalRr,
-            "greedy" | "greedy-clustering" => TbPolicy::Greedy,
-            "distributed" => TbPolicy::Distributed,
-            "distributed-block" => TbPolicy::DistributedBlock,
-            "paver" | "rb-ts" | "kway-ts" | "mst-ts" | "ld" => TbPolicy::Paver,
-            _ => return None,
-        })
-    }
-}
+pub use tb_sched::{steals_by_default, TbPolicy, TbPolicyInfo, TB_POLICIES};
 
 /// `paver simulate`'s budget of warp instructions per launch: a runaway kernel stops with a
 /// clear error within a minute on a 2-core machine (29 s for a one-warp spin loop on
@@ -113,7 +76,7 @@ pub struct SimOptions {
     pub policy_name: String,
     /// Warp policy.
     pub warp_policy: WarpPolicy,
-    /// The schedule for [`TbPolicy::Paver`].
+    /// The schedule for [`TbPolicy::PAVER`].
     pub schedule: Option<Schedule>,
     /// Task stealing in the PAVER runtime (PAVER §5.2): `Some` forces it on or off; `None`
     /// takes the schedule policy's default, [`steals_by_default`] (on for Kway-TS and
@@ -152,7 +115,7 @@ impl SimOptions {
         SimOptions {
             tb_policy,
             policy_name: format!("{tb_policy:?}").to_ascii_lowercase(),
-            warp_policy: WarpPolicy::Gto,
+            warp_policy: WarpPolicy::GTO,
             schedule: None,
             steal: None,
             max_warp_instructions_per_tb: 100_000_000,
@@ -221,18 +184,11 @@ fn l1_for(cfg: &TimingConfig, x: u32, shared_per_tb: u64) -> (u64, u64, TimingCo
     )
 }
 
-/// Whether the PAVER runtime steals by default for schedules of `policy`: PAVER §5.2 uses
-/// task stealing with Kway-TS and RB-TS; MST-TS's later groups hold one TB each, and the
-/// other policies are not PAVER's, so they run without unless asked.
-pub fn steals_by_default(policy: &str) -> bool {
-    matches!(policy, "kway-ts" | "rb-ts")
-}
-
 impl SimOptions {
     /// Whether this run steals: the explicit choice, else the schedule policy's default;
     /// never outside the PAVER runtime.
     pub fn steals(&self) -> bool {
-        self.tb_policy == TbPolicy::Paver
+        self.tb_policy.is_grouped()
             && self.steal.unwrap_or_else(|| {
                 self.schedule
                     .as_ref()
@@ -305,26 +261,22 @@ fn make_scheduler(
     let spc = cfg.gpu.interconnect.sms_per_cluster;
     let num_tbs = u32::try_from(launch.grid.iter().product::<u64>())
         .map_err(|_| SimError::Setup("more than 2^32 TBs".into()))?;
-    Ok(match opts.tb_policy {
-        TbPolicy::Lrr => Box::new(tb_sched::RoundRobin::lrr(num_tbs, n)),
-        TbPolicy::GlobalRr => Box::new(tb_sched::global_rr(num_tbs, n)),
-        TbPolicy::TwoLevelRr => Box::new(tb_sched::two_level_rr(num_tbs, n, spc)),
-        TbPolicy::Bcs => Box::new(tb_sched::Bcs::new(num_tbs, tbs_per_sm)),
-        TbPolicy::Greedy => Box::new(tb_sched::Greedy::new(num_tbs, spc)),
-        TbPolicy::Distributed => Box::new(tb_sched::Distributed::new(num_tbs, n, spc, 1)),
-        TbPolicy::DistributedBlock => {
-            Box::new(tb_sched::distributed_block(num_tbs, n, spc, tbs_per_sm))
-        }
-        TbPolicy::Paver => {
-            let s = opts.schedule.as_ref().ok_or_else(|| {
-                SimError::Setup("the PAVER runtime needs a schedule (groups of TBs)".into())
-            })?;
-            check_schedule(s, launch)?;
-            Box::new(
-                tb_sched::Paver::new(s.groups.clone(), n, opts.steals())
-                    .with_issue_unit(s.issue_unit.min(tbs_per_sm)),
-            )
-        }
+    let schedule = if opts.tb_policy.is_grouped() {
+        let s = opts.schedule.as_ref().ok_or_else(|| {
+            SimError::Setup("the PAVER runtime needs a schedule (groups of TBs)".into())
+        })?;
+        check_schedule(s, launch)?;
+        Some(s)
+    } else {
+        None
+    };
+    (opts.tb_policy.0.make)(&tb_sched::DispatchContext {
+        num_tbs,
+        num_sms: n,
+        sms_per_cluster: spc,
+        tbs_per_sm,
+        schedule,
+        steal: opts.steals(),
     })
 }
 
@@ -651,7 +603,7 @@ pub fn simulate_with_info(
         schedule: opts
             .schedule
             .as_ref()
-            .filter(|_| opts.tb_policy == TbPolicy::Paver)
+            .filter(|_| opts.tb_policy.is_grouped())
             .map(|s| stats::ScheduleShape {
                 policy: s.policy.clone(),
                 num_sms: s.num_sms,
@@ -665,7 +617,10 @@ pub fn simulate_with_info(
         noc: memsys.noc_stats(),
         dram: memsys.dram_stats(),
         sms: sms.iter().map(|s| s.stats().clone()).collect(),
-        ipaws: (opts.warp_policy == WarpPolicy::Ipaws)
+        ipaws: opts
+            .warp_policy
+            .0
+            .ipaws
             .then(|| decision.stats(sms.iter().filter_map(sm::Sm::warp_phases).collect())),
         icc: memsys.icc_stats(),
         ld,

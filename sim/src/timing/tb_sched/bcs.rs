@@ -5,6 +5,7 @@
 //! order, as LRR would (Lee et al. define BCS for SMs that hold pairs; waiting for a pair
 //! that never fits would leave the GPU idle forever).
 
+use super::registry::{DispatchContext, TbPolicyInfo};
 use super::TbScheduler;
 
 /// BCS state.
@@ -53,6 +54,16 @@ impl TbScheduler for Bcs {
         u64::from(self.num_tbs - self.next_tb)
     }
 }
+
+/// Block CTA scheduling.
+pub const BCS: TbPolicyInfo = TbPolicyInfo {
+    name: "bcs",
+    aliases: &[],
+    description: "block CTA scheduling (Lee et al.; PAVER's baseline): consecutive TB pairs, only to an SM with two free contexts",
+    grouped: false,
+    steals_by_default: false,
+    make: |c: &DispatchContext<'_>| Ok(Box::new(Bcs::new(c.num_tbs, c.tbs_per_sm))),
+};
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@
 //! and only when two contexts are free (distributed-block, ICC §5), a pool's odd last TB
 //! too (Fig. 6: CTA 5, alone in its pool, waits until CTAs 1 and 2 have both finished).
 
+use super::registry::{DispatchContext, TbPolicyInfo};
 use super::{split_even, TbScheduler};
 
 /// Distributed state.
@@ -49,6 +50,24 @@ impl TbScheduler for Distributed {
         self.pools.iter().map(|p| u64::from(p.end - p.start)).sum()
     }
 }
+
+/// Distributed TB ranges per cluster.
+pub const DISTRIBUTED: TbPolicyInfo = TbPolicyInfo {
+    name: "distributed",
+    aliases: &[],
+    description:
+        "distributed CTA scheduling (MCM-GPU; ICC §4.1): one contiguous TB range per cluster",
+    grouped: false,
+    steals_by_default: false,
+    make: |c: &DispatchContext<'_>| {
+        Ok(Box::new(Distributed::new(
+            c.num_tbs,
+            c.num_sms,
+            c.sms_per_cluster,
+            1,
+        )))
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! Distributed-block scheduling (ICC paper §5): distributed at the cluster level, BCS pairs
 //! at the SM level (a pair only when two contexts are free).
 
+use super::registry::{DispatchContext, TbPolicyInfo};
 use super::Distributed;
 
 /// Distributed-block over `num_sms` SMs in clusters of `sms_per_cluster`, holding
@@ -14,6 +15,23 @@ pub fn distributed_block(
 ) -> Distributed {
     Distributed::new(num_tbs, num_sms, sms_per_cluster, tbs_per_sm.clamp(1, 2))
 }
+
+/// Distributed-block.
+pub const DISTRIBUTED_BLOCK: TbPolicyInfo = TbPolicyInfo {
+    name: "distributed-block",
+    aliases: &[],
+    description: "distributed-block (ICC §5): distributed ranges per cluster, BCS pairs per SM",
+    grouped: false,
+    steals_by_default: false,
+    make: |c: &DispatchContext<'_>| {
+        Ok(Box::new(distributed_block(
+            c.num_tbs,
+            c.num_sms,
+            c.sms_per_cluster,
+            c.tbs_per_sm,
+        )))
+    },
+};
 
 #[cfg(test)]
 mod tests {

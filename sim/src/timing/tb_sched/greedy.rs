@@ -1,6 +1,7 @@
 //! Greedy clustering (ICC paper §4.1): fill the first cluster's SMs (round robin inside the
 //! cluster) until none can take more, then the next cluster; TBs from one global pool.
 
+use super::registry::{DispatchContext, TbPolicyInfo};
 use super::TbScheduler;
 
 /// Greedy clustering state.
@@ -49,6 +50,16 @@ impl TbScheduler for Greedy {
         u64::from(self.num_tbs - self.next_tb)
     }
 }
+
+/// Greedy clustering.
+pub const GREEDY: TbPolicyInfo = TbPolicyInfo {
+    name: "greedy",
+    aliases: &["greedy-clustering"],
+    description: "greedy clustering (ICC §4.1): fill one cluster's SMs before the next cluster's",
+    grouped: false,
+    steals_by_default: false,
+    make: |c: &DispatchContext<'_>| Ok(Box::new(Greedy::new(c.num_tbs, c.sms_per_cluster))),
+};
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,7 @@
 //! gets the next TB. With the identity order this is LRR (GPGPU-Sim's default): TB `i` to
 //! SM `i mod N` at launch, then the next TB to whichever SM frees a context.
 
+use super::registry::{DispatchContext, TbPolicyInfo};
 use super::TbScheduler;
 
 /// Round robin over `order`.
@@ -53,6 +54,16 @@ impl TbScheduler for RoundRobin {
         u64::from(self.num_tbs - self.next_tb)
     }
 }
+
+/// LRR: TB `i` to SM `i mod N` at launch, then the next TB to whichever SM frees a context.
+pub const LRR: TbPolicyInfo = TbPolicyInfo {
+    name: "lrr",
+    aliases: &[],
+    description: "loose round robin (GPGPU-Sim's default): TBs in id order to the SMs in turn",
+    grouped: false,
+    steals_by_default: false,
+    make: |c: &DispatchContext<'_>| Ok(Box::new(RoundRobin::lrr(c.num_tbs, c.num_sms))),
+};
 
 #[cfg(test)]
 mod tests {

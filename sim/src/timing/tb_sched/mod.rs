@@ -1,6 +1,6 @@
 //! TB (CTA) schedulers. Every cycle the engine tells the scheduler how many TB contexts each
 //! SM has free and launches what it assigns. A new policy is one file implementing
-//! [`TbScheduler`]. Hardware issues at most one TB per SM per cycle in the round-robin
+//! [`TbScheduler`] with its [`TbPolicyInfo`], and one line in [`TB_POLICIES`]. Hardware issues at most one TB per SM per cycle in the round-robin
 //! family (GPGPU-Sim's `issue_block2core`); BCS-style policies issue a pair at once.
 
 mod bcs;
@@ -10,6 +10,7 @@ mod global_rr;
 mod greedy;
 mod lrr;
 mod paver;
+pub mod registry;
 mod two_level;
 
 pub use bcs::Bcs;
@@ -19,6 +20,7 @@ pub use global_rr::global_rr;
 pub use greedy::Greedy;
 pub use lrr::RoundRobin;
 pub use paver::Paver;
+pub use registry::{steals_by_default, DispatchContext, TbPolicy, TbPolicyInfo, TB_POLICIES};
 pub use two_level::two_level_rr;
 
 /// A TB scheduling policy.

@@ -46,7 +46,9 @@
 //!   gets TB2, TB3).
 //! - `stolen` counts TBs moved.
 
+use super::registry::{DispatchContext, TbPolicyInfo};
 use super::TbScheduler;
+use crate::SimError;
 use std::collections::VecDeque;
 
 /// PAVER runtime state.
@@ -166,6 +168,66 @@ impl TbScheduler for Paver {
         self.stolen
     }
 }
+
+/// The PAVER runtime over a schedule's groups (PAVER §5.3), issuing at most x TBs of a
+/// group at once.
+fn runtime(c: &DispatchContext<'_>) -> Result<Box<dyn TbScheduler>, SimError> {
+    let s = c.schedule.ok_or_else(|| {
+        SimError::Setup("the PAVER runtime needs a schedule (groups of TBs)".into())
+    })?;
+    Ok(Box::new(
+        Paver::new(s.groups.clone(), c.num_sms, c.steal)
+            .with_issue_unit(s.issue_unit.min(c.tbs_per_sm)),
+    ))
+}
+
+/// The grouped policies: each name's groups come from the grouping policy of that name.
+const fn grouped(
+    name: &'static str,
+    description: &'static str,
+    steals_by_default: bool,
+) -> TbPolicyInfo {
+    TbPolicyInfo {
+        name,
+        aliases: &[],
+        description,
+        grouped: true,
+        steals_by_default,
+        make: runtime,
+    }
+}
+
+/// MST-TS.
+pub const MST_TS: TbPolicyInfo = grouped(
+    "mst-ts",
+    "PAVER's runtime over maximum-spanning-tree groups (Prim on the TB locality graph)",
+    false,
+);
+/// Kway-TS.
+pub const KWAY_TS: TbPolicyInfo = grouped(
+    "kway-ts",
+    "PAVER's runtime over METIS k-way parts, one per SM; steals by default",
+    true,
+);
+/// RB-TS.
+pub const RB_TS: TbPolicyInfo = grouped(
+    "rb-ts",
+    "PAVER's runtime over recursive-bisection groups (Algorithm 1); steals by default",
+    true,
+);
+/// Locality Descriptor CTA clustering.
+pub const LD: TbPolicyInfo = grouped(
+    "ld",
+    "the Locality Descriptor's CTA clustering (its §4.3) run as groups",
+    false,
+);
+/// `paver`: the PAVER runtime over a given schedule's groups, RB-TS when built here.
+/// (Its stealing default is never read: a schedule names the grouping policy it came from.)
+pub const PAVER: TbPolicyInfo = grouped(
+    "paver",
+    "PAVER's runtime over --schedule's groups (RB-TS's when built here)",
+    false,
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! Two-level round robin (ICC paper §2.3): one TB per cluster first (the first SM of each
 //! cluster), then the second SM of each cluster, and so on.
 
+use super::registry::{DispatchContext, TbPolicyInfo};
 use super::RoundRobin;
 
 /// Two-level RR over `num_sms` SMs in clusters of `sms_per_cluster`.
@@ -13,6 +14,22 @@ pub fn two_level_rr(num_tbs: u32, num_sms: u32, sms_per_cluster: u32) -> RoundRo
         .collect();
     RoundRobin::with_order(num_tbs, order)
 }
+
+/// Two-level round robin.
+pub const TWO_LEVEL_RR: TbPolicyInfo = TbPolicyInfo {
+    name: "two-level-rr",
+    aliases: &["2lrr", "two-level"],
+    description: "two-level round robin (ICC §2.3): one TB per cluster, then the next SM of each",
+    grouped: false,
+    steals_by_default: false,
+    make: |c: &DispatchContext<'_>| {
+        Ok(Box::new(two_level_rr(
+            c.num_tbs,
+            c.num_sms,
+            c.sms_per_cluster,
+        )))
+    },
+};
 
 #[cfg(test)]
 mod tests {

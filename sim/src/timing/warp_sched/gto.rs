@@ -1,7 +1,7 @@
 //! Greedy then oldest (Rogers et al.; iPAWS §2): keep issuing the warp issued last while it
 //! is ready, otherwise the oldest ready warp.
 
-use super::{WarpInfo, WarpScheduler};
+use super::{WarpInfo, WarpPolicyInfo, WarpScheduler};
 
 /// GTO state: the slot issued last.
 #[derive(Clone, Debug, Default)]
@@ -24,6 +24,15 @@ impl WarpScheduler for Gto {
         w
     }
 }
+
+/// GTO.
+pub const GTO: WarpPolicyInfo = WarpPolicyInfo {
+    name: "gto",
+    aliases: &[],
+    description: "greedy then oldest (Rogers et al., MICRO 2012)",
+    make: || Box::new(Gto::default()),
+    ipaws: false,
+};
 
 #[cfg(test)]
 mod tests {

@@ -29,7 +29,7 @@
 //!   warp itself (so W >= 1); with no stalls at all, every warp of the SM.
 //! - All warps resident on the SM count (across TBs, §3.2), the finished one included.
 
-use super::{Gto, Lii, Lrr, WarpInfo, WarpScheduler};
+use super::{Gto, Lii, Lrr, WarpInfo, WarpPolicyInfo, WarpScheduler};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 
@@ -420,6 +420,15 @@ impl Ipaws {
         self.phases.recover_end_cycle = Some(now);
     }
 }
+
+/// iPAWS.
+pub const IPAWS: WarpPolicyInfo = WarpPolicyInfo {
+    name: "ipaws",
+    aliases: &[],
+    description: "iPAWS (Algorithm 1): GTO, then GTO or LII+RR by the instruction-issue pattern (stats key `ipaws`)",
+    make: || Box::new(Gto::default()),
+    ipaws: true,
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! Least instructions issued (iPAWS §3.4, its Recover phase): the ready warp that has
 //! issued the fewest instructions since it was launched; ties go to the oldest.
 
-use super::{WarpInfo, WarpScheduler};
+use super::{WarpInfo, WarpPolicyInfo, WarpScheduler};
 
 /// LII has no state of its own: the counts are the SM's ([`WarpInfo::issued`]).
 #[derive(Debug, Default, Clone, Copy)]
@@ -17,6 +17,15 @@ impl WarpScheduler for Lii {
             .unwrap_or(ready[0])
     }
 }
+
+/// LII.
+pub const LII: WarpPolicyInfo = WarpPolicyInfo {
+    name: "lii",
+    aliases: &[],
+    description: "least instructions issued first (iPAWS §3.4)",
+    make: || Box::new(Lii),
+    ipaws: false,
+};
 
 #[cfg(test)]
 mod tests {

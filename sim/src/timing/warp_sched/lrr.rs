@@ -1,6 +1,6 @@
 //! Loose round robin: the first ready warp after the one issued last.
 
-use super::{WarpInfo, WarpScheduler};
+use super::{WarpInfo, WarpPolicyInfo, WarpScheduler};
 
 /// LRR state: the slot issued last.
 #[derive(Clone, Debug, Default)]
@@ -18,6 +18,15 @@ impl WarpScheduler for Lrr {
         w
     }
 }
+
+/// LRR.
+pub const LRR: WarpPolicyInfo = WarpPolicyInfo {
+    name: "lrr",
+    aliases: &["rr"],
+    description: "loose round robin over the ready warps",
+    make: || Box::new(Lrr::default()),
+    ipaws: false,
+};
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,6 @@ pub use ipaws::{IpawsStats, KernelDecision, SmPhases};
 pub use lii::Lii;
 pub use lrr::Lrr;
 
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// What a scheduler may read about the SM's warp slots, indexed by slot.
@@ -32,45 +31,84 @@ pub trait WarpScheduler: Send {
     fn pick(&mut self, ready: &[u32], warps: &WarpInfo<'_>) -> u32;
 }
 
-/// The shipped policies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WarpPolicy {
-    /// Greedy then oldest.
-    Gto,
-    /// Loose round robin.
-    Lrr,
-    /// Least instructions issued (iPAWS §3.4).
-    Lii,
-    /// Instruction-issue pattern-based adaptive warp scheduling (iPAWS, Algorithm 1):
-    /// GTO, then either GTO (concave) or LII until the laggard catches up and then RR
-    /// (convex).
-    Ipaws,
+/// A warp policy: its names, what it does, and how to make one scheduler.
+pub struct WarpPolicyInfo {
+    /// The name on the command line, in plans and stats.
+    pub name: &'static str,
+    /// Other spellings accepted.
+    pub aliases: &'static [&'static str],
+    /// One line for the help texts.
+    pub description: &'static str,
+    /// A fresh scheduler (for the adaptive policy, its first phase's).
+    pub make: fn() -> Box<dyn WarpScheduler>,
+    /// Whether the SM drives iPAWS's phases ([`ipaws`]) over the schedulers.
+    pub ipaws: bool,
 }
 
-impl WarpPolicy {
-    /// The names [`WarpPolicy::parse`] accepts (canonical ones; `rr` is an alias of `lrr`).
-    pub const NAMES: [&'static str; 4] = ["gto", "lrr", "lii", "ipaws"];
+/// Every warp policy. A new policy is its file (a [`WarpScheduler`] and its
+/// [`WarpPolicyInfo`]) and one line here.
+pub const WARP_POLICIES: &[&WarpPolicyInfo] = &[&gto::GTO, &lrr::LRR, &lii::LII, &ipaws::IPAWS];
 
-    /// A fresh scheduler of a non-adaptive policy (`Ipaws` starts as its Adapt phase's GTO;
-    /// the phases need a [`CoreSched`]).
+/// A warp policy of [`WARP_POLICIES`] (or of a caller's own [`WarpPolicyInfo`]).
+#[derive(Clone, Copy)]
+pub struct WarpPolicy(pub &'static WarpPolicyInfo);
+
+impl WarpPolicy {
+    /// Greedy then oldest.
+    pub const GTO: WarpPolicy = WarpPolicy(&gto::GTO);
+    /// Loose round robin.
+    pub const LRR: WarpPolicy = WarpPolicy(&lrr::LRR);
+    /// Least instructions issued.
+    pub const LII: WarpPolicy = WarpPolicy(&lii::LII);
+    /// iPAWS.
+    pub const IPAWS: WarpPolicy = WarpPolicy(&ipaws::IPAWS);
+
+    /// A fresh scheduler (`ipaws` starts as its Adapt phase's GTO; the phases need a
+    /// [`CoreSched`]).
     pub fn make(self) -> Box<dyn WarpScheduler> {
-        match self {
-            WarpPolicy::Gto | WarpPolicy::Ipaws => Box::new(Gto::default()),
-            WarpPolicy::Lrr => Box::new(Lrr::default()),
-            WarpPolicy::Lii => Box::new(Lii),
-        }
+        (self.0.make)()
     }
 
-    /// Parses `gto` / `lrr` (or `rr`) / `lii` / `ipaws`.
+    /// The policy named `s` (a name or an alias, any case).
     pub fn parse(s: &str) -> Option<WarpPolicy> {
-        match s.to_ascii_lowercase().as_str() {
-            "gto" => Some(WarpPolicy::Gto),
-            "lrr" | "rr" => Some(WarpPolicy::Lrr),
-            "lii" => Some(WarpPolicy::Lii),
-            "ipaws" => Some(WarpPolicy::Ipaws),
-            _ => None,
+        let s = s.to_ascii_lowercase();
+        WARP_POLICIES
+            .iter()
+            .find(|p| p.name == s || p.aliases.contains(&s.as_str()))
+            .map(|p| WarpPolicy(p))
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// Every policy's name, in [`WARP_POLICIES`] order.
+    pub fn names() -> Vec<&'static str> {
+        WARP_POLICIES.iter().map(|p| p.name).collect()
+    }
+
+    /// The help text: each name with its description.
+    pub fn help() -> String {
+        let mut s = String::from("Warp scheduling policy:");
+        for p in WARP_POLICIES {
+            s.push_str(&format!("\n  {}: {}", p.name, p.description));
         }
+        s
+    }
+}
+
+impl PartialEq for WarpPolicy {
+    fn eq(&self, other: &WarpPolicy) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for WarpPolicy {}
+
+impl std::fmt::Debug for WarpPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
     }
 }
 
@@ -97,7 +135,9 @@ impl CoreSched {
         CoreSched {
             scheds: (0..n).map(|_| policy.make()).collect(),
             issued: vec![0; slots],
-            ipaws: (policy == WarpPolicy::Ipaws)
+            ipaws: policy
+                .0
+                .ipaws
                 .then(|| Box::new(ipaws::Ipaws::new(sm, n, slots, Arc::clone(decision)))),
         }
     }

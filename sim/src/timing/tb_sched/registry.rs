@@ -1,0 +1,128 @@
+//! The one list of TB policies. Everything that names a TB policy reads it: parsing
+//! (`paver simulate --tb-policy`, sweep plans), the help texts, stealing defaults, the
+//! report's column order. A new policy is its file (a [`TbScheduler`] and its
+//! [`TbPolicyInfo`]) and one line in [`TB_POLICIES`].
+
+use graph_partition::Schedule;
+
+use super::TbScheduler;
+use crate::SimError;
+
+/// What a TB policy's constructor is given about the launch and the GPU.
+pub struct DispatchContext<'a> {
+    /// TBs in the grid.
+    pub num_tbs: u32,
+    /// SMs of the GPU.
+    pub num_sms: u32,
+    /// SMs sharing one NoC port (a cluster).
+    pub sms_per_cluster: u32,
+    /// Resident TBs per SM (x).
+    pub tbs_per_sm: u32,
+    /// The schedule's groups, for the policies that run one ([`TbPolicyInfo::grouped`]).
+    pub schedule: Option<&'a Schedule>,
+    /// Whether the run steals (PAVER §5.2).
+    pub steal: bool,
+}
+
+/// A TB policy: its names, what it does, and how to make its scheduler.
+pub struct TbPolicyInfo {
+    /// The name on the command line, in plans, stats and records.
+    pub name: &'static str,
+    /// Other spellings accepted.
+    pub aliases: &'static [&'static str],
+    /// One line for the help texts.
+    pub description: &'static str,
+    /// Whether it runs the TB groups of a schedule in the PAVER runtime (the groups are made
+    /// by the grouping policy of the same name, or given with `--schedule`).
+    pub grouped: bool,
+    /// Whether a schedule of this policy steals by default (PAVER §5.2 uses task stealing
+    /// with Kway-TS and RB-TS; MST-TS's later groups hold one TB each).
+    pub steals_by_default: bool,
+    /// The scheduler for one run.
+    pub make: fn(&DispatchContext<'_>) -> Result<Box<dyn TbScheduler>, SimError>,
+}
+
+/// Every TB policy, in the order of the papers' figures and the report's columns (the
+/// papers' baselines and PAVER's, then the rest alphabetically).
+pub const TB_POLICIES: &[&TbPolicyInfo] = &[
+    &super::lrr::LRR,
+    &super::bcs::BCS,
+    &super::paver::MST_TS,
+    &super::paver::KWAY_TS,
+    &super::paver::RB_TS,
+    &super::paver::LD,
+    &super::distributed::DISTRIBUTED,
+    &super::distributed_block::DISTRIBUTED_BLOCK,
+    &super::global_rr::GLOBAL_RR,
+    &super::greedy::GREEDY,
+    &super::paver::PAVER,
+    &super::two_level::TWO_LEVEL_RR,
+];
+
+/// A TB policy of [`TB_POLICIES`] (or of a caller's own [`TbPolicyInfo`]).
+#[derive(Clone, Copy)]
+pub struct TbPolicy(pub &'static TbPolicyInfo);
+
+impl TbPolicy {
+    /// Loose round robin.
+    pub const LRR: TbPolicy = TbPolicy(&super::lrr::LRR);
+    /// Block CTA scheduling.
+    pub const BCS: TbPolicy = TbPolicy(&super::bcs::BCS);
+    /// Distributed-block.
+    pub const DISTRIBUTED_BLOCK: TbPolicy = TbPolicy(&super::distributed_block::DISTRIBUTED_BLOCK);
+    /// PAVER's runtime over a schedule's groups (RB-TS when the groups are built here).
+    pub const PAVER: TbPolicy = TbPolicy(&super::paver::PAVER);
+
+    /// The policy named `s` (a name or an alias, any case, `_` for `-`).
+    pub fn parse(s: &str) -> Option<TbPolicy> {
+        let s = s.to_ascii_lowercase().replace('_', "-");
+        TB_POLICIES
+            .iter()
+            .find(|p| p.name == s || p.aliases.contains(&s.as_str()))
+            .map(|p| TbPolicy(p))
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// Whether it runs a schedule's groups in the PAVER runtime.
+    pub fn is_grouped(self) -> bool {
+        self.0.grouped
+    }
+
+    /// Every policy's name, in [`TB_POLICIES`] order.
+    pub fn names() -> Vec<&'static str> {
+        TB_POLICIES.iter().map(|p| p.name).collect()
+    }
+
+    /// The help text: each name with its description.
+    pub fn help() -> String {
+        let mut s = String::from("TB scheduling policy:");
+        for p in TB_POLICIES {
+            s.push_str(&format!("\n  {}: {}", p.name, p.description));
+        }
+        s
+    }
+}
+
+impl PartialEq for TbPolicy {
+    fn eq(&self, other: &TbPolicy) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for TbPolicy {}
+
+impl std::fmt::Debug for TbPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+/// Whether the PAVER runtime steals by default for schedules of grouping policy `policy`
+/// (its [`TbPolicyInfo::steals_by_default`]; a name not in the list does not).
+pub fn steals_by_default(policy: &str) -> bool {
+    TbPolicy::parse(policy).is_some_and(|p| p.0.steals_by_default)
+}
