@@ -4,6 +4,7 @@
 //! is refused: there is nothing to place.
 
 use analysis::footprint::PARAM_SHIFT;
+use sim::timing::named::Named;
 use sim::timing::numa::{algorithm2, Placement, PlacementKind, StructureProfile};
 use sim::timing::TbPolicy;
 
@@ -14,7 +15,8 @@ use crate::Experiment;
 pub(crate) fn placement(e: &Experiment<'_>, name: &str, policy: TbPolicy) -> Result<Placement> {
     let kind = PlacementKind::parse(name).ok_or_else(|| {
         Error::Invalid(format!(
-            "--placement {name}: expected interleave, first-touch or ld"
+            "--placement {name}: expected one of {}",
+            PlacementKind::names().join(", ")
         ))
     })?;
     let gpu = e.gpu();

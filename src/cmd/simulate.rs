@@ -15,6 +15,9 @@ use std::time::Instant;
 
 use experiment::{Experiment, GpuSetup, GroupRequest, Run};
 use graph_partition::Schedule;
+use sim::timing::ld_cache::{CachePolicy, PrefetchPolicy};
+use sim::timing::named::Named;
+use sim::timing::numa::PlacementKind;
 use sim::timing::{TbPolicy, WarpPolicy};
 
 use crate::cmd::partition::{self, LeafArgs, RbLeaf};
@@ -90,22 +93,15 @@ pub struct Args {
     /// icc.coalesced_cache=true`).
     #[arg(long, requires = "icc")]
     coalesced_cache: bool,
-    /// L1 replacement: plain (the configuration's LRU) or ld (the Locality Descriptor's
-    /// §4.4: NO-REUSE structures bypass the L1, INTRA-THREAD ones are hard-pinned,
-    /// INTER-THREAD ones soft-pinned; same as `--set ld.cache_policy=ld`; stats key `ld`).
-    #[arg(long, value_name = "plain|ld", default_value = "plain")]
+    /// L1 replacement (same as `--set ld.cache_policy=...`).
+    #[arg(long, value_name = "plain|ld", default_value = "plain", long_help = CachePolicy::help())]
     cache_policy: String,
-    /// L1 prefetcher on read misses: none, next-line, or ld (the Locality Descriptor's
-    /// §4.5: INTER-THREAD NEARBY -> next line, COACCESSED REGULAR -> strided; same as
-    /// `--set ld.prefetch=...`; stats key `ld`).
-    #[arg(long, value_name = "none|next-line|ld", default_value = "none")]
+    /// L1 prefetcher on read misses (same as `--set ld.prefetch=...`).
+    #[arg(long, value_name = "none|next-line|ld", default_value = "none", long_help = PrefetchPolicy::help())]
     prefetch: String,
-    /// Data placement on a multi-module GPU (`--gpu mcm4`, issue 17): interleave (64 KB
-    /// pages round robin; the default there), first-touch (a page at the module that
-    /// touches it first, TBs in contiguous ranges per module) or ld (Algorithm 2 of the
-    /// Locality Descriptor paper: per data structure the zone bits, and the TB partition).
-    /// Refused on a GPU with one module. Stats key `numa`.
-    #[arg(long, value_name = "KIND")]
+    /// Data placement on a multi-module GPU (`--gpu mcm4`; refused on a GPU with one
+    /// module; stats key `numa`).
+    #[arg(long, value_name = "KIND", long_help = PlacementKind::help())]
     placement: Option<String>,
     /// Override a configuration field: KEY=VALUE (`l1.latency_cycles=30`,
     /// `pipeline.sfu=16`, `mem.noc_latency=4`, `tbs_per_sm=3`); repeatable.
@@ -143,21 +139,23 @@ impl Args {
 /// The `--set` keys of `--cache-policy P` and `--prefetch Q` (none at their defaults).
 fn ld_flag_sets(cache_policy: &str, prefetch: &str) -> Result<Vec<String>, CliError> {
     let mut out = Vec::new();
-    match cache_policy.to_ascii_lowercase().as_str() {
-        "plain" => {}
-        "ld" => out.push("ld.cache_policy=ld".to_string()),
-        p => {
+    match CachePolicy::parse(cache_policy) {
+        Some(CachePolicy::Plain) => {}
+        Some(p) => out.push(format!("ld.cache_policy={}", p.name())),
+        None => {
             return Err(CliError::Usage(format!(
-                "--cache-policy {p}: expected plain or ld"
+                "--cache-policy {cache_policy}: expected one of {}",
+                CachePolicy::names().join(", ")
             )))
         }
     }
-    match prefetch.to_ascii_lowercase().as_str() {
-        "none" => {}
-        q @ ("next-line" | "ld") => out.push(format!("ld.prefetch={q}")),
-        q => {
+    match PrefetchPolicy::parse(prefetch) {
+        Some(PrefetchPolicy::None) => {}
+        Some(q) => out.push(format!("ld.prefetch={}", q.name())),
+        None => {
             return Err(CliError::Usage(format!(
-                "--prefetch {q}: expected none, next-line or ld"
+                "--prefetch {prefetch}: expected one of {}",
+                PrefetchPolicy::names().join(", ")
             )))
         }
     }

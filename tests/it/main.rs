@@ -11,6 +11,7 @@ mod consumers;
 mod conventions;
 mod cuda;
 mod evidence;
+mod golden;
 mod launch_files;
 mod ld_runtime;
 mod occupancy;

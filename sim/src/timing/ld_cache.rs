@@ -67,6 +67,51 @@ pub enum PrefetchPolicy {
     Ld,
 }
 
+impl super::named::Named for CachePolicy {
+    const KIND: &'static str = "L1 replacement";
+    const ALL: &'static [super::named::Entry<CachePolicy>] = &[
+        super::named::Entry {
+            value: CachePolicy::Plain,
+            name: "plain",
+            aliases: &[],
+            description: "the configuration's LRU, allocating on read misses",
+        },
+        super::named::Entry {
+            value: CachePolicy::Ld,
+            name: "ld",
+            aliases: &[],
+            description: "the Locality Descriptor's §4.4: NO-REUSE structures bypass the L1, \
+                          INTRA-THREAD ones are hard-pinned, INTER-THREAD ones soft-pinned \
+                          (stats key `ld`)",
+        },
+    ];
+}
+
+impl super::named::Named for PrefetchPolicy {
+    const KIND: &'static str = "L1 prefetcher on read misses";
+    const ALL: &'static [super::named::Entry<PrefetchPolicy>] = &[
+        super::named::Entry {
+            value: PrefetchPolicy::None,
+            name: "none",
+            aliases: &[],
+            description: "no prefetching",
+        },
+        super::named::Entry {
+            value: PrefetchPolicy::NextLine,
+            name: "next-line",
+            aliases: &[],
+            description: "the next line on every L1 read miss",
+        },
+        super::named::Entry {
+            value: PrefetchPolicy::Ld,
+            name: "ld",
+            aliases: &[],
+            description: "the Locality Descriptor's §4.5: INTER-THREAD NEARBY -> next line, \
+                          COACCESSED REGULAR -> strided (stats key `ld`)",
+        },
+    ];
+}
+
 /// The run-time Locality Descriptor mechanisms of the L1 (`ld.*` keys). Left out of the
 /// configuration's JSON while at its defaults, so other runs echo what they always did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -44,6 +44,7 @@ pub mod noc;
 pub mod numa;
 pub mod prefetch;
 pub mod sm;
+pub mod named;
 pub mod stats;
 pub mod tb_sched;
 pub mod trace;
@@ -291,7 +292,7 @@ fn numa_placement(
         (Some(_), None) => Ok(Some(numa::Placement::of(numa::PlacementKind::Interleave))),
         (None, Some(p)) => Err(SimError::Setup(format!(
             "placement `{}` needs a multi-module GPU (a [numa] section, e.g. --gpu mcm4); {} has one module",
-            p.kind.name(),
+            named::Named::name(p.kind),
             cfg.gpu.name
         ))),
         (None, None) => Ok(None),

@@ -37,6 +37,7 @@
 //! paper's access-distribution effects, §6.2, stay visible).
 
 use super::config::TimingConfig;
+use super::named::Named;
 use super::hints::{LocalityHints, LocalityType};
 use super::tb_sched::TbScheduler;
 use serde::{Deserialize, Serialize};
@@ -59,25 +60,29 @@ pub enum PlacementKind {
     Ld,
 }
 
-impl PlacementKind {
-    /// Parses a CLI name (`interleave`, `first-touch`, `ld`).
-    pub fn parse(s: &str) -> Option<PlacementKind> {
-        Some(match s.to_ascii_lowercase().replace('_', "-").as_str() {
-            "interleave" => PlacementKind::Interleave,
-            "first-touch" | "firsttouch" => PlacementKind::FirstTouch,
-            "ld" => PlacementKind::Ld,
-            _ => return None,
-        })
-    }
-
-    /// The CLI name.
-    pub fn name(self) -> &'static str {
-        match self {
-            PlacementKind::Interleave => "interleave",
-            PlacementKind::FirstTouch => "first-touch",
-            PlacementKind::Ld => "ld",
-        }
-    }
+impl super::named::Named for PlacementKind {
+    const KIND: &'static str = "Data placement on a multi-module GPU";
+    const ALL: &'static [super::named::Entry<PlacementKind>] = &[
+        super::named::Entry {
+            value: PlacementKind::Interleave,
+            name: "interleave",
+            aliases: &[],
+            description: "64 KB pages round robin over the modules (the default)",
+        },
+        super::named::Entry {
+            value: PlacementKind::FirstTouch,
+            name: "first-touch",
+            aliases: &["firsttouch"],
+            description: "a page at the module that touches it first, TBs in contiguous ranges per module",
+        },
+        super::named::Entry {
+            value: PlacementKind::Ld,
+            name: "ld",
+            aliases: &[],
+            description: "Algorithm 2 of the Locality Descriptor paper: per data structure the \
+                          zone bits, and the TB partition",
+        },
+    ];
 }
 
 /// TBs with one footprint: their ids and the byte ranges `[lo, hi)` they read.
