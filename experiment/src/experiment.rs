@@ -153,6 +153,9 @@ impl<'w> Experiment<'w> {
             resources.static_shared_bytes = b;
             resources.dynamic_shared_bytes = 0;
         }
+        // A TB beyond the GPU's shared memory per TB is a wrong launch (a CUDA launch with
+        // it fails), said as such before the occupancy calculator refuses it.
+        check_shared_per_tb(workload, &cfg.gpu)?;
         let o = gpu::Overrides {
             registers: cfg.regs_per_thread,
             tbs_per_sm: cfg.tbs_per_sm,
@@ -334,26 +337,13 @@ impl<'w> Experiment<'w> {
         Ok(())
     }
 
-    /// Checks that a simulation fits: the TB's shared memory within the GPU's per-TB limit
-    /// (a CUDA launch with more fails), then memory with every TB slot of every SM filled
-    /// against `budget`.
+    /// Checks that a simulation fits in memory with every TB slot of every SM filled,
+    /// against `budget` (the TB's shared memory was checked against the GPU's per-TB limit
+    /// when the experiment was made).
     pub fn check_memory(&self, budget: &launch::MemoryBudget) -> Result<()> {
         let w = self.workload;
         let gpu = &self.cfg.gpu;
-        let needs = sim::MemoryNeeds::of(&w.module, w.kernel(), &w.bound);
-        let max = u64::from(gpu.core.max_shared_mem_per_tb);
-        if needs.shared_per_tb > max {
-            return Err(Error::Launch(launch::LaunchError::Dims {
-                why: format!(
-                    "a TB of kernel {} needs {} of shared memory ({} dynamic), more than the {} one TB may have on {}",
-                    w.bound.kernel,
-                    launch::human_bytes(needs.shared_per_tb),
-                    launch::human_bytes(w.bound.dynamic_shared_bytes),
-                    launch::human_bytes(max),
-                    gpu.name
-                ),
-            }));
-        }
+        let needs = check_shared_per_tb(w, gpu)?;
         let resident = (u64::from(gpu.core.num_sms) * u64::from(gpu.core.max_tbs_per_sm))
             .min(w.bound.num_tbs());
         needs
@@ -383,6 +373,25 @@ impl<'w> Experiment<'w> {
             progress,
         )?)
     }
+}
+
+/// A TB's shared memory against `gpu`'s per-TB limit; the launch's memory needs.
+fn check_shared_per_tb(w: &Workload, gpu: &GpuConfig) -> Result<sim::MemoryNeeds> {
+    let needs = sim::MemoryNeeds::of(&w.module, w.kernel(), &w.bound);
+    let max = u64::from(gpu.core.max_shared_mem_per_tb);
+    if needs.shared_per_tb > max {
+        return Err(Error::Launch(launch::LaunchError::Dims {
+            why: format!(
+                "a TB of kernel {} needs {} of shared memory ({} dynamic), more than the {} one TB may have on {}",
+                w.bound.kernel,
+                launch::human_bytes(needs.shared_per_tb),
+                launch::human_bytes(w.bound.dynamic_shared_bytes),
+                launch::human_bytes(max),
+                gpu.name
+            ),
+        }));
+    }
+    Ok(needs)
 }
 
 /// The ptxas numbers a launch file records, as (architecture, registers, shared bytes).

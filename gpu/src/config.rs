@@ -7,6 +7,8 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+use crate::timing::{MemPathConfig, PipelineConfig};
+
 /// One GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,6 +35,13 @@ pub struct GpuConfig {
     /// left out of the JSON, so those configurations echo what they always did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa: Option<NumaConfig>,
+    /// Pipeline latencies (`[pipeline]`), read by the timing model's configuration, which
+    /// echoes them; left out of this echo. `None`: the defaults ([`PipelineConfig`]).
+    #[serde(default, skip_serializing)]
+    pub pipeline: Option<PipelineConfig>,
+    /// Write policies and interconnect parameters (`[mem]`), as `pipeline`.
+    #[serde(default, skip_serializing)]
+    pub mem: Option<MemPathConfig>,
 }
 
 /// A multi-module GPU (seed paper 004 §5, after MCM-GPU): the SMs, L2 slices and DRAM
@@ -459,6 +468,9 @@ impl GpuConfig {
             name: origin.to_string(),
             message,
         };
+        if let Some(field) = self.pipeline.as_ref().and_then(|p| p.zero_count()) {
+            return Err(bad(format!("{field} = 0, but it must be positive")));
+        }
         let c = &self.core;
         let (l1, l2, noc, dram) = (&self.l1, &self.l2, &self.interconnect, &self.dram);
         for (field, v) in [

@@ -11,6 +11,7 @@ pub mod estimate;
 pub mod occupancy;
 pub mod ptxas;
 pub mod resources;
+pub mod timing;
 
 pub use config::GpuConfig;
 pub use error::{Error, Result};

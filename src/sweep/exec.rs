@@ -151,7 +151,10 @@ fn schedule_for(e: &Experiment<'_>, run: &RunSpec) -> Result<Schedule, String> {
         .and_then(RbLeaf::parse)
         .unwrap_or_default()
         == RbLeaf::Lt;
-    e.schedule(&req).map_err(|e| e.to_string())
+    e.schedule(&req).map_err(|e| match e {
+        experiment::Error::Analysis(a) => format!("static analysis: {a}"),
+        e => e.to_string(),
+    })
 }
 
 fn simulate(

@@ -11,10 +11,30 @@ use crate::common::{paver_ok, root};
 /// (name, PTX, kernel, launch): a GEMM, a stencil with barriers and shared memory, an
 /// irregular SpMV (data-dependent loads) and a 2-D convolution.
 const CASES: &[(&str, &str, &str, &str)] = &[
-    ("mm_naive", "kernels/mm_naive/mm_naive.compute_70.ptx", "mm_naive", "kernels/mm_naive/small.json"),
-    ("hotspot", "kernels/hotspot/hotspot.compute_70.ptx", "", "kernels/hotspot/small.json"),
-    ("spmv_csr_vector", "kernels/spmv_csr/spmv_csr.compute_70.ptx", "spmv_csr_vector", "kernels/spmv_csr/small.spmv_csr_vector.json"),
-    ("conv2d", "kernels/conv2d/conv2d.compute_70.ptx", "", "kernels/conv2d/small.json"),
+    (
+        "mm_naive",
+        "kernels/mm_naive/mm_naive.compute_70.ptx",
+        "mm_naive",
+        "kernels/mm_naive/small.json",
+    ),
+    (
+        "hotspot",
+        "kernels/hotspot/hotspot.compute_70.ptx",
+        "",
+        "kernels/hotspot/small.json",
+    ),
+    (
+        "spmv_csr_vector",
+        "kernels/spmv_csr/spmv_csr.compute_70.ptx",
+        "spmv_csr_vector",
+        "kernels/spmv_csr/small.spmv_csr_vector.json",
+    ),
+    (
+        "conv2d",
+        "kernels/conv2d/conv2d.compute_70.ptx",
+        "",
+        "kernels/conv2d/small.json",
+    ),
 ];
 
 /// Compares `actual` with the golden file `name`, or writes it under `PAVER_BLESS=1`.
@@ -25,9 +45,8 @@ fn check(name: &str, actual: &str) {
         std::fs::write(&path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("{}: {e}; create it with PAVER_BLESS=1", path.display())
-    });
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; create it with PAVER_BLESS=1", path.display()));
     if expected != actual {
         let (n, (e, a)) = expected
             .lines()

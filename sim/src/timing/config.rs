@@ -1,93 +1,14 @@
 //! Timing configuration: a [`GpuConfig`] (the `configs/gpus/*.toml` files, shared with the
-//! partitioner) plus the pipeline and memory-path parameters the GPU files do not carry, with
-//! their defaults taken from GPGPU-Sim's Volta configuration. Any field can be overridden by
+//! partitioner) with its pipeline and memory-path parameters (the files' `[pipeline]` and
+//! `[mem]` tables; where a file leaves them out, GPGPU-Sim's Volta values), the occupancy
+//! overrides and the seeds' mechanisms. Any field can be overridden by
 //! a dotted key (`gpu.l1.latency_cycles=30`, `pipeline.sfu=16`, `l1.ways=8` for short).
 
 use super::icc::IccConfig;
 use super::ld_cache::LdConfig;
+pub use gpu::timing::{MemPathConfig, PipelineConfig, WritePolicy};
 use gpu::GpuConfig;
 use serde::{Deserialize, Serialize};
-
-/// Write policy of a cache level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WritePolicy {
-    /// Writes update a present line and always go to the next level; no allocation on a
-    /// write miss (GPGPU-Sim `T` with no-write-allocate; the L1 of every shipped GPU).
-    WriteThrough,
-    /// Writes allocate (without fetch, sector-wise) and mark the line dirty; dirty victims go
-    /// to the next level (GPGPU-Sim `B`; the L2 of every shipped GPU).
-    WriteBack,
-}
-
-/// Issue-to-result latencies per instruction class, in core cycles (GPGPU-Sim
-/// `-ptx_opcode_latency_*` of SM7_TITANV, rounded).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PipelineConfig {
-    /// Integer and logic ops, moves, comparisons, conversions.
-    pub int: u32,
-    /// Single-precision add / mul / fma.
-    pub fp: u32,
-    /// Double precision.
-    pub dp: u32,
-    /// Special functions and divisions (`sin`, `rcp`, `div`, `sqrt`...).
-    pub sfu: u32,
-    /// Branches, barriers, exits, shuffles and votes.
-    pub ctrl: u32,
-    /// Shared-memory access without bank conflicts (each extra conflict adds one cycle).
-    pub shared: u32,
-    /// Loads from `.param` / `.const` and local accesses (modelled as constant-cache hits).
-    pub constant: u32,
-    /// Sectors (or lines) the load/store unit sends to the L1 per cycle.
-    pub lsu_blocks_per_cycle: u32,
-    /// Memory instructions the load/store unit queues per SM.
-    pub lsu_queue: u32,
-    /// Shared-memory banks (4-byte words).
-    pub shared_banks: u32,
-}
-
-impl Default for PipelineConfig {
-    fn default() -> Self {
-        PipelineConfig {
-            int: 4,
-            fp: 4,
-            dp: 8,
-            sfu: 20,
-            ctrl: 2,
-            shared: 24,
-            constant: 8,
-            lsu_blocks_per_cycle: 4,
-            lsu_queue: 2,
-            shared_banks: 32,
-        }
-    }
-}
-
-/// Memory-path parameters beyond the GPU file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MemPathConfig {
-    /// L1 write policy.
-    pub l1_write: WritePolicy,
-    /// L2 write policy.
-    pub l2_write: WritePolicy,
-    /// One-way interconnect latency in core cycles (on top of flit serialisation).
-    pub noc_latency: u32,
-    /// Bytes of a request header (a read request is one header; a write adds its data).
-    pub header_bytes: u32,
-}
-
-impl Default for MemPathConfig {
-    fn default() -> Self {
-        MemPathConfig {
-            l1_write: WritePolicy::WriteThrough,
-            l2_write: WritePolicy::WriteBack,
-            noc_latency: 8,
-            header_bytes: 8,
-        }
-    }
-}
 
 /// Everything the timing model is configured by; echoed in the stats.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -129,16 +50,17 @@ pub struct SetError {
 }
 
 impl TimingConfig {
-    /// Defaults around `gpu`.
+    /// `gpu` with its own pipeline and memory-path parameters (the defaults where its file
+    /// gives none), no overrides and the seeds' mechanisms off.
     pub fn new(gpu: GpuConfig) -> TimingConfig {
         TimingConfig {
-            gpu,
-            pipeline: PipelineConfig::default(),
-            mem: MemPathConfig::default(),
+            pipeline: gpu.pipeline.clone().unwrap_or_default(),
+            mem: gpu.mem.clone().unwrap_or_default(),
             tbs_per_sm: None,
             regs_per_thread: None,
             icc: IccConfig::default(),
             ld: LdConfig::default(),
+            gpu,
         }
     }
 
@@ -213,11 +135,13 @@ impl TimingConfig {
                 name: origin.to_string(),
                 message,
             })?;
-        let p = &self.pipeline;
+        if let Some(field) = self.pipeline.zero_count() {
+            return Err(gpu::Error::GpuConfig {
+                name: origin.to_string(),
+                message: format!("{field} = 0, but it must be positive"),
+            });
+        }
         for (field, v) in [
-            ("pipeline.lsu_blocks_per_cycle", p.lsu_blocks_per_cycle),
-            ("pipeline.lsu_queue", p.lsu_queue),
-            ("pipeline.shared_banks", p.shared_banks),
             ("tbs_per_sm", self.tbs_per_sm.unwrap_or(1)),
             ("regs_per_thread", self.regs_per_thread.unwrap_or(1)),
         ] {
@@ -244,6 +168,26 @@ impl TimingConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 36: a GPU file sets the pipeline and the memory path; a zero count is refused
+    /// when the file is read.
+    #[test]
+    fn a_gpu_file_sets_every_timing_parameter() {
+        let text = include_str!("../../../configs/gpus/titanv.toml")
+            .replace("sfu = 20", "sfu = 16")
+            .replace("l2_write = \"write-back\"", "l2_write = \"write-through\"");
+        let gpu = GpuConfig::from_toml_str(&text, "test.toml").expect("toml");
+        let c = TimingConfig::new(gpu);
+        assert_eq!(c.pipeline.sfu, 16);
+        assert_eq!(c.mem.l2_write, WritePolicy::WriteThrough);
+        let shipped = TimingConfig::new(GpuConfig::builtin("volta").expect("volta"));
+        assert_eq!(shipped.pipeline, PipelineConfig::default());
+        assert_eq!(shipped.mem, MemPathConfig::default());
+        let zero = include_str!("../../../configs/gpus/titanv.toml")
+            .replace("lsu_queue = 2", "lsu_queue = 0");
+        let e = GpuConfig::from_toml_str(&zero, "test.toml").expect_err("zero");
+        assert!(e.to_string().contains("pipeline.lsu_queue = 0"), "{e}");
+    }
 
     #[test]
     fn overrides() {

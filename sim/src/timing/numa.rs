@@ -37,8 +37,8 @@
 //! paper's access-distribution effects, §6.2, stay visible).
 
 use super::config::TimingConfig;
-use super::named::Named;
 use super::hints::{LocalityHints, LocalityType};
+use super::named::Named;
 use super::tb_sched::TbScheduler;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -73,7 +73,8 @@ impl super::named::Named for PlacementKind {
             value: PlacementKind::FirstTouch,
             name: "first-touch",
             aliases: &["firsttouch"],
-            description: "a page at the module that touches it first, TBs in contiguous ranges per module",
+            description:
+                "a page at the module that touches it first, TBs in contiguous ranges per module",
         },
         super::named::Entry {
             value: PlacementKind::Ld,
