@@ -101,10 +101,10 @@ impl<'a> Ranges<'a> {
         // that hold in every thread left out): scalar_prod's outer loop, 32,768 threads,
         // becomes its 128 `%ctaid.x`.
         let (grid, block) = (a.model.grid, a.model.block);
-        let used = crate::ivs::conjuncts_read(&a.model.trip_plan(l).decisive);
+        let used = crate::model::conjuncts_read(&a.model.trip_plan(l).decisive);
         let mut max: Option<i128> = None;
         let mut failed = false;
-        crate::ivs::each_coordinate(used, grid, block, u64::MAX, &mut cx, |cx| {
+        crate::model::each_coordinate(used, grid, block, u64::MAX, &mut cx, |cx| {
             match a.model.trip(l, cx) {
                 Ok(n) => {
                     max = Some(max.map_or(n, |m: i128| m.max(n)));

@@ -94,7 +94,7 @@ impl Ctx {
 /// Only nodes referenced more than once are kept (`Arc::strong_count > 1`): a node with a
 /// single reference is reached once per evaluation anyway. Only successes are kept: an error
 /// ends the whole evaluation.
-pub type Memo = crate::footprint::FxMap<usize, i128>;
+pub type Memo = crate::fx::FxMap<usize, i128>;
 
 /// Evaluates `e` concretely with exact PTX integer semantics. Each shared subexpression is
 /// evaluated once (the cost is linear in the DAG's size, not in its unfolded tree's: a

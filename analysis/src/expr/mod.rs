@@ -456,8 +456,7 @@ impl Expr {
 }
 
 /// The shared nodes a walk has visited, by address.
-type Seen =
-    std::collections::HashSet<usize, std::hash::BuildHasherDefault<crate::footprint::FxHasher>>;
+type Seen = std::collections::HashSet<usize, std::hash::BuildHasherDefault<crate::fx::FxHasher>>;
 
 /// Whether the walk should descend into `x`: always for a node with one reference, once for
 /// a shared one.

@@ -49,7 +49,7 @@ impl RecHistory {
 #[derive(Default)]
 struct RecMemo {
     /// History by hash of system and context (a collision replaces the older one).
-    index: crate::footprint::FxMap<u64, u32>,
+    index: crate::fx::FxMap<u64, u32>,
     histories: Vec<RecHistory>,
     /// Register values held by `histories`.
     values: usize,
@@ -76,7 +76,7 @@ thread_local! {
 /// The key of `r`'s history in `cx` (its own loop `li` left out).
 fn rec_hash(r: &Arc<RecSys>, li: usize, cx: &Ctx) -> u64 {
     use std::hash::Hasher;
-    let mut h = crate::footprint::FxHasher::default();
+    let mut h = crate::fx::FxHasher::default();
     h.write_usize(Arc::as_ptr(r) as usize);
     let (tid, ctaid) = r.coords(cx);
     for v in tid.iter().chain(&ctaid) {

@@ -14,11 +14,11 @@ use super::*;
 pub struct Tape {
     pub(super) nodes: Vec<Node>,
     /// Node index by expression address (every node of the compiled roots).
-    index: crate::footprint::FxMap<usize, u32>,
+    index: crate::fx::FxMap<usize, u32>,
     /// Node index by shape (operation and operand nodes): equal subexpressions built
     /// apart (each PTX operation's `Ext`, the constants, a value re-read after every
     /// branch) become one node. mirror_boundary's reflection step had 87 nodes.
-    shapes: crate::footprint::FxMap<Shape, u32>,
+    shapes: crate::fx::FxMap<Shape, u32>,
     /// The roots, which keep every compiled node alive (the addresses stay unique).
     roots: Vec<E>,
     /// Unique per compiled tape (0: an empty default one), for [`LaneEval`] to tell whose

@@ -25,6 +25,8 @@ use crate::addr::{KernelModel, LoadSite};
 use crate::expr::*;
 use crate::loops::LoopId;
 
+pub use crate::fx::{FxHasher, FxMap, FxSet};
+
 mod compute;
 mod group;
 mod plan;
@@ -41,39 +43,6 @@ use walk::*;
 
 /// Unit ids: parameter index in the bits above [`PARAM_SHIFT`], unit offset below.
 pub const PARAM_SHIFT: u32 = 40;
-
-/// A fast non-cryptographic hasher (the FxHash of rustc) for the analysis's internal maps,
-/// whose keys are small integer vectors.
-#[derive(Clone, Copy, Default)]
-pub struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..c.len()].copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(b));
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A `HashMap` with [`FxHasher`].
-pub type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
-
-/// A `HashSet` with [`FxHasher`].
-pub type FxSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<FxHasher>>;
 
 /// A half-open interval of unit ids.
 pub type Interval = (u64, u64);

@@ -98,7 +98,7 @@ fn split_affine<'a>(
     let (mut free, mut affine) = (Vec::new(), Vec::new());
     let mut lits = Vec::new();
     for c in conds {
-        crate::ivs::conjuncts(c, &mut lits);
+        crate::model::conjuncts(c, &mut lits);
     }
     for lit in lits {
         let mut d = false;

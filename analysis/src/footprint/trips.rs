@@ -13,7 +13,7 @@ pub(crate) struct TripDeps {
 }
 
 /// [`TripDeps`] of every loop of `model`, by loop index: what its exits' decisive
-/// conjuncts ([`crate::ivs::TripPlan::decisive`]) read. nvcc's exits carry the condition of
+/// conjuncts ([`crate::model::TripPlan::decisive`]) read. nvcc's exits carry the condition of
 /// every path to the latch (scalar_prod's outer loop: 60 nodes of `%tid.x` that are always
 /// true beside `v >= n`); left in, they made a per-TB count per-thread.
 pub(crate) fn all_trip_deps(model: &KernelModel) -> Vec<TripDeps> {
