@@ -1053,7 +1053,7 @@ pub fn intra_thread_witness_at(
     false
 }
 
-/// The points [`crate::descriptor::existence_by_enumeration`] would visit (every thread
+/// The points [`crate::existence::existence_by_enumeration`] would visit (every thread
 /// times every loop's largest trip count, per counted resolved load), or `None` when a loop
 /// has no bound.
 pub fn enumeration_points(a: &Analysis, launch: &BoundLaunch, r: &Ranges) -> Option<u64> {
