@@ -12,8 +12,8 @@
 //!
 //! The types are here; the computation is in submodules, all re-exported: `compute` (the
 //! driver), `plan` (what each load's walk needs, decided once), `group` (loads walked
-//! together), `trips` (trip counts during the walk), `walk` (one load in one TB) and `runs`
-//! (what a walk produces, assembled into classes).
+//! together), `trip_cache` (trip counts during the walk), `walk` (one load in one TB) and
+//! `runs` (what a walk produces, assembled into classes).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,14 +31,14 @@ mod compute;
 mod group;
 mod plan;
 mod runs;
-mod trips;
+mod trip_cache;
 mod walk;
 
 pub use compute::*;
 pub(crate) use group::*;
 pub(crate) use plan::*;
 use runs::*;
-pub(crate) use trips::*;
+pub(crate) use trip_cache::*;
 use walk::*;
 
 /// Unit ids: parameter index in the bits above [`PARAM_SHIFT`], unit offset below.
