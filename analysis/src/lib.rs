@@ -5,6 +5,8 @@
 //! 2. [`addr`]: symbolic execution over the CFG in the value domain of [`expr`]; loops are
 //!    summarised by [`ivs`] (induction variables, per-thread trip counts). The result, a
 //!    [`addr::KernelModel`], holds each global load's address expression, guard and loop nest.
+//!    The model's types and its loops' trip counts live in the private `model` module, below
+//!    both `addr` and `ivs`, which re-export them.
 //!    [`open`] then checks that no load depends on a parameter the launch left without a
 //!    value (`launch::BoundValue::Open`), else the analysis stops naming it.
 //! 3. [`footprint`]: exact per-TB sets of data units (line / sector / element) read, as
@@ -14,21 +16,30 @@
 //!    TB classes reading them), PAVER Table 2 statistics and the Fig. 2 sharing categories.
 //! 5. [`heatmap`]: the graph's adjacency matrix as a PNG (PAVER Fig. 5).
 //! 6. [`reuse`]: LASER reuse metrics over the access streams of a sample of TBs.
-//! 7. [`descriptor`]: Locality Descriptors per pointer parameter.
+//! 7. [`descriptor`]: Locality Descriptors per pointer parameter; their existence questions
+//!    (private `existence` module) are answered by the fast tests of [`dependence`], by z3
+//!    ([`smt`]) or by enumeration.
+//!
+//! Private helpers below the pipeline: `fx` (the internal hash maps, re-exported by
+//! [`footprint`]) and `region` (data structure names, re-exported by [`report`]).
 #![warn(missing_docs)]
 
 pub mod addr;
 pub mod dependence;
 pub mod descriptor;
 pub mod dom;
+mod existence;
 pub mod expr;
 pub mod float;
 pub mod footprint;
+mod fx;
 pub mod heatmap;
 pub mod ivs;
 pub mod locality;
 pub mod loops;
+mod model;
 pub mod open;
+mod region;
 pub mod report;
 pub mod reuse;
 pub mod smt;

@@ -13,6 +13,8 @@ use crate::locality::{Graph, Stats};
 use crate::reuse::Reuse;
 use crate::Analysis;
 
+pub use crate::region::region_name;
+
 /// Format tag of the document.
 pub const FORMAT: &str = "paver-analysis/1";
 
@@ -515,28 +517,6 @@ pub fn descriptor_summary(ds: &[Descriptor]) -> String {
         );
     }
     o
-}
-
-/// The name of data structure `r`: parameter `r`, module variable `r - nparams`, or
-/// `<param>+<offset>` for the buffer a struct field points to.
-pub fn region_name(f: &Function, launch: &BoundLaunch, r: u32) -> Option<String> {
-    if r as usize >= launch::STRUCT_REGION0 {
-        let b = launch
-            .field_buffers()
-            .nth(r as usize - launch::STRUCT_REGION0)?;
-        let p = launch.params.iter().find(|p| {
-            matches!(&p.value, launch::BoundValue::Bytes { buffers, .. }
-                if buffers.iter().any(|x| x.base == b.base))
-        })?;
-        return Some(format!("{}+{}", p.name, b.offset));
-    }
-    match f.params.get(r as usize) {
-        Some(p) => Some(p.name.clone()),
-        None => launch
-            .module_vars
-            .get((r as usize).checked_sub(launch.params.len())?)
-            .map(|v| v.name.clone()),
-    }
 }
 
 /// The parameter(s) a resolved load reads: its address evaluated for thread 0 of TB 0 (the

@@ -21,7 +21,7 @@ use launch::BoundLaunch;
 use native::z3::{Bool, Context, Int, Model, Params, SatResult, Solver, BV, Z3};
 
 use crate::dependence::Ranges;
-use crate::descriptor::Existence;
+use crate::existence::Existence;
 use crate::expr::{Expr, IntOp, Rel, Var};
 use crate::loops::LoopId;
 use crate::Analysis;
@@ -649,15 +649,15 @@ fn collide(
 /// path ([`crate::descriptor::compute`]) asks z3 only what the fast tests leave open
 /// ([`decide`]); this asks it everything, to test the solver's reach.
 pub fn existence(z3: &Z3, a: &Analysis, launch: &BoundLaunch) -> Vec<Option<Existence>> {
-    let params = crate::descriptor::load_params(a);
+    let params = crate::existence::load_params(a);
     let ranges = Ranges::new(a, launch);
     use rayon::prelude::*;
     (0..launch.params.len() as u32)
         .into_par_iter()
         .map(|p| {
-            let eb = crate::descriptor::elem_bytes(launch, p)?;
+            let eb = crate::existence::elem_bytes(launch, p)?;
             let loads = crate::dependence::param_loads(a, &params, p);
-            let pairs = crate::descriptor::all_pairs(&loads);
+            let pairs = crate::existence::all_pairs(&loads);
             decide(z3, a, launch, &ranges, (p, eb), None, &pairs, &pairs)
         })
         .collect()

@@ -1,82 +1,8 @@
-//! LASER reuse metrics (Eq. 1 self reuse ratio, Eq. 3 directed pair ratio, LRU stack reuse
-//! distance) over the access streams the static model implies.
-//!
-//! **Access order.** One *access* is one warp-level execution of a resolved global load
-//! touching one data unit: the active lanes of a warp executing the same load at the same
-//! loop iterations are coalesced to their distinct units. A warp's stream orders its
-//! accesses by the program-order key `(header(L1), k1, ..., header(Ld), kd, load)` (loop
-//! headers and the load by instruction position, `ki` the iteration of the `i`-th enclosing
-//! loop), units ascending within one key. A TB's stream merges its warps' streams by key,
-//! warps in id order within a key (lockstep warps). The kernel stream is the TB streams of
-//! the sampled TBs concatenated in TB id order.
-//!
-//! Streams are enumerated point by point (thread x iteration), so for large launches the
-//! metrics are computed on a bounded, evenly spaced sample of TBs ([`POINT_BUDGET`]
-//! evaluations); [`Reuse::sampled_tbs`] says how many. Stack distances use a Fenwick tree
-//! over time stamps (`O(n log n)` in the stream length).
+//! The walk of the access streams: what each load's walk needs, compiled once
+//! ([`WalkPlan`]), the [`Walker`] that enumerates a TB's threads and iterations, and the
+//! events it emits ([`Event`], ordered by their program-order [`Key`]).
 
-use launch::BoundLaunch;
-use serde::Serialize;
-
-use crate::expr::{eval_tape, Ctx, EvalError, Expr, Obligation, Tape, TapeState, Var};
-use crate::footprint::{unit_bytes, Granularity, Interval, PARAM_SHIFT};
-use crate::locality::Graph;
-use crate::Analysis;
-
-/// Largest number of (thread, load, iteration) points enumerated for the reuse metrics.
-pub const POINT_BUDGET: u64 = 1 << 18;
-/// Largest number of unit comparisons spent on directed pair ratios.
-pub const PAIR_BUDGET: u64 = 1 << 26;
-
-/// A 10-bin histogram of ratios in `[0, 1]`: bin `i` holds `[i/10, (i+1)/10)`, the last bin
-/// includes 1.
-pub type RatioHistogram = [u64; 10];
-
-/// Reuse metrics of one granularity of stream (warp or TB).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct StreamReuse {
-    /// Number of streams.
-    pub streams: u64,
-    /// Accesses over all streams (`size` of Eq. 1, summed).
-    pub accesses: u64,
-    /// Distinct units per stream, summed (`uniq` of Eq. 1).
-    pub unique: u64,
-    /// `1 - unique / accesses` (Eq. 1 pooled over the streams); 0 without accesses.
-    pub self_reuse_ratio: f64,
-    /// Histogram of the per-stream ratio `1 - uniq / size`.
-    pub self_reuse_histogram: RatioHistogram,
-    /// LRU stack distance histogram of the streams: bin 0 = distance 0, bin `i >= 1` =
-    /// `[2^(i-1), 2^i)`.
-    pub stack_distance_histogram: Vec<u64>,
-    /// First accesses (infinite stack distance).
-    pub cold_accesses: u64,
-}
-
-/// The reuse metrics of one analysis.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct Reuse {
-    /// TBs whose streams were enumerated.
-    pub sampled_tbs: u64,
-    /// TBs of the launch.
-    pub total_tbs: u64,
-    /// Warp streams.
-    pub warp: StreamReuse,
-    /// TB streams.
-    pub tb: StreamReuse,
-    /// Stack distances of the kernel stream (sampled TBs in id order).
-    pub kernel_stack_distance_histogram: Vec<u64>,
-    /// First accesses of the kernel stream.
-    pub kernel_cold_accesses: u64,
-    /// Directed pair ratio (Eq. 3) `R(x->y)` over ordered pairs of TBs `x` (sampled) and `y`
-    /// with at least one shared unit.
-    pub pair_ratio_histogram: RatioHistogram,
-    /// Ordered pairs counted in [`Reuse::pair_ratio_histogram`].
-    pub pairs: u64,
-    /// Sampled TBs whose pairs were counted (bounded by [`PAIR_BUDGET`]).
-    pub pair_sampled_tbs: u64,
-    /// A single TB exceeded twice [`POINT_BUDGET`] points: its streams were cut short.
-    pub truncated: bool,
-}
+use super::*;
 
 /// One access event: program-order key, warp, unit id.
 pub(crate) type Event = (Key, u32, u64);
@@ -122,7 +48,7 @@ pub(crate) enum Key {
 
 impl Key {
     /// The key `prefix` followed by `last`.
-    fn new(prefix: &[u64], last: u64) -> Key {
+    pub(super) fn new(prefix: &[u64], last: u64) -> Key {
         let len = prefix.len() + 1;
         if len <= KEY_INLINE {
             let mut w = [0u64; KEY_INLINE];
@@ -136,7 +62,7 @@ impl Key {
         }
     }
     /// The key's words.
-    fn as_slice(&self) -> &[u64] {
+    pub(super) fn as_slice(&self) -> &[u64] {
         match self {
             Key::Inline(n, w) => &w[..usize::from(*n)],
             Key::Heap(v) => v,
@@ -161,61 +87,6 @@ impl Ord for Key {
     }
 }
 
-/// Bin of a ratio in a 10-bin histogram.
-pub fn ratio_bin(r: f64) -> usize {
-    ((r * 10.0).floor().max(0.0) as usize).min(9)
-}
-
-/// Bin of a stack distance (0, then powers of two).
-fn distance_bin(d: u64) -> usize {
-    if d == 0 {
-        0
-    } else {
-        64 - d.leading_zeros() as usize
-    }
-}
-
-/// LRU stack distances of `stream` added to `hist`; returns the number of cold accesses.
-/// A Fenwick tree marks, per unit, the time of its latest access; the distance of an
-/// access is the number of marks after the unit's previous access.
-pub fn stack_distances(stream: &[u64], hist: &mut Vec<u64>) -> u64 {
-    let n = stream.len();
-    let mut tree = vec![0i64; n + 1];
-    let add = |tree: &mut Vec<i64>, mut i: usize, v: i64| {
-        i += 1;
-        while i <= n {
-            tree[i] += v;
-            i += i & i.wrapping_neg();
-        }
-    };
-    let prefix = |tree: &Vec<i64>, mut i: usize| -> i64 {
-        let mut s = 0;
-        while i > 0 {
-            s += tree[i];
-            i -= i & i.wrapping_neg();
-        }
-        s
-    };
-    let mut last: crate::footprint::FxMap<u64, usize> = Default::default();
-    let mut cold = 0;
-    for (t, &u) in stream.iter().enumerate() {
-        match last.insert(u, t) {
-            Some(p) => {
-                let d = (prefix(&tree, t) - prefix(&tree, p + 1)) as u64;
-                let b = distance_bin(d);
-                if hist.len() <= b {
-                    hist.resize(b + 1, 0);
-                }
-                hist[b] += 1;
-                add(&mut tree, p, -1);
-            }
-            None => cold += 1,
-        }
-        add(&mut tree, t, 1);
-    }
-    cold
-}
-
 fn mentions_iter(e: &Expr) -> bool {
     let mut m = false;
     e.visit_leaves(&mut |x| m |= matches!(x, Expr::Var(Var::Iter(_)) | Expr::Trip(_)));
@@ -223,7 +94,7 @@ fn mentions_iter(e: &Expr) -> bool {
 }
 
 /// One load's expressions as a walk evaluates them: nodes of the plan's [`Tape`].
-struct LoadTape {
+pub(super) struct LoadTape {
     /// Guards that do not mention a loop iteration: evaluated once per thread.
     outer: Vec<u32>,
     /// Guards that do: evaluated per point.
@@ -233,11 +104,11 @@ struct LoadTape {
     /// ([`crate::footprint::InnerAffine`]): their nodes, so that the innermost loop steps
     /// the address over the iterations where the guards hold instead of evaluating it per
     /// iteration (as the footprints do).
-    inner_affine: Option<AffineTape>,
+    pub(super) inner_affine: Option<AffineTape>,
 }
 
 /// [`crate::footprint::InnerAffine`] as nodes of a [`WalkPlan`]'s tape.
-struct AffineTape {
+pub(super) struct AffineTape {
     coef: u32,
     /// The extensions the address crosses: nodes with their ranges.
     obl: Vec<(u32, Obligation)>,
@@ -260,7 +131,7 @@ pub(crate) struct WalkPlan {
     /// The tape's nodes that read no iteration ([`Tape::iteration_free`]), which every
     /// walker keeps across iterations.
     iteration_free: Vec<bool>,
-    loads: Vec<Option<LoadTape>>,
+    pub(super) loads: Vec<Option<LoadTape>>,
     /// What each loop's trip count depends on, for the walkers' trip caches: the loads of
     /// one thread share their loops' counts.
     deps: Vec<crate::footprint::TripDeps>,
@@ -791,458 +662,5 @@ impl<'a> Walker<'a> {
             .loops
             .get(l.index())
             .map_or(0, |x| u64::from(x.header_inst))
-    }
-}
-
-/// Warp and TB streams of one TB's events: (per-warp streams, TB stream).
-fn streams(mut ev: Vec<Event>) -> (Vec<Vec<u64>>, Vec<u64>) {
-    if let Some(order) = PackedOrder::of(&ev) {
-        return order.streams(ev);
-    }
-    // Equal events are identical, so the unstable sort's result is unique.
-    rayon::slice::ParallelSliceMut::par_sort_unstable(&mut ev[..]);
-    ev.dedup();
-    let nw = ev.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
-    let mut warps = vec![Vec::new(); nw];
-    let mut tb = Vec::with_capacity(ev.len());
-    for (_, w, u) in ev {
-        warps[w as usize].push(u);
-        tb.push(u);
-    }
-    (warps, tb)
-}
-
-/// Events as `u128`s that sort and compare as the events do, where they fit: a TB's events
-/// are 80 bytes each (the inline key), and sorting them was most of a large TB's cost (the
-/// GEMM at N=4096 walks 2^19 points of one TB). Key word `i` is stored as `word + 1` in the
-/// bits the largest such value needs (0 past the end of a shorter key, so a key sorts
-/// before its extensions, as slices do), then the warp and the unit.
-struct PackedOrder {
-    /// Bits of each key position.
-    key_bits: Vec<u32>,
-    warp_bits: u32,
-    unit_bits: u32,
-}
-
-impl PackedOrder {
-    /// The packing of `ev`, when its fields fit in 128 bits.
-    fn of(ev: &[Event]) -> Option<PackedOrder> {
-        let bits = |v: u64| 64 - v.leading_zeros();
-        let mut top: Vec<u64> = Vec::new();
-        let (mut warp, mut unit) = (0u32, 0u64);
-        for (k, w, u) in ev {
-            let s = k.as_slice();
-            if top.len() < s.len() {
-                top.resize(s.len(), 0);
-            }
-            for (t, &x) in top.iter_mut().zip(s) {
-                *t = (*t).max(x.checked_add(1)?);
-            }
-            warp = warp.max(*w);
-            unit = unit.max(*u);
-        }
-        let order = PackedOrder {
-            key_bits: top.iter().map(|&t| bits(t)).collect(),
-            warp_bits: bits(u64::from(warp)),
-            unit_bits: bits(unit),
-        };
-        let total: u32 = order.key_bits.iter().sum::<u32>() + order.warp_bits + order.unit_bits;
-        (total <= 128).then_some(order)
-    }
-
-    fn pack(&self, (k, w, u): &Event) -> u128 {
-        let s = k.as_slice();
-        let mut x = 0u128;
-        for (i, &b) in self.key_bits.iter().enumerate() {
-            x = (x << b) | u128::from(s.get(i).map_or(0, |&v| v + 1));
-        }
-        (((x << self.warp_bits) | u128::from(*w)) << self.unit_bits) | u128::from(*u)
-    }
-
-    /// [`streams`] of `ev` through the packed form.
-    fn streams(&self, ev: Vec<Event>) -> (Vec<Vec<u64>>, Vec<u64>) {
-        use rayon::prelude::*;
-        let mut packed: Vec<u128> = ev.par_iter().map(|e| self.pack(e)).collect();
-        drop(ev);
-        // A thread's events of one load ascend (iterations in order): runs the stable sort
-        // merges rather than sorting from scratch.
-        packed.par_sort();
-        packed.dedup();
-        let unit_mask = (1u128 << self.unit_bits) - 1;
-        let warp_mask = (1u128 << self.warp_bits) - 1;
-        let warp = |x: u128| ((x >> self.unit_bits) & warp_mask) as usize;
-        let nw = packed.iter().map(|&x| warp(x) + 1).max().unwrap_or(0);
-        let mut warps = vec![Vec::new(); nw];
-        let mut tb = Vec::with_capacity(packed.len());
-        for x in packed {
-            let u = (x & unit_mask) as u64;
-            warps[warp(x)].push(u);
-            tb.push(u);
-        }
-        (warps, tb)
-    }
-}
-
-fn add_stream(s: &mut StreamReuse, stream: &[u64]) {
-    if stream.is_empty() {
-        return;
-    }
-    let mut v = stream.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    s.streams += 1;
-    s.accesses += stream.len() as u64;
-    s.unique += v.len() as u64;
-    s.self_reuse_histogram[ratio_bin(1.0 - v.len() as f64 / stream.len() as f64)] += 1;
-    s.cold_accesses += stack_distances(stream, &mut s.stack_distance_histogram);
-}
-
-fn finish(s: &mut StreamReuse) {
-    s.self_reuse_ratio = if s.accesses == 0 {
-        0.0
-    } else {
-        1.0 - s.unique as f64 / s.accesses as f64
-    };
-}
-
-/// Accesses of the sorted `(unit, count)` list `counts` whose unit lies in the sorted
-/// disjoint intervals `iv`.
-fn accesses_in(counts: &[(u64, u64)], iv: &[Interval]) -> u64 {
-    let (mut j, mut shared) = (0usize, 0u64);
-    for &(u, c) in counts {
-        while j < iv.len() && iv[j].1 <= u {
-            j += 1;
-        }
-        if j == iv.len() {
-            break;
-        }
-        if iv[j].0 <= u {
-            shared += c;
-        }
-    }
-    shared
-}
-
-/// What one sampled TB contributes to the warp, TB and kernel streams.
-struct SampledTb {
-    warps: Vec<Vec<u64>>,
-    stream: Vec<u64>,
-    /// The TB stream's distinct units, ascending, with their access counts.
-    counts: Vec<(u64, u64)>,
-}
-
-impl SampledTb {
-    fn new(ev: Vec<Event>) -> SampledTb {
-        let (warps, stream) = streams(ev);
-        let mut sorted = stream.clone();
-        sorted.sort_unstable();
-        let mut counts: Vec<(u64, u64)> = Vec::new();
-        for u in sorted {
-            match counts.last_mut() {
-                Some((x, n)) if *x == u => *n += 1,
-                _ => counts.push((u, 1)),
-            }
-        }
-        SampledTb {
-            warps,
-            stream,
-            counts,
-        }
-    }
-}
-
-/// Computes the reuse metrics of `a` (whose graph is `g`) at granularity `gran`.
-pub fn compute(a: &Analysis, launch: &BoundLaunch, gran: Granularity, g: &Graph) -> Reuse {
-    walk(a, launch, gran).finish(a, g)
-}
-
-/// What [`Walker::affine_step`] decides for a load's innermost loop.
-enum Stepped {
-    /// The address or a guard is not affine in the counter over the loop (or could not be
-    /// evaluated here): the caller walks each iteration.
-    Walk,
-    /// The guards fail in every iteration.
-    Never,
-    /// The guards hold on iterations `lo..hi`; the address of iteration `k` is
-    /// `a0 + c (k - lo)`.
-    Run {
-        a0: i128,
-        c: i128,
-        lo: i128,
-        hi: i128,
-    },
-}
-
-/// The streams of the sampled TBs and the metrics that need no graph: the first half of
-/// [`compute`], which callers can run beside the graph's construction.
-pub struct Walked {
-    out: Reuse,
-    sample: Vec<u64>,
-    tbs: Vec<SampledTb>,
-}
-
-/// Enumerates the sampled TBs' streams (in parallel; their streams are added in TB order,
-/// so the result does not depend on the thread count) and computes the stream metrics.
-pub fn walk(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
-    walk_with(a, launch, gran, &WalkPlan::new(a))
-}
-
-/// For up to `n` evenly spaced TBs: the points [`Walker::tb_points`] counts and the points
-/// an unbudgeted walk of the TB visits (the tests check they are equal).
-#[doc(hidden)]
-pub fn counted_and_walked_points(
-    a: &Analysis,
-    launch: &BoundLaunch,
-    n: u64,
-) -> Result<Vec<(u64, u64)>, EvalError> {
-    let plan = WalkPlan::new(a);
-    let mut w = Walker::new(a, launch, Granularity::Element, &plan);
-    w.limit = u64::MAX;
-    let total = launch.num_tbs();
-    let n = n.clamp(1, total.max(1));
-    let mut ev: Vec<(u32, u64)> = Vec::new();
-    (0..n)
-        .map(|i| i * total / n)
-        .filter(|&tb| tb < total)
-        .map(|tb| {
-            let counted = w.tb_points(tb)?;
-            let before = w.points;
-            ev.clear();
-            w.tb_events_into(tb, &mut ev)?;
-            Ok((counted, w.points - before))
-        })
-        .collect()
-}
-
-/// [`walk`] evaluating every iteration's address, without stepping affine addresses: the
-/// reference the tests compare the stepped walk with.
-#[doc(hidden)]
-pub fn walk_per_iteration(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Walked {
-    let mut plan = WalkPlan::new(a);
-    for l in plan.loads.iter_mut().flatten() {
-        l.inner_affine = None;
-    }
-    walk_with(a, launch, gran, &plan)
-}
-
-fn walk_with(a: &Analysis, launch: &BoundLaunch, gran: Granularity, plan: &WalkPlan) -> Walked {
-    use rayon::prelude::*;
-    let total = launch.num_tbs();
-    let mut out = Reuse {
-        total_tbs: total,
-        ..Reuse::default()
-    };
-    if total == 0 {
-        return Walked {
-            out,
-            sample: Vec::new(),
-            tbs: Vec::new(),
-        };
-    }
-    // Cost of TB 0 sets the sample size.
-    let mut w = Walker::new(a, launch, gran, plan);
-    let first = w.tb_events(0).unwrap_or_default();
-    let per_tb = w.points.max(1);
-    let n = (POINT_BUDGET / per_tb).clamp(1, total);
-    let sample: Vec<u64> = (0..n).map(|i| i * total / n).collect();
-    let rest: Vec<(SampledTb, bool)> = sample[1..]
-        .par_iter()
-        .map(|&tb| {
-            let mut w = Walker::new(a, launch, gran, plan);
-            let ev = w.tb_events(tb).unwrap_or_default();
-            (SampledTb::new(ev), w.truncated)
-        })
-        .collect();
-    out.truncated = w.truncated || rest.iter().any(|r| r.1);
-    let tbs: Vec<SampledTb> = std::iter::once(SampledTb::new(first))
-        .chain(rest.into_iter().map(|r| r.0))
-        .collect();
-    let mut kernel = Vec::new();
-    for t in &tbs {
-        for ws in &t.warps {
-            add_stream(&mut out.warp, ws);
-        }
-        add_stream(&mut out.tb, &t.stream);
-        kernel.extend_from_slice(&t.stream);
-    }
-    out.sampled_tbs = sample.len() as u64;
-    finish(&mut out.warp);
-    finish(&mut out.tb);
-    out.kernel_cold_accesses = stack_distances(&kernel, &mut out.kernel_stack_distance_histogram);
-    Walked { out, sample, tbs }
-}
-
-impl Walked {
-    /// Adds the directed pair ratios, which need the graph `g` of `a`.
-    pub fn finish(self, a: &Analysis, g: &Graph) -> Reuse {
-        use rayon::prelude::*;
-        let Walked {
-            mut out,
-            sample,
-            tbs,
-        } = self;
-        // Directed pair ratios, from the sampled TBs to their graph neighbours (the graph's
-        // full rows hold the neighbours on both sides), for the TBs in sample order whose
-        // comparisons fit in the budget (at least the first).
-        let mut work = 0u64;
-        let mut counted: Vec<usize> = Vec::new();
-        for (idx, t) in tbs.iter().enumerate() {
-            if t.counts.is_empty() {
-                out.pair_sampled_tbs += 1;
-                continue;
-            }
-            let row_len: usize = g
-                .full_row(sample[idx] as u32)
-                .iter()
-                .map(|p| p.0.len())
-                .sum();
-            let cost = row_len as u64 * t.counts.len() as u64;
-            if work > 0 && work + cost > PAIR_BUDGET {
-                break;
-            }
-            work += cost;
-            out.pair_sampled_tbs += 1;
-            counted.push(idx);
-        }
-        // A neighbour's units are its classes' units, one class per parameter, in disjoint
-        // ranges of unit ids: the accesses `x` shares with `y` are summed per parameter over
-        // `y`'s classes, each class's count computed once per `x`.
-        let params = &a.footprints.params;
-        let class_of: Vec<Vec<u32>> = (0..params.len())
-            .map(|k| a.footprints.class_table(k))
-            .collect();
-        let hists: Vec<RatioHistogram> = counted
-            .par_iter()
-            .map(|&idx| {
-                let (x, counts) = (sample[idx] as u32, &tbs[idx].counts);
-                let total_x: u64 = counts.iter().map(|c| c.1).sum();
-                let mut memo: Vec<Vec<Option<u64>>> =
-                    params.iter().map(|p| vec![None; p.classes.len()]).collect();
-                let mut hist = RatioHistogram::default();
-                let [below, above] = g.full_row(x);
-                for &y in below.0.iter().chain(above.0) {
-                    let mut shared = 0u64;
-                    for (k, p) in params.iter().enumerate() {
-                        let c = class_of[k][y as usize];
-                        if c == u32::MAX {
-                            continue;
-                        }
-                        shared += *memo[k][c as usize].get_or_insert_with(|| {
-                            accesses_in(counts, &p.classes[c as usize].units)
-                        });
-                    }
-                    hist[ratio_bin(shared as f64 / total_x as f64)] += 1;
-                }
-                hist
-            })
-            .collect();
-        for h in hists {
-            for (o, v) in out.pair_ratio_histogram.iter_mut().zip(h) {
-                *o += v;
-            }
-        }
-        out.pairs = out.pair_ratio_histogram.iter().sum();
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The packed sort gives the streams the sort of whole events gives: keys of different
-    /// lengths (a key before its extensions), equal events removed, large units.
-    #[test]
-    fn packed_streams_equal_sorted_events() {
-        let mut ev: Vec<Event> = Vec::new();
-        let mut x = 12345u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for _ in 0..5000 {
-            let len = (next() % 4) as usize;
-            let words: Vec<u64> = (0..len).map(|_| next() % 5).collect();
-            let key = Key::new(&words, next() % 3);
-            let unit = ((next() % 4) << PARAM_SHIFT) | (next() % 300);
-            ev.push((key, (next() % 4) as u32, unit));
-        }
-        ev.extend(ev.clone().into_iter().take(700));
-        let order = PackedOrder::of(&ev).expect("fits");
-        let packed = order.streams(ev.clone());
-        let mut sorted = ev;
-        sorted.sort_unstable();
-        sorted.dedup();
-        let nw = sorted.iter().map(|e| e.1 as usize + 1).max().unwrap_or(0);
-        let mut warps = vec![Vec::new(); nw];
-        let tb: Vec<u64> = sorted.iter().map(|e| e.2).collect();
-        for e in &sorted {
-            warps[e.1 as usize].push(e.2);
-        }
-        assert_eq!(packed, (warps, tb));
-        // Too wide for 128 bits: the whole events are sorted instead.
-        let wide: Vec<Event> = (0..3)
-            .map(|i| (Key::new(&[u64::MAX - 1, 1 << 40], i), 0, u64::MAX))
-            .collect();
-        assert!(PackedOrder::of(&wide).is_none());
-    }
-
-    /// Brute-force stack distance: distinct units since the previous access.
-    fn naive(stream: &[u64]) -> (Vec<u64>, u64) {
-        let mut hist = Vec::new();
-        let mut cold = 0;
-        for t in 0..stream.len() {
-            match stream[..t].iter().rposition(|&u| u == stream[t]) {
-                Some(p) => {
-                    let mut d: Vec<u64> = stream[p + 1..t].to_vec();
-                    d.sort_unstable();
-                    d.dedup();
-                    let b = distance_bin(d.len() as u64);
-                    if hist.len() <= b {
-                        hist.resize(b + 1, 0);
-                    }
-                    hist[b] += 1;
-                }
-                None => cold += 1,
-            }
-        }
-        (hist, cold)
-    }
-
-    #[test]
-    fn fenwick_stack_distances_match_naive() {
-        let mut x = 12345u64;
-        for len in [0usize, 1, 5, 100, 700] {
-            let s: Vec<u64> = (0..len)
-                .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (x >> 33) % 37
-                })
-                .collect();
-            let mut h = Vec::new();
-            let c = stack_distances(&s, &mut h);
-            assert_eq!((h, c), naive(&s));
-        }
-    }
-
-    #[test]
-    fn stack_distance_example() {
-        // a b c a : distance 2 for the last access.
-        let mut h = Vec::new();
-        assert_eq!(stack_distances(&[1, 2, 3, 1, 1], &mut h), 3);
-        assert_eq!(h, vec![1, 0, 1]);
-    }
-
-    #[test]
-    fn ratio_bins() {
-        assert_eq!(ratio_bin(0.0), 0);
-        assert_eq!(ratio_bin(0.05), 0);
-        assert_eq!(ratio_bin(0.1), 1);
-        assert_eq!(ratio_bin(0.99), 9);
-        assert_eq!(ratio_bin(1.0), 9);
     }
 }
