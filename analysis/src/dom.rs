@@ -1,5 +1,5 @@
-//! Reverse postorder and the dominator tree of a [`Cfg`] (Cooper, Harvey and Kennedy, "A
-//! Simple, Fast Dominance Algorithm"), as a side table computed from the CFG.
+//! Reverse postorder and the dominator tree of a [`Cfg`], as a side table computed from the
+//! CFG by the project's one dominance algorithm ([`ptx_parser::dom`]).
 
 use ptx_parser::{BlockId, Cfg};
 
@@ -15,71 +15,24 @@ pub struct DomTree {
 }
 
 impl DomTree {
-    /// Computes the dominator tree of `cfg`.
+    /// Computes the dominator tree of `cfg` ([`ptx_parser::dom::dominance`] from the entry).
     pub fn compute(cfg: &Cfg) -> DomTree {
-        let n = cfg.blocks.len();
-        if n == 0 {
-            return DomTree::default();
-        }
-        // Iterative DFS postorder.
-        let mut post = Vec::with_capacity(n);
-        let mut seen = vec![false; n];
-        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
-        seen[0] = true;
-        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-            let succs = &cfg.blocks[b].succs;
-            if *next < succs.len() {
-                let s = succs[*next].index();
-                *next += 1;
-                if !seen[s] {
-                    seen[s] = true;
-                    stack.push((s, 0));
-                }
-            } else {
-                post.push(BlockId::new(b));
-                stack.pop();
-            }
-        }
-        let rpo: Vec<BlockId> = post.into_iter().rev().collect();
-        let mut rpo_index = vec![u32::MAX; n];
-        for (i, b) in rpo.iter().enumerate() {
-            rpo_index[b.index()] = i as u32;
-        }
-        let mut idom: Vec<Option<u32>> = vec![None; n];
-        idom[0] = Some(0);
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in rpo.iter().skip(1) {
-                let mut new: Option<u32> = None;
-                for p in &cfg.preds[b.index()] {
-                    let p = p.index();
-                    if idom[p].is_none() {
-                        continue;
-                    }
-                    new = Some(match new {
-                        None => p as u32,
-                        Some(q) => intersect(&idom, &rpo_index, p as u32, q),
-                    });
-                }
-                if new.is_some() && idom[b.index()] != new {
-                    idom[b.index()] = new;
-                    changed = true;
-                }
-            }
-        }
-        let idom = idom
-            .iter()
-            .enumerate()
-            .map(|(b, d)| match d {
-                Some(d) if b != 0 => Some(BlockId(*d)),
-                _ => None,
-            })
-            .collect();
+        let d = ptx_parser::dom::dominance(
+            cfg.blocks.len(),
+            0,
+            |b, out| out.extend(cfg.blocks[b].succs.iter().map(|s| s.index())),
+            |b, out| out.extend(cfg.preds[b].iter().map(|p| p.index())),
+        );
+        let narrow = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
         DomTree {
-            rpo,
-            rpo_index,
-            idom,
+            rpo: d.rpo.iter().map(|&b| BlockId::new(b)).collect(),
+            rpo_index: d.rpo_index.iter().map(|&i| narrow(i)).collect(),
+            idom: d
+                .idom
+                .iter()
+                .enumerate()
+                .map(|(b, &i)| (b != 0 && i != usize::MAX).then(|| BlockId::new(i)))
+                .collect(),
         }
     }
 
@@ -119,18 +72,6 @@ impl DomTree {
             }
         }
     }
-}
-
-fn intersect(idom: &[Option<u32>], order: &[u32], mut a: u32, mut b: u32) -> u32 {
-    while a != b {
-        while order[a as usize] > order[b as usize] {
-            a = idom[a as usize].unwrap_or(0);
-        }
-        while order[b as usize] > order[a as usize] {
-            b = idom[b as usize].unwrap_or(0);
-        }
-    }
-    a
 }
 
 #[cfg(test)]

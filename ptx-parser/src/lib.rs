@@ -36,6 +36,7 @@
 
 pub mod calls;
 pub mod cfg;
+pub mod dom;
 pub mod error;
 pub mod inline;
 pub mod ir;

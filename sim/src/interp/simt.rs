@@ -16,8 +16,7 @@ pub const EXIT_PC: u32 = u32::MAX;
 /// or it cannot reach an exit).
 pub fn post_dominators(f: &Function, cfg: &Cfg) -> Vec<Option<BlockId>> {
     let nb = cfg.blocks.len();
-    let exit = nb; // virtual exit node
-                   // Edges of the reverse graph: exit -> blocks that leave the kernel; b -> preds(b).
+    let exit = nb; // the virtual exit node
     let leaves: Vec<bool> = cfg
         .blocks
         .iter()
@@ -32,80 +31,29 @@ pub fn post_dominators(f: &Function, cfg: &Cfg) -> Vec<Option<BlockId>> {
                 || last.is_some_and(|i| matches!(i.op, Opcode::Ret | Opcode::Exit | Opcode::Trap))
         })
         .collect();
-    // Successors in the reverse graph.
-    let rsucc = |n: usize| -> Vec<usize> {
-        if n == exit {
-            (0..nb).filter(|&b| leaves[b]).collect()
-        } else {
-            cfg.preds[n].iter().map(|p| p.index()).collect()
-        }
-    };
-    // Postorder of the reverse graph from the exit (iterative DFS).
-    let mut po_num = vec![usize::MAX; nb + 1];
-    let mut order = Vec::with_capacity(nb + 1);
-    let mut visited = vec![false; nb + 1];
-    let mut stack: Vec<(usize, Vec<usize>, usize)> = vec![(exit, rsucc(exit), 0)];
-    visited[exit] = true;
-    while let Some((n, succ, k)) = stack.last_mut() {
-        if *k < succ.len() {
-            let s = succ[*k];
-            *k += 1;
-            if !visited[s] {
-                visited[s] = true;
-                let ss = rsucc(s);
-                stack.push((s, ss, 0));
-            }
-        } else {
-            po_num[*n] = order.len();
-            order.push(*n);
-            stack.pop();
-        }
-    }
-    // Predecessors in the reverse graph = successors in the CFG (+ exit for leaving blocks).
-    let rpred = |n: usize| -> Vec<usize> {
-        let mut v: Vec<usize> = cfg.blocks[n].succs.iter().map(|s| s.index()).collect();
-        if leaves[n] {
-            v.push(exit);
-        }
-        v
-    };
-    let mut idom = vec![usize::MAX; nb + 1];
-    idom[exit] = exit;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &n in order.iter().rev() {
+    // The reverse graph: exit -> blocks that leave the kernel, b -> preds(b); its
+    // predecessors are the CFG's successors (and the exit for leaving blocks).
+    let d = ptx_parser::dom::dominance(
+        nb + 1,
+        exit,
+        |n, out| {
             if n == exit {
-                continue;
+                out.extend((0..nb).filter(|&b| leaves[b]));
+            } else {
+                out.extend(cfg.preds[n].iter().map(|p| p.index()));
             }
-            let mut new = usize::MAX;
-            for p in rpred(n) {
-                if idom[p] == usize::MAX {
-                    continue;
+        },
+        |n, out| {
+            if n < nb {
+                out.extend(cfg.blocks[n].succs.iter().map(|s| s.index()));
+                if leaves[n] {
+                    out.push(exit);
                 }
-                new = if new == usize::MAX {
-                    p
-                } else {
-                    let (mut a, mut b) = (p, new);
-                    while a != b {
-                        while po_num[a] < po_num[b] {
-                            a = idom[a];
-                        }
-                        while po_num[b] < po_num[a] {
-                            b = idom[b];
-                        }
-                    }
-                    a
-                };
             }
-            if new != usize::MAX && idom[n] != new {
-                idom[n] = new;
-                changed = true;
-            }
-        }
-    }
+        },
+    );
     (0..nb)
-        .map(|b| (idom[b] < nb).then(|| BlockId::new(idom[b])))
+        .map(|b| (d.idom[b] < nb).then(|| BlockId::new(d.idom[b])))
         .collect()
 }
 
