@@ -17,6 +17,7 @@ pub mod graph;
 pub mod graph_file;
 mod metis_part;
 pub mod mst;
+pub mod npy;
 mod npz;
 pub mod policy;
 pub mod quality;

@@ -241,23 +241,7 @@ impl<'w> ZipWriter<'w> {
     }
 }
 
-/// The `.npy` (format 1.0) header of a 1-D array of `len` elements of `descr`, or of a 0-d
-/// array when `len` is `None`; padded so the data starts at a multiple of 64 bytes.
-pub(crate) fn npy_header(descr: &str, len: Option<u64>) -> Vec<u8> {
-    let shape = match len {
-        Some(n) => format!("({n},)"),
-        None => "()".to_string(),
-    };
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    let total = 10 + dict.len() + 1;
-    dict.push_str(&" ".repeat((64 - total % 64) % 64));
-    dict.push('\n');
-    let mut out = Vec::with_capacity(10 + dict.len());
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out
-}
+pub(crate) use crate::npy::header as npy_header;
 
 fn rd16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
@@ -404,43 +388,14 @@ pub(crate) struct Npy {
 
 /// Parses a `.npy` file (versions 1 to 3).
 pub(crate) fn parse_npy(bytes: Vec<u8>) -> Result<Npy, Fault> {
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err("not a .npy array".into());
-    }
-    let (hlen, start) = match bytes[6] {
-        1 => (usize::from(rd16(&bytes, 8).unwrap_or(0)), 10),
-        2 | 3 => (rd32(&bytes, 8).ok_or("truncated .npy header")? as usize, 12),
-        v => return Err(format!(".npy version {v} is not supported")),
-    };
-    let header = bytes
-        .get(start..start + hlen)
-        .ok_or("truncated .npy header")?;
-    let header = String::from_utf8_lossy(header).into_owned();
-    let field = |key: &str| -> Option<&str> {
-        let k = header.find(&format!("'{key}'"))?;
-        let rest = header[k + key.len() + 2..].trim_start().strip_prefix(':')?;
-        Some(rest.trim_start())
-    };
-    let descr = field("descr")
-        .and_then(|r| {
-            let q = r.chars().next()?;
-            let r = &r[1..];
-            Some(&r[..r.find(q)?])
-        })
-        .ok_or("no 'descr' in the .npy header")?;
-    if field("fortran_order").is_some_and(|r| r.starts_with("True")) {
-        // 1-D and 0-d arrays are the same in both orders; anything else is refused below.
-    }
-    let shape_text = field("shape")
-        .and_then(|r| Some(&r[r.find('(')? + 1..r.find(')')?]))
-        .ok_or("no 'shape' in the .npy header")?;
-    let shape = shape_text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches('L').parse::<u64>())
-        .collect::<Result<Vec<u64>, _>>()
-        .map_err(|_| format!("bad shape ({shape_text}) in the .npy header"))?;
+    let crate::npy::Header {
+        descr,
+        shape,
+        shape_text,
+        data_start: start,
+        ..
+    } = crate::npy::parse_header(&bytes)?;
+    let descr = descr.as_str();
     if shape.len() > 1 {
         return Err(format!("expected a 1-D array, found shape ({shape_text})"));
     }
@@ -461,7 +416,7 @@ pub(crate) fn parse_npy(bytes: Vec<u8>) -> Result<Npy, Fault> {
         _ => return Err(format!("unsupported dtype '{descr}'")),
     };
     let mut data = bytes;
-    data.drain(..start + hlen);
+    data.drain(..start);
     let count = shape.first().copied().unwrap_or(1);
     let need = count.saturating_mul(kind.size() as u64);
     if (data.len() as u64) < need {
