@@ -255,7 +255,7 @@ fn simulate_mcm4_ld_placement_has_fewer_remote_accesses_than_interleave() {
         "--placement",
         "nope",
     ]);
-    assert!(e.contains("interleave, first-touch or ld"), "{e}");
+    assert!(e.contains("interleave, first-touch, ld"), "{e}");
 }
 
 /// `--max-instructions` bounds the whole launch (issue 41): the launch's own count of warp
