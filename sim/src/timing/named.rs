@@ -1,8 +1,9 @@
 //! The one list of each kind of mechanism that is chosen by name (the L1 replacement
 //! policy, the prefetcher, the NUMA placement): each kind lists its values with their
 //! names, aliases and descriptions once ([`Named::ALL`]); parsing, the names in errors and
-//! the help texts read that list. (TB and warp policies, which are pluggable, have their
-//! own registries: [`super::TB_POLICIES`], [`super::WARP_POLICIES`].)
+//! the help texts read that list. TB and warp policies, which are pluggable, have registries
+//! of their own ([`super::TB_POLICIES`], [`super::WARP_POLICIES`]) read through the same
+//! [`find`] and [`help`].
 
 /// One value of a kind chosen by name.
 pub struct Entry<T: 'static> {
@@ -16,6 +17,44 @@ pub struct Entry<T: 'static> {
     pub description: &'static str,
 }
 
+/// Something listed by name: a value of a [`Named`] kind, a TB or warp policy's info.
+pub trait Listed: 'static {
+    /// Its name.
+    fn name(&self) -> &'static str;
+    /// Other spellings accepted.
+    fn aliases(&self) -> &'static [&'static str];
+    /// One line for the help texts.
+    fn description(&self) -> &'static str;
+}
+
+impl<T: 'static> Listed for Entry<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
+    }
+    fn description(&self) -> &'static str {
+        self.description
+    }
+}
+
+/// The item of `all` named `s` (a name or an alias, any case, `_` for `-`).
+pub fn find<'a, T: Listed>(all: impl IntoIterator<Item = &'a T>, s: &str) -> Option<&'a T> {
+    let s = s.to_ascii_lowercase().replace('_', "-");
+    all.into_iter()
+        .find(|e| e.name() == s || e.aliases().contains(&s.as_str()))
+}
+
+/// `kind:` and a line per item of `all` with its name and description.
+pub fn help<'a, T: Listed>(kind: &str, all: impl IntoIterator<Item = &'a T>) -> String {
+    let mut s = format!("{kind}:");
+    for e in all {
+        s.push_str(&format!("\n  {}: {}", e.name(), e.description()));
+    }
+    s
+}
+
 /// A kind of mechanism chosen by name.
 pub trait Named: Copy + PartialEq + Sized + 'static {
     /// What the help texts call the kind.
@@ -25,11 +64,7 @@ pub trait Named: Copy + PartialEq + Sized + 'static {
 
     /// The value named `s` (a name or an alias, any case, `_` for `-`).
     fn parse(s: &str) -> Option<Self> {
-        let s = s.to_ascii_lowercase().replace('_', "-");
-        Self::ALL
-            .iter()
-            .find(|e| e.name == s || e.aliases.contains(&s.as_str()))
-            .map(|e| e.value)
+        find(Self::ALL, s).map(|e| e.value)
     }
 
     /// Its name.
@@ -47,10 +82,6 @@ pub trait Named: Copy + PartialEq + Sized + 'static {
 
     /// The help text: each name with its description.
     fn help() -> String {
-        let mut s = format!("{}:", Self::KIND);
-        for e in Self::ALL {
-            s.push_str(&format!("\n  {}: {}", e.name, e.description));
-        }
-        s
+        help(Self::KIND, Self::ALL)
     }
 }

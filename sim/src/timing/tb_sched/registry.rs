@@ -6,6 +6,7 @@
 use graph_partition::Schedule;
 
 use super::TbScheduler;
+use crate::timing::named::{self, Listed};
 use crate::SimError;
 
 /// What a TB policy's constructor is given about the launch and the GPU.
@@ -75,11 +76,7 @@ impl TbPolicy {
 
     /// The policy named `s` (a name or an alias, any case, `_` for `-`).
     pub fn parse(s: &str) -> Option<TbPolicy> {
-        let s = s.to_ascii_lowercase().replace('_', "-");
-        TB_POLICIES
-            .iter()
-            .find(|p| p.name == s || p.aliases.contains(&s.as_str()))
-            .map(|p| TbPolicy(p))
+        named::find(TB_POLICIES.iter().copied(), s).map(TbPolicy)
     }
 
     /// Its name.
@@ -99,11 +96,19 @@ impl TbPolicy {
 
     /// The help text: each name with its description.
     pub fn help() -> String {
-        let mut s = String::from("TB scheduling policy:");
-        for p in TB_POLICIES {
-            s.push_str(&format!("\n  {}: {}", p.name, p.description));
-        }
-        s
+        named::help("TB scheduling policy", TB_POLICIES.iter().copied())
+    }
+}
+
+impl Listed for TbPolicyInfo {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
+    }
+    fn description(&self) -> &'static str {
+        self.description
     }
 }
 

@@ -14,6 +14,7 @@ pub use ipaws::{IpawsStats, KernelDecision, SmPhases};
 pub use lii::Lii;
 pub use lrr::Lrr;
 
+use super::named::{self, Listed};
 use std::sync::Arc;
 
 /// What a scheduler may read about the SM's warp slots, indexed by slot.
@@ -71,11 +72,7 @@ impl WarpPolicy {
 
     /// The policy named `s` (a name or an alias, any case).
     pub fn parse(s: &str) -> Option<WarpPolicy> {
-        let s = s.to_ascii_lowercase();
-        WARP_POLICIES
-            .iter()
-            .find(|p| p.name == s || p.aliases.contains(&s.as_str()))
-            .map(|p| WarpPolicy(p))
+        named::find(WARP_POLICIES.iter().copied(), s).map(WarpPolicy)
     }
 
     /// Its name.
@@ -90,11 +87,19 @@ impl WarpPolicy {
 
     /// The help text: each name with its description.
     pub fn help() -> String {
-        let mut s = String::from("Warp scheduling policy:");
-        for p in WARP_POLICIES {
-            s.push_str(&format!("\n  {}: {}", p.name, p.description));
-        }
-        s
+        named::help("Warp scheduling policy", WARP_POLICIES.iter().copied())
+    }
+}
+
+impl Listed for WarpPolicyInfo {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        self.aliases
+    }
+    fn description(&self) -> &'static str {
+        self.description
     }
 }
 
