@@ -5,16 +5,18 @@ JSON with one binary, then compare two recordings field by field.
     tools/identical/check.py record OUT --paver target/release/paver [--only NAME] [-j N]
     tools/identical/check.py compare BEFORE AFTER [--added KEY ...]
 
-`record` runs, for every `kernels/*/small*.json` launch (the launch files that bind on their
-own), `paver analyze -o` (with `--policy rb-ts --gpu volta --schedule`), and `paver simulate`
-on titanv under lrr, rb-ts (groups built in the run), the Locality Descriptor cache and
-prefetch, and on mcm4 with `--placement ld` and rb-ts on fermi with `--set core.num_sms=4`;
-then the sweep of `kernels/small.toml` (its records in plan order). A command that fails is recorded with its exit status and standard error, so a refactor
-that turns a result into an error (or back) is a difference too.
+`record` runs, for every `kernels/*/small*.json` launch (the launch files that bind on
+their own), `paver analyze -o` (with `--policy rb-ts --gpu volta --schedule`), and `paver
+simulate` on titanv under lrr, rb-ts (groups built in the run), the Locality Descriptor
+cache and prefetch, and on mcm4 with `--placement ld` and rb-ts on fermi with `--set
+core.num_sms=4`; then the sweep of `kernels/small.toml` (its records in plan order). A
+command that fails is recorded with its exit status and standard error, so a refactor that
+turns a result into an error (or back) is a difference too.
 
-`compare` reports every file whose JSON differs, ignoring wall-clock fields (their names
-end in `_ms` or `_s`, or are `timings`; the sweep's build stamp) and the keys named with `--added` (fields a change
-adds on purpose, present only in AFTER). Exit status 1 when anything differs.
+`compare` reports every file whose JSON differs, ignoring wall-clock fields (names ending
+in `_ms` or `_s`, `timings`; the sweep's build stamp and run keys) and the keys named with
+`--added` (fields a change adds on purpose, present only in AFTER). Exit status 1 when
+anything differs.
 """
 import argparse
 import concurrent.futures as cf
