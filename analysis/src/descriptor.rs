@@ -39,6 +39,7 @@ use serde::Serialize;
 use crate::expr::{Expr, Var};
 use crate::footprint::{normalize, Interval, PARAM_SHIFT};
 use crate::Analysis;
+pub use graph_partition::descriptor::{LocalityType, Pattern, Sharing};
 
 pub(crate) use crate::existence::{all_pairs, elem_bytes, existence_of, Tables};
 pub use crate::existence::{
@@ -90,13 +91,13 @@ pub struct Descriptor {
     pub element_bytes: u64,
     /// `INTER-THREAD`, `INTRA-THREAD`, `NO-REUSE`, or `UNDECIDED` when neither z3 nor
     /// enumeration answered the existence questions.
-    pub locality_type: &'static str,
+    pub locality_type: LocalityType,
     /// The paper's priority (§3.3.5): 1 is the highest, unique per descriptor.
     pub priority: u32,
     /// `COACCESSED` or `NEARBY` (INTER-THREAD only).
-    pub sharing: Option<&'static str>,
+    pub sharing: Option<Sharing>,
     /// `REGULAR` or `IRREGULAR`.
-    pub pattern: &'static str,
+    pub pattern: Pattern,
     /// Distance in elements between the D-Tile's rows (REGULAR only).
     pub stride_elements: Option<u64>,
     /// D-Tile dimensions in elements.
@@ -258,18 +259,18 @@ pub fn describe(
             .unwrap_or((Existence::default(), DecidedBy::Undecided));
         let decided = decided_by != DecidedBy::Undecided;
         let locality_type = if !decided {
-            "UNDECIDED"
+            LocalityType::Undecided
         } else if e.inter_tb {
-            "INTER-THREAD"
+            LocalityType::InterThread
         } else if e.intra_thread {
-            "INTRA-THREAD"
+            LocalityType::IntraThread
         } else {
-            "NO-REUSE"
+            LocalityType::NoReuse
         };
         let sharing = (decided && e.inter_tb).then_some(if c_tile.iter().product::<u64>() > 1 {
-            "COACCESSED"
+            Sharing::Coaccessed
         } else {
-            "NEARBY"
+            Sharing::Nearby
         });
         let tile_map = tiles
             .iter()
@@ -298,7 +299,11 @@ pub fn describe(
             locality_type,
             priority: 0,
             sharing,
-            pattern: if regular { "REGULAR" } else { "IRREGULAR" },
+            pattern: if regular {
+                Pattern::Regular
+            } else {
+                Pattern::Irregular
+            },
             stride_elements: if regular { stride } else { None },
             d_tile: if regular {
                 d_tile
@@ -320,7 +325,7 @@ pub fn describe(
     let mut order: Vec<usize> = (0..out.len()).collect();
     order.sort_by_key(|&i| {
         (
-            out[i].locality_type != "INTER-THREAD",
+            out[i].locality_type != LocalityType::InterThread,
             std::cmp::Reverse(weights[i]),
             out[i].param,
         )

@@ -7,7 +7,7 @@ use launch::BoundLaunch;
 use ptx_parser::Function;
 use serde_json::{json, Value};
 
-use crate::descriptor::Descriptor;
+use crate::descriptor::{Descriptor, Sharing};
 use crate::footprint::{count, Granularity, PARAM_SHIFT};
 use crate::locality::{Graph, Stats};
 use crate::reuse::Reuse;
@@ -506,7 +506,7 @@ pub fn descriptor_summary(ds: &[Descriptor]) -> String {
             o,
             "  {name}: {} {} {}{stride}, D-Tile {:?}, C-Tile {:?}, map {:?} rank {:?}, priority {} ({:?})",
             d.locality_type,
-            d.sharing.unwrap_or("-"),
+            d.sharing.map_or("-", Sharing::as_str),
             d.pattern,
             d.d_tile,
             d.c_tile,

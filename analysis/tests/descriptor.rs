@@ -4,7 +4,7 @@
 
 mod common;
 
-use analysis::descriptor::{self, DecidedBy, Descriptor};
+use analysis::descriptor::{self, DecidedBy, Descriptor, LocalityType, Pattern, Sharing};
 use analysis::footprint::Granularity;
 use common::*;
 use launch::{BoundLaunch, Launch};
@@ -44,9 +44,9 @@ fn histo_figure_9() {
     assert_eq!(d.d_tile, [16, 8, 1]);
     assert_eq!(d.c_tile, [1, 3, 1]);
     assert_eq!(d.compute_data_map, [1, 0, 0]);
-    assert_eq!((d.pattern, d.stride_elements), ("REGULAR", Some(64)));
-    assert_eq!(d.locality_type, "INTER-THREAD");
-    assert_eq!(d.sharing, Some("COACCESSED"));
+    assert_eq!((d.pattern, d.stride_elements), (Pattern::Regular, Some(64)));
+    assert_eq!(d.locality_type, LocalityType::InterThread);
+    assert_eq!(d.sharing, Some(Sharing::Coaccessed));
     assert_eq!(d.intra_thread_reuse, Some(false));
     // The C-Tile -> D-Tile map: C-Tile x reads columns [16x, 16x + 16) of every row.
     assert_eq!(d.tile_map.len(), 4);
@@ -72,7 +72,7 @@ fn corpus_shapes() {
     assert_eq!(a.d_tile, [16 * n, 1, 1]);
     assert_eq!(bb.compute_data_map, [1, 0, 0]);
     assert_eq!((bb.d_tile, bb.stride_elements), ([16, n, 1], Some(n)));
-    assert!(a.locality_type == "INTER-THREAD" && a.sharing == Some("COACCESSED"));
+    assert!(a.locality_type == LocalityType::InterThread && a.sharing == Some(Sharing::Coaccessed));
     // Output C is never loaded: no descriptor (A and B only).
     assert_eq!(d.iter().map(|x| x.param).collect::<Vec<_>>(), [0, 1]);
     // Rank form: A's C-Tiles follow ctaid.y only, B's ctaid.x only.
@@ -86,7 +86,7 @@ fn corpus_shapes() {
     // transpose: every element read once.
     let (m, b) = load("transpose", "compute_70", "small.json");
     let d = descriptors(&m, &b, Granularity::Element);
-    assert_eq!(d[0].locality_type, "NO-REUSE");
+    assert_eq!(d[0].locality_type, LocalityType::NoReuse);
     assert_eq!(d[0].compute_data_map, [1, 1, 0]);
     // in[y*cols + x]: a ctaid.x step moves 16 elements, a ctaid.y step 16 rows: X first.
     assert_eq!(d[0].compute_data_rank, [1, 2, 0]);
@@ -97,14 +97,14 @@ fn corpus_shapes() {
     let u = descriptor::describe(f, &a, &b, &open);
     assert_eq!(
         (u[0].locality_type, u[0].sharing, u[0].inter_tb_reuse),
-        ("UNDECIDED", None, None)
+        (LocalityType::Undecided, None, None)
     );
     // stencil2d: neighbouring TBs overlap in their halos.
     let (m, b) = load("stencil2d", "compute_70", "small.json");
     let d = descriptors(&m, &b, Granularity::Element);
     assert_eq!(
         (d[0].locality_type, d[0].sharing),
-        ("INTER-THREAD", Some("NEARBY"))
+        (LocalityType::InterThread, Some(Sharing::Nearby))
     );
     // storegpu_sliding_hash: a thread reads each byte once, overlapping windows of
     // neighbouring threads are shared across TB boundaries.
@@ -116,12 +116,12 @@ fn corpus_shapes() {
     let d = descriptors(&m, &b, Granularity::Element);
     assert_eq!(
         (d[0].locality_type, d[0].sharing),
-        ("INTER-THREAD", Some("NEARBY"))
+        (LocalityType::InterThread, Some(Sharing::Nearby))
     );
     // spmv: data-dependent loads make the vector's pattern IRREGULAR.
     let (m, b) = load("spmv_csr", "compute_70", "small.spmv_csr_scalar.json");
     let d = descriptors(&m, &b, Granularity::Element);
-    assert!(d.iter().any(|x| x.pattern == "IRREGULAR"));
+    assert!(d.iter().any(|x| x.pattern == Pattern::Irregular));
 }
 
 /// Naive GEMM at N = 1024 (4,096 TBs): far past the enumeration budget. Every row of A is
@@ -178,7 +178,11 @@ fn gemm_1024_decided_without_enumeration() {
             assert_eq!(x.decided_by, by, "param {}", x.param);
             assert_eq!(
                 (x.locality_type, x.sharing, x.intra_thread_reuse),
-                ("INTER-THREAD", Some("COACCESSED"), Some(false))
+                (
+                    LocalityType::InterThread,
+                    Some(Sharing::Coaccessed),
+                    Some(false)
+                )
             );
             assert_eq!((x.compute_data_map, x.c_tile), (map, c_tile));
         }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use analysis::footprint::Granularity;
 use gpu::{GpuConfig, KernelResources, Occupancy};
-use graph_partition::{LdDescriptor, Schedule};
+use graph_partition::{LdDescriptor, LdInput, Schedule};
 use sim::timing::hints::LocalityHints;
 use sim::timing::numa::Placement;
 use sim::timing::{SimOptions, Stats, TbPolicy, TimingConfig};
@@ -228,8 +228,18 @@ impl<'w> Experiment<'w> {
         let graph = graph_partition::Graph::from_edges(num_tbs, &edges)?;
         drop(edges);
         self.group(&graph, req, || {
-            let doc = serde_json::to_value(a.descriptors(w)).unwrap_or_default();
-            Ok(LdDescriptor::from_analysis(&doc)?)
+            Ok(LdDescriptor::ranked(a.descriptors(w).iter().map(|d| {
+                LdInput {
+                    name: d
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| format!("param {}", d.param)),
+                    locality: d.locality_type,
+                    element_bytes: d.element_bytes,
+                    c_tile: d.c_tile,
+                    d_tile: d.d_tile,
+                }
+            })))
         })
     }
 

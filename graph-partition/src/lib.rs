@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod descriptor;
 pub mod error;
 pub mod graph;
 pub mod graph_file;
@@ -26,7 +27,7 @@ pub mod synthetic;
 
 pub use error::{Error, Result};
 pub use graph::{AnalysisGraph, Graph, Parsed};
-pub use policy::{Groups, LdClustering, LdDescriptor, Params, Policy, PolicyKind};
+pub use policy::{Groups, LdClustering, LdDescriptor, LdInput, Params, Policy, PolicyKind};
 pub use quality::Quality;
 pub use schedule::{Schedule, ScheduleStats, FORMAT};
 

@@ -22,6 +22,7 @@
 //! triggers CTA scheduling.
 
 use super::{Groups, Params, Policy};
+use crate::descriptor::LocalityType;
 use crate::error::{Error, Result};
 use crate::graph::Graph;
 use serde::{Deserialize, Serialize};
@@ -64,9 +65,9 @@ impl LdDescriptor {
                 "`locality_descriptors` is not an array".into(),
             ));
         };
-        let mut found: Vec<(u128, LdDescriptor)> = Vec::new();
+        let mut inputs = Vec::new();
         for (i, d) in list.iter().enumerate() {
-            if d["locality_type"].as_str() != Some("INTER-THREAD") {
+            if d["locality_type"].as_str() != Some(LocalityType::InterThread.as_str()) {
                 continue;
             }
             let dims = |key: &str| -> Result<[u64; 3]> {
@@ -85,38 +86,70 @@ impl LdDescriptor {
                 }
                 Ok(out)
             };
-            let c_tile = dims("c_tile")?;
-            let d_tile = dims("d_tile")?;
-            let elem = u128::from(d["element_bytes"].as_u64().unwrap_or(1));
-            let tbs: u128 = c_tile.iter().map(|&c| u128::from(c.max(1))).product();
-            let elems: u128 = d_tile.iter().map(|&e| u128::from(e)).product();
-            let saved = elems * elem * (tbs - 1);
-            let name = d["name"].as_str().map_or_else(
-                || format!("param {}", d["param"].as_u64().unwrap_or(i as u64)),
-                str::to_string,
-            );
-            let c_tile = c_tile.map(|c| u32::try_from(c).unwrap_or(u32::MAX));
-            found.push((
-                saved,
-                LdDescriptor {
-                    name,
-                    c_tile,
-                    priority: 0,
-                },
-            ));
+            inputs.push(LdInput {
+                name: d["name"].as_str().map_or_else(
+                    || format!("param {}", d["param"].as_u64().unwrap_or(i as u64)),
+                    str::to_string,
+                ),
+                locality: LocalityType::InterThread,
+                element_bytes: d["element_bytes"].as_u64().unwrap_or(1),
+                c_tile: dims("c_tile")?,
+                d_tile: dims("d_tile")?,
+            });
         }
+        Ok(LdDescriptor::ranked(inputs))
+    }
+
+    /// The clustering inputs of descriptors given as such: one per INTER-THREAD
+    /// descriptor, in the given (parameter) order, ranked as [`LdDescriptor::from_analysis`]
+    /// says.
+    pub fn ranked(descriptors: impl IntoIterator<Item = LdInput>) -> Vec<LdDescriptor> {
+        let mut found: Vec<(u128, LdDescriptor)> = descriptors
+            .into_iter()
+            .filter(|d| d.locality == LocalityType::InterThread)
+            .map(|d| {
+                let elem = u128::from(d.element_bytes);
+                let tbs: u128 = d.c_tile.iter().map(|&c| u128::from(c.max(1))).product();
+                let elems: u128 = d.d_tile.iter().map(|&e| u128::from(e)).product();
+                let saved = elems * elem * (tbs - 1);
+                let c_tile = d.c_tile.map(|c| u32::try_from(c).unwrap_or(u32::MAX));
+                (
+                    saved,
+                    LdDescriptor {
+                        name: d.name,
+                        c_tile,
+                        priority: 0,
+                    },
+                )
+            })
+            .collect();
         // Stable: equal savings keep parameter order.
         found.sort_by_key(|d| std::cmp::Reverse(d.0));
         let n = found.len();
-        Ok(found
+        found
             .into_iter()
             .enumerate()
             .map(|(rank, (_, mut d))| {
                 d.priority = i32::try_from(n - rank).unwrap_or(i32::MAX);
                 d
             })
-            .collect())
+            .collect()
     }
+}
+
+/// What CTA clustering reads of one Locality Descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LdInput {
+    /// Data structure name, for messages.
+    pub name: String,
+    /// Its locality type (only INTER-THREAD structures are clustered).
+    pub locality: LocalityType,
+    /// Bytes of one element.
+    pub element_bytes: u64,
+    /// C-Tile dimensions in TBs.
+    pub c_tile: [u64; 3],
+    /// D-Tile dimensions in elements.
+    pub d_tile: [u64; 3],
 }
 
 /// LD clustering over a grid, with the descriptors of the kernel's data structures.

@@ -11,27 +11,7 @@
 
 use std::collections::BTreeMap;
 
-/// The descriptor's locality type (§3.2.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LocalityType {
-    /// Different threads (of one or several TBs) read the same data.
-    InterThread,
-    /// A thread rereads its own data.
-    IntraThread,
-    /// No data is read twice.
-    NoReuse,
-    /// The analysis could not decide: run-time mechanisms leave the structure alone.
-    Undecided,
-}
-
-/// How threads share an INTER-THREAD structure (§3.2.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sharing {
-    /// Threads read the same elements together.
-    Coaccessed,
-    /// Threads read neighbouring elements.
-    Nearby,
-}
+pub use graph_partition::descriptor::{LocalityType, Sharing};
 
 /// One data structure's descriptor, with where it lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
