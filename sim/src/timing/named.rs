@@ -55,6 +55,40 @@ pub fn help<'a, T: Listed>(kind: &str, all: impl IntoIterator<Item = &'a T>) -> 
     s
 }
 
+/// For a registry's info type `$info` (with `name`, `aliases`, `description` fields) and its
+/// handle `$handle` (a newtype over `&'static $info`): [`Listed`] for the info, and equality
+/// and `Debug` of handles by name.
+macro_rules! registry_handle {
+    ($handle:ident, $info:ident) => {
+        impl $crate::timing::named::Listed for $info {
+            fn name(&self) -> &'static str {
+                self.name
+            }
+            fn aliases(&self) -> &'static [&'static str] {
+                self.aliases
+            }
+            fn description(&self) -> &'static str {
+                self.description
+            }
+        }
+
+        impl PartialEq for $handle {
+            fn eq(&self, other: &$handle) -> bool {
+                self.0.name == other.0.name
+            }
+        }
+
+        impl Eq for $handle {}
+
+        impl std::fmt::Debug for $handle {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0.name)
+            }
+        }
+    };
+}
+pub(crate) use registry_handle;
+
 /// A kind of mechanism chosen by name.
 pub trait Named: Copy + PartialEq + Sized + 'static {
     /// What the help texts call the kind.

@@ -6,7 +6,7 @@
 use graph_partition::Schedule;
 
 use super::TbScheduler;
-use crate::timing::named::{self, Listed};
+use crate::timing::named;
 use crate::SimError;
 
 /// What a TB policy's constructor is given about the launch and the GPU.
@@ -100,31 +100,7 @@ impl TbPolicy {
     }
 }
 
-impl Listed for TbPolicyInfo {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        self.aliases
-    }
-    fn description(&self) -> &'static str {
-        self.description
-    }
-}
-
-impl PartialEq for TbPolicy {
-    fn eq(&self, other: &TbPolicy) -> bool {
-        self.0.name == other.0.name
-    }
-}
-
-impl Eq for TbPolicy {}
-
-impl std::fmt::Debug for TbPolicy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.name)
-    }
-}
+named::registry_handle!(TbPolicy, TbPolicyInfo);
 
 /// Whether the PAVER runtime steals by default for schedules of grouping policy `policy`
 /// (its [`TbPolicyInfo::steals_by_default`]; a name not in the list does not).

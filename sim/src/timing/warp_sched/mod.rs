@@ -14,7 +14,7 @@ pub use ipaws::{IpawsStats, KernelDecision, SmPhases};
 pub use lii::Lii;
 pub use lrr::Lrr;
 
-use super::named::{self, Listed};
+use super::named;
 use std::sync::Arc;
 
 /// What a scheduler may read about the SM's warp slots, indexed by slot.
@@ -91,31 +91,7 @@ impl WarpPolicy {
     }
 }
 
-impl Listed for WarpPolicyInfo {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        self.aliases
-    }
-    fn description(&self) -> &'static str {
-        self.description
-    }
-}
-
-impl PartialEq for WarpPolicy {
-    fn eq(&self, other: &WarpPolicy) -> bool {
-        self.0.name == other.0.name
-    }
-}
-
-impl Eq for WarpPolicy {}
-
-impl std::fmt::Debug for WarpPolicy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.name)
-    }
-}
+named::registry_handle!(WarpPolicy, WarpPolicyInfo);
 
 /// One SM's warp schedulers and the per-warp counters they read.
 pub struct CoreSched {
