@@ -15,9 +15,10 @@ use std::time::Instant;
 
 use experiment::{Experiment, GpuSetup, GroupRequest, Run};
 use graph_partition::Schedule;
-use sim::timing::ld_cache::{CachePolicy, PrefetchPolicy};
+use sim::timing::ld_cache::CachePolicy;
 use sim::timing::named::Named;
 use sim::timing::numa::PlacementKind;
+use sim::timing::prefetch::PrefetchPolicy;
 use sim::timing::{TbPolicy, WarpPolicy};
 
 use crate::cmd::partition::{self, LeafArgs, RbLeaf};

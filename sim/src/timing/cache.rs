@@ -30,43 +30,15 @@
 //! configuration); tags are whole line numbers.
 
 use super::addr_map::SetMap;
-use super::config::WritePolicy;
+use super::block_map::BlockMap;
 use super::ld_cache::LdL1;
 use super::prefetch::Prefetch;
 use gpu::config::{SetIndex, SliceIndex};
+use gpu::timing::WritePolicy;
 use gpu::GpuConfig;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::AddAssign;
-
-/// A multiplicative hasher for block addresses (the MSHR maps): SipHash's resistance to
-/// chosen keys buys nothing here and cost a fifth of the run time. Deterministic (no random
-/// state), like the rest of the model.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BlockHasher(u64);
-
-impl Hasher for BlockHasher {
-    fn finish(&self) -> u64 {
-        // Block addresses end in zero bits; the rotation brings the product's well-mixed
-        // high bits down to where the table takes its index.
-        self.0.rotate_left(26)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0xf135_7aea_2e62_a9c5);
-    }
-}
-
-/// A map keyed by block address.
-pub type BlockMap<V> = HashMap<u64, V, BuildHasherDefault<BlockHasher>>;
 
 /// What an access did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -35,7 +35,7 @@
 //! - The merge table keys on the request's block (the L1's fill unit: the line on the
 //!   paper's GPU, a 32 B sector on sectored L1s).
 
-use super::cache::BlockMap;
+use super::block_map::BlockMap;
 use serde::{Deserialize, Serialize};
 
 /// The ICC configuration (`icc.*` keys of `--set` and of `paver sweep` overrides; absent

@@ -31,8 +31,9 @@
 //! first demand hit), and which MSHRs a prefetch opened (`late` when a demand read merges
 //! into one).
 
-use super::cache::BlockMap;
+use super::block_map::BlockMap;
 use super::hints::{LocalityHints, LocalityType};
+use super::prefetch::PrefetchPolicy;
 use serde::{Deserialize, Serialize};
 use std::ops::AddAssign;
 use std::sync::Arc;
@@ -54,19 +55,6 @@ pub enum CachePolicy {
     Ld,
 }
 
-/// The L1 prefetcher (`--prefetch`, key `ld.prefetch`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PrefetchPolicy {
-    /// No prefetching.
-    #[default]
-    None,
-    /// The next line on every L1 read miss.
-    NextLine,
-    /// The Locality Descriptor's guided prefetcher (§4.5).
-    Ld,
-}
-
 impl super::named::Named for CachePolicy {
     const KIND: &'static str = "L1 replacement";
     const ALL: &'static [super::named::Entry<CachePolicy>] = &[
@@ -83,31 +71,6 @@ impl super::named::Named for CachePolicy {
             description: "the Locality Descriptor's §4.4: NO-REUSE structures bypass the L1, \
                           INTRA-THREAD ones are hard-pinned, INTER-THREAD ones soft-pinned \
                           (stats key `ld`)",
-        },
-    ];
-}
-
-impl super::named::Named for PrefetchPolicy {
-    const KIND: &'static str = "L1 prefetcher on read misses";
-    const ALL: &'static [super::named::Entry<PrefetchPolicy>] = &[
-        super::named::Entry {
-            value: PrefetchPolicy::None,
-            name: "none",
-            aliases: &[],
-            description: "no prefetching",
-        },
-        super::named::Entry {
-            value: PrefetchPolicy::NextLine,
-            name: "next-line",
-            aliases: &[],
-            description: "the next line on every L1 read miss",
-        },
-        super::named::Entry {
-            value: PrefetchPolicy::Ld,
-            name: "ld",
-            aliases: &[],
-            description: "the Locality Descriptor's §4.5: INTER-THREAD NEARBY -> next line, \
-                          COACCESSED REGULAR -> strided (stats key `ld`)",
         },
     ];
 }

@@ -19,7 +19,8 @@
 //! counted once in `reservation_fails`, however long it waits ([`Cache::read_again`]).
 
 use super::addr_map::SliceMap;
-use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome, Refusal};
+use super::block_map::BlockMap;
+use super::cache::{Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::TimingConfig;
 use super::dram::{Channel, DramStats};
 use super::events::EventQueue;

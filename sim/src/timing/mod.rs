@@ -31,6 +31,7 @@
 //! ```
 
 pub mod addr_map;
+pub mod block_map;
 pub mod cache;
 pub mod coalesce;
 pub mod config;

@@ -23,7 +23,45 @@
 //!   NO-REUSE, UNDECIDED, no descriptor): no prefetch.
 
 use super::hints::{LocalityHints, LocalityType, Sharing};
-use super::ld_cache::PrefetchPolicy;
+use serde::{Deserialize, Serialize};
+
+/// The L1 prefetcher (`--prefetch`, key `ld.prefetch`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrefetchPolicy {
+    /// No prefetching.
+    #[default]
+    None,
+    /// The next line on every L1 read miss.
+    NextLine,
+    /// The Locality Descriptor's guided prefetcher (§4.5).
+    Ld,
+}
+
+impl super::named::Named for PrefetchPolicy {
+    const KIND: &'static str = "L1 prefetcher on read misses";
+    const ALL: &'static [super::named::Entry<PrefetchPolicy>] = &[
+        super::named::Entry {
+            value: PrefetchPolicy::None,
+            name: "none",
+            aliases: &[],
+            description: "no prefetching",
+        },
+        super::named::Entry {
+            value: PrefetchPolicy::NextLine,
+            name: "next-line",
+            aliases: &[],
+            description: "the next line on every L1 read miss",
+        },
+        super::named::Entry {
+            value: PrefetchPolicy::Ld,
+            name: "ld",
+            aliases: &[],
+            description: "the Locality Descriptor's §4.5: INTER-THREAD NEARBY -> next line, \
+                          COACCESSED REGULAR -> strided (stats key `ld`)",
+        },
+    ];
+}
 
 /// What [`super::cache::Cache::prefetch`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

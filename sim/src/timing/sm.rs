@@ -14,7 +14,8 @@
 //! presented again ([`Cache::read_again`]), so `reservation_fails` counts each refused
 //! request once.
 
-use super::cache::{BlockMap, Cache, CacheStats, Geometry, Outcome, Refusal};
+use super::block_map::BlockMap;
+use super::cache::{Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::{PipelineConfig, TimingConfig};
 use super::ld_cache::{LdL1, LdStats};
 use super::mem::{MemSystem, Reply, ReqKind};

@@ -5,8 +5,7 @@
 //! order, as LRR would (Lee et al. define BCS for SMs that hold pairs; waiting for a pair
 //! that never fits would leave the GPU idle forever).
 
-use super::registry::{DispatchContext, TbPolicyInfo};
-use super::TbScheduler;
+use super::{DispatchContext, TbPolicyInfo, TbScheduler};
 
 /// BCS state.
 #[derive(Debug, Clone)]

@@ -4,8 +4,7 @@
 //! and only when two contexts are free (distributed-block, ICC §5), a pool's odd last TB
 //! too (Fig. 6: CTA 5, alone in its pool, waits until CTAs 1 and 2 have both finished).
 
-use super::registry::{DispatchContext, TbPolicyInfo};
-use super::{split_even, TbScheduler};
+use super::{split_even, DispatchContext, TbPolicyInfo, TbScheduler};
 
 /// Distributed state.
 #[derive(Debug, Clone)]

@@ -1,8 +1,8 @@
 //! Distributed-block scheduling (ICC paper §5): distributed at the cluster level, BCS pairs
 //! at the SM level (a pair only when two contexts are free).
 
-use super::registry::{DispatchContext, TbPolicyInfo};
 use super::Distributed;
+use super::{DispatchContext, TbPolicyInfo};
 
 /// Distributed-block over `num_sms` SMs in clusters of `sms_per_cluster`, holding
 /// `tbs_per_sm` TBs each: pairs, or single TBs where an SM holds only one (a pair would

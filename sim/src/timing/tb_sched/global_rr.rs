@@ -1,8 +1,8 @@
 //! Global (one-level) round robin (ICC paper §4.1): all SMs of the first cluster, then the
 //! next cluster, and so on; with SMs numbered cluster by cluster this is the identity order.
 
-use super::registry::{DispatchContext, TbPolicyInfo};
 use super::RoundRobin;
+use super::{DispatchContext, TbPolicyInfo};
 
 /// Global RR over `num_sms` SMs numbered cluster-major.
 pub fn global_rr(num_tbs: u32, num_sms: u32) -> RoundRobin {

@@ -1,8 +1,7 @@
 //! Greedy clustering (ICC paper §4.1): fill the first cluster's SMs (round robin inside the
 //! cluster) until none can take more, then the next cluster; TBs from one global pool.
 
-use super::registry::{DispatchContext, TbPolicyInfo};
-use super::TbScheduler;
+use super::{DispatchContext, TbPolicyInfo, TbScheduler};
 
 /// Greedy clustering state.
 #[derive(Debug, Clone)]

@@ -3,8 +3,7 @@
 //! gets the next TB. With the identity order this is LRR (GPGPU-Sim's default): TB `i` to
 //! SM `i mod N` at launch, then the next TB to whichever SM frees a context.
 
-use super::registry::{DispatchContext, TbPolicyInfo};
-use super::TbScheduler;
+use super::{DispatchContext, TbPolicyInfo, TbScheduler};
 
 /// Round robin over `order`.
 #[derive(Debug, Clone)]

@@ -20,8 +20,46 @@ pub use global_rr::global_rr;
 pub use greedy::Greedy;
 pub use lrr::RoundRobin;
 pub use paver::Paver;
-pub use registry::{steals_by_default, DispatchContext, TbPolicy, TbPolicyInfo, TB_POLICIES};
+pub use registry::{steals_by_default, TbPolicy, TB_POLICIES};
 pub use two_level::two_level_rr;
+
+use graph_partition::Schedule;
+
+use crate::SimError;
+
+/// What a TB policy's constructor is given about the launch and the GPU.
+pub struct DispatchContext<'a> {
+    /// TBs in the grid.
+    pub num_tbs: u32,
+    /// SMs of the GPU.
+    pub num_sms: u32,
+    /// SMs sharing one NoC port (a cluster).
+    pub sms_per_cluster: u32,
+    /// Resident TBs per SM (x).
+    pub tbs_per_sm: u32,
+    /// The schedule's groups, for the policies that run one ([`TbPolicyInfo::grouped`]).
+    pub schedule: Option<&'a Schedule>,
+    /// Whether the run steals (PAVER §5.2).
+    pub steal: bool,
+}
+
+/// A TB policy: its names, what it does, and how to make its scheduler.
+pub struct TbPolicyInfo {
+    /// The name on the command line, in plans, stats and records.
+    pub name: &'static str,
+    /// Other spellings accepted.
+    pub aliases: &'static [&'static str],
+    /// One line for the help texts.
+    pub description: &'static str,
+    /// Whether it runs the TB groups of a schedule in the PAVER runtime (the groups are made
+    /// by the grouping policy of the same name, or given with `--schedule`).
+    pub grouped: bool,
+    /// Whether a schedule of this policy steals by default (PAVER §5.2 uses task stealing
+    /// with Kway-TS and RB-TS; MST-TS's later groups hold one TB each).
+    pub steals_by_default: bool,
+    /// The scheduler for one run.
+    pub make: fn(&DispatchContext<'_>) -> Result<Box<dyn TbScheduler>, SimError>,
+}
 
 /// A TB scheduling policy.
 pub trait TbScheduler: Send {

@@ -46,8 +46,7 @@
 //!   gets TB2, TB3).
 //! - `stolen` counts TBs moved.
 
-use super::registry::{DispatchContext, TbPolicyInfo};
-use super::TbScheduler;
+use super::{DispatchContext, TbPolicyInfo, TbScheduler};
 use crate::SimError;
 use std::collections::VecDeque;
 

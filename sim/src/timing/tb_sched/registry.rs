@@ -1,47 +1,10 @@
 //! The one list of TB policies. Everything that names a TB policy reads it: parsing
 //! (`paver simulate --tb-policy`, sweep plans), the help texts, stealing defaults, the
-//! report's column order. A new policy is its file (a [`TbScheduler`] and its
+//! report's column order. A new policy is its file (a [`super::TbScheduler`] and its
 //! [`TbPolicyInfo`]) and one line in [`TB_POLICIES`].
 
-use graph_partition::Schedule;
-
-use super::TbScheduler;
+use super::TbPolicyInfo;
 use crate::timing::named;
-use crate::SimError;
-
-/// What a TB policy's constructor is given about the launch and the GPU.
-pub struct DispatchContext<'a> {
-    /// TBs in the grid.
-    pub num_tbs: u32,
-    /// SMs of the GPU.
-    pub num_sms: u32,
-    /// SMs sharing one NoC port (a cluster).
-    pub sms_per_cluster: u32,
-    /// Resident TBs per SM (x).
-    pub tbs_per_sm: u32,
-    /// The schedule's groups, for the policies that run one ([`TbPolicyInfo::grouped`]).
-    pub schedule: Option<&'a Schedule>,
-    /// Whether the run steals (PAVER §5.2).
-    pub steal: bool,
-}
-
-/// A TB policy: its names, what it does, and how to make its scheduler.
-pub struct TbPolicyInfo {
-    /// The name on the command line, in plans, stats and records.
-    pub name: &'static str,
-    /// Other spellings accepted.
-    pub aliases: &'static [&'static str],
-    /// One line for the help texts.
-    pub description: &'static str,
-    /// Whether it runs the TB groups of a schedule in the PAVER runtime (the groups are made
-    /// by the grouping policy of the same name, or given with `--schedule`).
-    pub grouped: bool,
-    /// Whether a schedule of this policy steals by default (PAVER §5.2 uses task stealing
-    /// with Kway-TS and RB-TS; MST-TS's later groups hold one TB each).
-    pub steals_by_default: bool,
-    /// The scheduler for one run.
-    pub make: fn(&DispatchContext<'_>) -> Result<Box<dyn TbScheduler>, SimError>,
-}
 
 /// Every TB policy, in the order of the papers' figures and the report's columns (the
 /// papers' baselines and PAVER's, then the rest alphabetically).

@@ -1,8 +1,8 @@
 //! Two-level round robin (ICC paper §2.3): one TB per cluster first (the first SM of each
 //! cluster), then the second SM of each cluster, and so on.
 
-use super::registry::{DispatchContext, TbPolicyInfo};
 use super::RoundRobin;
+use super::{DispatchContext, TbPolicyInfo};
 
 /// Two-level RR over `num_sms` SMs in clusters of `sms_per_cluster`.
 pub fn two_level_rr(num_tbs: u32, num_sms: u32, sms_per_cluster: u32) -> RoundRobin {
