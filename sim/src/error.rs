@@ -118,9 +118,89 @@ pub enum SimError {
         /// Where.
         loc: Box<Loc>,
     },
-    /// The kernel or the launch cannot be set up (missing kernel, bad initialiser...).
-    #[error("{0}")]
-    Setup(String),
+    /// The module has no kernel of that name with a body.
+    #[error("no kernel (.entry with a body) named `{0}`")]
+    NoKernel(String),
+    /// A launch dimension or count beyond what the simulator indexes (`u32`).
+    #[error("{what} {value} too large")]
+    TooLarge {
+        /// What: `grid.x`, `block.y`, `TB`, `TB count`...
+        what: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// A grid or block with a zero dimension.
+    #[error("empty grid or block")]
+    EmptyLaunch,
+    /// The launch's block breaks the kernel's `.maxntid` or `.reqntid` directive.
+    #[error("kernel `{kernel}` declares {directive} {declared} {why}")]
+    BlockDirective {
+        /// Kernel name.
+        kernel: String,
+        /// `.maxntid` or `.reqntid`.
+        directive: &'static str,
+        /// The directive's dimensions as written.
+        declared: String,
+        /// How the launch's block breaks it.
+        why: String,
+    },
+    /// More `.local` memory per thread than CUDA allows.
+    #[error("the kernel declares {declared} of .local memory per thread; CUDA allows at most {max} per thread")]
+    LocalMemory {
+        /// What the kernel declares (human-readable bytes).
+        declared: String,
+        /// CUDA's limit (human-readable bytes).
+        max: String,
+    },
+    /// The kernel's resources do not fit the GPU (occupancy 0) or an override is invalid.
+    #[error("occupancy: {0}")]
+    Occupancy(#[from] gpu::Error),
+    /// A grouped TB policy (the PAVER runtime) run without a schedule.
+    #[error("the PAVER runtime needs a schedule (groups of TBs)")]
+    NoSchedule,
+    /// A schedule naming a TB outside the grid, or one TB twice.
+    #[error("schedule: TB {tb} out of range or repeated (grid has {num_tbs})")]
+    ScheduleTb {
+        /// The TB.
+        tb: u32,
+        /// TBs in the grid.
+        num_tbs: u64,
+    },
+    /// A data placement on a GPU without memory modules.
+    #[error("placement `{placement}` needs a multi-module GPU (a [numa] section, e.g. --gpu mcm4); {gpu} has one module")]
+    PlacementNeedsNuma {
+        /// The placement asked for.
+        placement: &'static str,
+        /// The GPU's name.
+        gpu: String,
+    },
+    /// The run passed `max_cycles`.
+    #[error("stopped after {0} cycles (max_cycles)")]
+    MaxCycles(u64),
+    /// The timing model can make no progress (a TB policy that issues nothing to idle SMs,
+    /// or warps waiting on each other with nothing in flight).
+    #[error("timing model deadlocked at cycle {cycle} ({done} of {num_tbs} TBs done): {why}")]
+    TimingDeadlock {
+        /// The cycle.
+        cycle: u64,
+        /// TBs finished.
+        done: u64,
+        /// TBs in the grid.
+        num_tbs: u32,
+        /// What holds it.
+        why: String,
+    },
+    /// The worker threads could not be started.
+    #[error("cannot start {threads} threads: {why}")]
+    Threads {
+        /// Threads asked for.
+        threads: usize,
+        /// The system's answer.
+        why: String,
+    },
+    /// A broken invariant of the simulator itself (a bug to report, not an input error).
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A schedule (`paver-schedule/1`) made for another kernel or launch than the one run.
     #[error("the schedule is for {what} {schedule} but the launch has {what} {launch}")]
     ScheduleMismatch {
@@ -148,7 +228,19 @@ impl SimError {
             | SimError::DivideByZero { loc }
             | SimError::Trap { loc }
             | SimError::Unsupported { loc, .. } => Some(loc),
-            SimError::Setup(_)
+            SimError::NoKernel(_)
+            | SimError::TooLarge { .. }
+            | SimError::EmptyLaunch
+            | SimError::BlockDirective { .. }
+            | SimError::LocalMemory { .. }
+            | SimError::Occupancy(_)
+            | SimError::NoSchedule
+            | SimError::ScheduleTb { .. }
+            | SimError::PlacementNeedsNuma { .. }
+            | SimError::MaxCycles(_)
+            | SimError::TimingDeadlock { .. }
+            | SimError::Threads { .. }
+            | SimError::Internal(_)
             | SimError::Deadlock { .. }
             | SimError::ScheduleMismatch { .. }
             | SimError::Launch(_) => None,

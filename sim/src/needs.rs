@@ -111,11 +111,10 @@ impl MemoryNeeds {
 
     fn check_local(&self) -> Result<(), SimError> {
         if self.local_per_thread > MAX_LOCAL_PER_THREAD {
-            return Err(SimError::Setup(format!(
-                "the kernel declares {} of .local memory per thread; CUDA allows at most {} per thread",
-                human_bytes(self.local_per_thread),
-                human_bytes(MAX_LOCAL_PER_THREAD)
-            )));
+            return Err(SimError::LocalMemory {
+                declared: human_bytes(self.local_per_thread),
+                max: human_bytes(MAX_LOCAL_PER_THREAD),
+            });
         }
         Ok(())
     }

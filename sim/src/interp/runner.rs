@@ -178,8 +178,9 @@ fn run_launch<O: MemObserver>(
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(opts.threads)
                 .build()
-                .map_err(|e| {
-                    SimError::Setup(format!("cannot start {} threads: {e}", opts.threads))
+                .map_err(|e| SimError::Threads {
+                    threads: opts.threads,
+                    why: e.to_string(),
                 })?;
             let chunk = (opts.threads as u64) * 8;
             let mut start = 0;

@@ -33,8 +33,8 @@ pub struct Geometry {
     pub dynamic_shared: u64,
 }
 
-fn dim(v: u64, what: &str) -> Result<u32, SimError> {
-    u32::try_from(v).map_err(|_| SimError::Setup(format!("{what} {v} too large")))
+fn dim(v: u64, what: &'static str) -> Result<u32, SimError> {
+    u32::try_from(v).map_err(|_| SimError::TooLarge { what, value: v })
 }
 
 impl Geometry {
@@ -59,7 +59,7 @@ impl Geometry {
             dynamic_shared: bound.dynamic_shared_bytes,
         };
         if g.block.contains(&0) || g.grid.contains(&0) {
-            return Err(SimError::Setup("empty grid or block".into()));
+            return Err(SimError::EmptyLaunch);
         }
         check_ntid(prog, g.block)?;
         Ok(g)
@@ -99,19 +99,25 @@ pub fn check_block_attributes(
     if let Some(m) = maxntid {
         let max: u64 = dims(m).iter().product();
         if threads > max {
-            return Err(SimError::Setup(format!(
-                "kernel `{kernel}` declares .maxntid {} (at most {max} threads per TB) but the launch's block ({bx},{by},{bz}) has {threads} threads",
-                show(m)
-            )));
+            return Err(SimError::BlockDirective {
+                kernel: kernel.to_string(),
+                directive: ".maxntid",
+                declared: show(m),
+                why: format!(
+                    "(at most {max} threads per TB) but the launch's block ({bx},{by},{bz}) has {threads} threads"
+                ),
+            });
         }
     }
     if let Some(r) = reqntid {
         let want = dims(r);
         if want != [u64::from(bx), u64::from(by), u64::from(bz)] {
-            return Err(SimError::Setup(format!(
-                "kernel `{kernel}` declares .reqntid {} but the launch's block is ({bx},{by},{bz})",
-                show(r)
-            )));
+            return Err(SimError::BlockDirective {
+                kernel: kernel.to_string(),
+                directive: ".reqntid",
+                declared: show(r),
+                why: format!("but the launch's block is ({bx},{by},{bz})"),
+            });
         }
     }
     Ok(())

@@ -144,8 +144,10 @@ pub fn occupancy(
     bound: &BoundLaunch,
     registers: Option<&gpu::Registers>,
 ) -> Result<gpu::Occupancy, SimError> {
-    let threads =
-        u32::try_from(bound.block.count()).map_err(|_| SimError::Setup("TB too large".into()))?;
+    let threads = u32::try_from(bound.block.count()).map_err(|_| SimError::TooLarge {
+        what: "TB",
+        value: bound.block.count(),
+    })?;
     // With a `--registers` override the count is replaced in `gpu::tbs_per_sm` whatever it
     // was, so the liveness estimate (a pass over the kernel, a few percent of a tiny launch)
     // is not computed for it.
@@ -167,7 +169,7 @@ pub fn occupancy(
         registers: cfg.regs_per_thread,
         tbs_per_sm: cfg.tbs_per_sm,
     };
-    gpu::tbs_per_sm(&cfg.gpu, &k, &o).map_err(|e| SimError::Setup(format!("occupancy: {e}")))
+    Ok(gpu::tbs_per_sm(&cfg.gpu, &k, &o)?)
 }
 
 /// The L1 each SM gets with `x` resident TBs of `shared_per_tb` bytes of shared memory:
@@ -243,11 +245,7 @@ fn check_schedule(s: &Schedule, l: &LaunchShape<'_>) -> Result<(), SimError> {
     for &tb in s.groups.iter().flatten() {
         match seen.get_mut(tb as usize) {
             Some(x) if !*x => *x = true,
-            _ => {
-                return Err(SimError::Setup(format!(
-                    "schedule: TB {tb} out of range or repeated (grid has {num_tbs})"
-                )))
-            }
+            _ => return Err(SimError::ScheduleTb { tb, num_tbs }),
         }
     }
     Ok(())
@@ -261,12 +259,13 @@ fn make_scheduler(
 ) -> Result<Box<dyn TbScheduler>, SimError> {
     let n = cfg.gpu.core.num_sms;
     let spc = cfg.gpu.interconnect.sms_per_cluster;
-    let num_tbs = u32::try_from(launch.grid.iter().product::<u64>())
-        .map_err(|_| SimError::Setup("more than 2^32 TBs".into()))?;
+    let grid_tbs = launch.grid.iter().product::<u64>();
+    let num_tbs = u32::try_from(grid_tbs).map_err(|_| SimError::TooLarge {
+        what: "TB count",
+        value: grid_tbs,
+    })?;
     let schedule = if opts.tb_policy.is_grouped() {
-        let s = opts.schedule.as_ref().ok_or_else(|| {
-            SimError::Setup("the PAVER runtime needs a schedule (groups of TBs)".into())
-        })?;
+        let s = opts.schedule.as_ref().ok_or(SimError::NoSchedule)?;
         check_schedule(s, launch)?;
         Some(s)
     } else {
@@ -291,11 +290,10 @@ fn numa_placement(
     match (&cfg.gpu.numa, &opts.placement) {
         (Some(_), Some(p)) => Ok(Some(p.clone())),
         (Some(_), None) => Ok(Some(numa::Placement::of(numa::PlacementKind::Interleave))),
-        (None, Some(p)) => Err(SimError::Setup(format!(
-            "placement `{}` needs a multi-module GPU (a [numa] section, e.g. --gpu mcm4); {} has one module",
-            named::Named::name(p.kind),
-            cfg.gpu.name
-        ))),
+        (None, Some(p)) => Err(SimError::PlacementNeedsNuma {
+            placement: named::Named::name(p.kind),
+            gpu: cfg.gpu.name.clone(),
+        }),
         (None, None) => Ok(None),
     }
 }
@@ -365,10 +363,14 @@ pub fn simulate_with_info(
     };
     let build = || -> Result<_, SimError> {
         let shared_bytes = trace::shared_bytes(&prog, bound)?;
-        let num_tbs = u32::try_from(bound.grid.count())
-            .map_err(|_| SimError::Setup("more than 2^32 TBs".into()))?;
-        let threads = u32::try_from(bound.block.count())
-            .map_err(|_| SimError::Setup("TB too large".into()))?;
+        let num_tbs = u32::try_from(bound.grid.count()).map_err(|_| SimError::TooLarge {
+            what: "TB count",
+            value: bound.grid.count(),
+        })?;
+        let threads = u32::try_from(bound.block.count()).map_err(|_| SimError::TooLarge {
+            what: "TB",
+            value: bound.block.count(),
+        })?;
         let warps_per_tb = threads.div_ceil(32);
         let occ = match &opts.occupancy {
             Some(o) => o.clone(),
@@ -437,7 +439,7 @@ pub fn simulate_with_info(
             let model = build();
             let tracer = helper
                 .join()
-                .unwrap_or_else(|_| Err(SimError::Setup("the tracer's set-up panicked".into())));
+                .unwrap_or_else(|_| Err(SimError::Internal("the tracer's set-up panicked".into())));
             (tracer, model)
         })
     } else {
@@ -474,10 +476,7 @@ pub fn simulate_with_info(
     let mut ask = true;
     while done < u64::from(num_tbs) {
         if now > opts.max_cycles {
-            return Err(SimError::Setup(format!(
-                "stopped after {} cycles (max_cycles)",
-                opts.max_cycles
-            )));
+            return Err(SimError::MaxCycles(opts.max_cycles));
         }
         replies.clear();
         memsys.cycle(now, &mut replies);
@@ -553,9 +552,12 @@ pub fn simulate_with_info(
                 } else {
                     "resident warps wait with nothing in flight".to_string()
                 };
-                return Err(SimError::Setup(format!(
-                    "timing model deadlocked at cycle {now} ({done} of {num_tbs} TBs done): {why}"
-                )));
+                return Err(SimError::TimingDeadlock {
+                    cycle: now,
+                    done,
+                    num_tbs,
+                    why,
+                });
             }
             now + 1
         } else {

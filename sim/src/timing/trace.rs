@@ -426,7 +426,7 @@ impl<'p> Tracer<'p> {
         budget: Budget,
     ) -> Result<Tracer<'p>, SimError> {
         if kernel.insts.len() != prog.len() {
-            return Err(SimError::Setup(format!(
+            return Err(SimError::Internal(format!(
                 "the static instructions ({}) do not match the program ({})",
                 kernel.insts.len(),
                 prog.len()

@@ -49,9 +49,10 @@ pub struct Program {
 impl Program {
     /// Decodes kernel `name` of `module`.
     pub fn new(module: &Module, name: &str) -> Result<Program, SimError> {
-        let f = module.kernel(name).filter(|f| f.has_body).ok_or_else(|| {
-            SimError::Setup(format!("no kernel (.entry with a body) named `{name}`"))
-        })?;
+        let f = module
+            .kernel(name)
+            .filter(|f| f.has_body)
+            .ok_or_else(|| SimError::NoKernel(name.to_string()))?;
         Ok(Program::from_function(module, f))
     }
 

@@ -171,9 +171,7 @@ impl TbScheduler for Paver {
 /// The PAVER runtime over a schedule's groups (PAVER §5.3), issuing at most x TBs of a
 /// group at once.
 fn runtime(c: &DispatchContext<'_>) -> Result<Box<dyn TbScheduler>, SimError> {
-    let s = c.schedule.ok_or_else(|| {
-        SimError::Setup("the PAVER runtime needs a schedule (groups of TBs)".into())
-    })?;
+    let s = c.schedule.ok_or(SimError::NoSchedule)?;
     Ok(Box::new(
         Paver::new(s.groups.clone(), c.num_sms, c.steal)
             .with_issue_unit(s.issue_unit.min(c.tbs_per_sm)),
