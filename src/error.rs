@@ -88,10 +88,9 @@ impl CliError {
     /// The message printed on stderr: `paver: error: ...` (PTX errors come with their
     /// source lines and carets).
     pub fn render(&self) -> String {
-        let text = self.to_string();
         let text = match self {
-            CliError::Ptx(_) => text,
-            _ => format!("paver: error: {text}"),
+            CliError::Ptx(e) => render_ptx(e),
+            _ => format!("paver: error: {self}"),
         };
         text.lines()
             .map(|l| launch::elide(l, MAX_LINE_CHARS))
@@ -115,6 +114,42 @@ impl CliError {
             message: e.to_string(),
         }
     }
+}
+
+/// PTX errors like a compiler's diagnostics: each error's `file:line:col: error: message`,
+/// its source line, and a caret under the column.
+///
+/// ```text
+/// kernel.ptx:12:5: error: expected ';' after instruction
+///     mov.u32 %r1, %r2
+///                     ^
+/// ```
+fn render_ptx(errors: &ptx_parser::ParseErrors) -> String {
+    let mut out = String::new();
+    for (i, e) in errors.errors.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&e.to_string());
+        if e.line == 0 {
+            continue;
+        }
+        out.push('\n');
+        out.push_str(&e.line_text);
+        out.push('\n');
+        // Keep tabs so the caret lines up under tab-indented PTX.
+        out.extend(
+            e.line_text
+                .chars()
+                .take((e.col as usize).saturating_sub(1))
+                .map(|c| if c == '\t' { '\t' } else { ' ' }),
+        );
+        out.push('^');
+    }
+    if errors.truncated > 0 {
+        out.push_str(&format!("\n... and {} more errors", errors.truncated));
+    }
+    out
 }
 
 /// Writes `text` to `path` atomically: to a temporary file in the same folder, then renamed,

@@ -1,13 +1,10 @@
-//! Located parse errors and their rendering.
+//! Located parse errors.
 //!
-//! Every stage reports byte offsets; [`ParseErrors`] turns them into line/column with the
-//! source line, rendered like a compiler diagnostic:
-//!
-//! ```text
-//! kernel.ptx:12:5: error: expected ';' after instruction
-//!     mov.u32 %r1, %r2
-//!                     ^
-//! ```
+//! Every stage reports byte offsets; [`ParseErrors`] turns them into line/column and keeps
+//! the source line. `Display` is one line per error, `kernel.ptx:12:5: error: expected ';'
+//! after instruction`; the source line with a caret under the column is the CLI's
+//! rendering (paver's `src/error.rs`), from [`ParseError::line_text`] and
+//! [`ParseError::col`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -37,16 +34,7 @@ impl fmt::Display for ParseError {
         if self.line == 0 {
             return write!(f, " error: {}", self.message);
         }
-        writeln!(f, "{}:{}: error: {}", self.line, self.col, self.message)?;
-        writeln!(f, "{}", self.line_text)?;
-        // Keep tabs so the caret lines up under tab-indented PTX.
-        let pad: String = self
-            .line_text
-            .chars()
-            .take((self.col as usize).saturating_sub(1))
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
-        write!(f, "{pad}^")
+        write!(f, "{}:{}: error: {}", self.line, self.col, self.message)
     }
 }
 

@@ -294,7 +294,8 @@ fn bad_input_gets_one_clear_error() {
     let bad = bad.to_str().unwrap();
     let e = paver_err(&["parse", bad]);
     assert!(e.contains("bad.ptx:6:"), "{e}");
-    assert!(e.contains("mov.u32 %r1, 1") && e.contains('^'), "{e}");
+    // The source line, then a caret under the column, indented with the line's own tab.
+    assert!(e.contains("\tmov.u32 %r1, 1\n\t              ^"), "{e}");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["parse", "no/such/file.ptx"], "no/such/file.ptx"),
         (
