@@ -1,5 +1,6 @@
 //! The launch flags shared by every command that takes a launch (`--launch`, `--grid`,
-//! `--block`, `--param`, `--dynamic-shared`), turned into a [`launch::Launch`].
+//! `--block`, `--param`, `--dynamic-shared`), turned into a [`launch::Launch`], and the
+//! CUDA flags of every command that reads a `.cu` file.
 
 use std::path::{Path, PathBuf};
 
@@ -85,7 +86,7 @@ pub struct KernelLaunchArgs {
     #[command(flatten)]
     pub launch: LaunchArgs,
     #[command(flatten)]
-    pub cuda: crate::cuda::CudaArgs,
+    pub cuda: CudaArgs,
 }
 
 impl KernelLaunchArgs {
@@ -103,56 +104,61 @@ impl KernelLaunchArgs {
     }
 
     /// Loads the launch, by-value parameters without a value left `open` or not, for a
-    /// static analysis with `options`.
+    /// static analysis with `options` ([`experiment::load::bind`]).
     pub fn load_with(&self, open: bool, options: analysis::Options) -> Result<Workload, CliError> {
-        let crate::cmd::Input { module, ptx_file } =
-            crate::cmd::load_input(&self.file, &self.cuda)?;
+        let input = crate::cmd::load_input(&self.file, &self.cuda)?;
         let (launch, base_dir) = self.launch.build(self.kernel.clone())?;
-        let f = match crate::cmd::select_kernel(&module, launch.kernel.as_deref(), &self.file) {
-            // A name from the launch file is a wrong input (status 1), not a wrong command
-            // line (status 2, kept for `--kernel`).
-            Err(CliError::Usage(_)) if self.kernel.is_none() && launch.kernel.is_some() => {
-                return Err(launch::LaunchError::UnknownKernel {
-                    path: self.launch.launch.clone().unwrap_or_default(),
-                    name: launch::elide(launch.kernel.as_deref().unwrap_or(""), 80),
-                    ptx: self.file.display().to_string(),
-                    entries: module
-                        .entries()
-                        .map(|f| format!("\n  {}", f.name))
-                        .collect(),
-                }
-                .into())
-            }
-            r => r?,
+        let binding = experiment::load::Binding {
+            file: &self.file,
+            launch,
+            base_dir,
+            launch_file: self.launch.launch.as_deref(),
+            kernel_given: self.kernel.is_some(),
+            open,
+            options,
         };
-        let sigs = crate::cmd::param_sigs(f);
-        let bound = if open {
-            launch.bind_open(&f.name, &sigs, &base_dir)?
-        } else {
-            launch.bind(&f.name, &sigs, &base_dir)?
+        Ok(experiment::load::bind(input, binding)?)
+    }
+}
+
+/// The NVRTC options of every command that reads a `.cu` file
+/// ([`experiment::cuda::CudaOptions`]).
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "CUDA sources (.cu inputs)")]
+pub struct CudaArgs {
+    /// NVRTC library (a file or its folder); else $PAVER_NVRTC, the nvidia-cuda-nvrtc
+    /// wheel of the active Python environment, CUDA_HOME/CUDA_PATH, the system's.
+    #[arg(long, value_name = "PATH")]
+    pub nvrtc: Option<PathBuf>,
+    /// Virtual architecture to compile for (`compute_70`, `sm_90` or `90`); default
+    /// compute_70 (the corpus's), or the oldest one an NVRTC without it supports.
+    #[arg(long, value_name = "ARCH")]
+    pub arch: Option<String>,
+    /// Preprocessor macro NAME or NAME=VALUE (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+    /// Folder searched for #include files (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// C++ dialect (`c++17`, `c++20`).
+    #[arg(long, value_name = "STD")]
+    pub std: Option<String>,
+    /// Any other NVRTC option, as NVRTC spells it (`--nvrtc-opt=--use_fast_math`;
+    /// repeatable).
+    #[arg(long = "nvrtc-opt", value_name = "OPT", allow_hyphen_values = true)]
+    pub nvrtc_opt: Vec<String>,
+}
+
+impl CudaArgs {
+    /// The compiler options these flags give.
+    pub fn options(&self) -> experiment::cuda::CudaOptions {
+        experiment::cuda::CudaOptions {
+            nvrtc: self.nvrtc.clone(),
+            arch: self.arch.clone(),
+            define: self.define.clone(),
+            include: self.include.clone(),
+            std: self.std.clone(),
+            nvrtc_opt: self.nvrtc_opt.clone(),
         }
-        .with_module(&module);
-        let b = bound.block;
-        sim::interp::tb::check_block_attributes(
-            &f.name,
-            f.attributes.maxntid.as_deref(),
-            f.attributes.reqntid.as_deref(),
-            [b.x, b.y, b.z].map(|d| u32::try_from(d).unwrap_or(u32::MAX)),
-        )?;
-        let kernel = module
-            .functions
-            .iter()
-            .position(|g| std::ptr::eq(g, f))
-            .unwrap_or_default();
-        // Calls to device functions become part of the kernel's body, for the analysis
-        // and the interpreter alike (`ptx_parser::calls`).
-        let mut module = module;
-        if ptx_parser::calls::has_inlinable_calls(&module, &module.functions[kernel]) {
-            module.functions[kernel] =
-                ptx_parser::calls::inline_calls(&module, &module.functions[kernel]);
-        }
-        Ok(Workload::new(
-            module, kernel, ptx_file, launch, bound, options,
-        ))
     }
 }

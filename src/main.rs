@@ -6,14 +6,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
-mod cuda;
 mod error;
 mod launch_args;
 mod limits;
-mod names;
 mod out;
 mod progress;
-mod sweep;
+
+use experiment::names;
 
 /// paver: PTX locality analysis, TB locality graphs, locality-aware TB grouping, GPU simulation.
 #[derive(Parser)]

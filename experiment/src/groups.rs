@@ -50,6 +50,28 @@ impl GroupRequest {
     }
 }
 
+/// RB-TS's leaf rule (`--rb-leaf`, a sweep plan's `rb_leaf`): [`GroupRequest::strict_less`]
+/// by name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RbLeaf {
+    /// A part is a leaf when its size is `< x`: PAVER Algorithm 1 (`< maxTB`) and §4.3.
+    #[default]
+    Lt,
+    /// A part is a leaf when its size is `<= x` (the default before issue 12).
+    Le,
+}
+
+impl RbLeaf {
+    /// The rule named `lt` or `le` (as on the command line and in sweep plans and records).
+    pub fn parse(s: &str) -> Option<RbLeaf> {
+        match s {
+            "lt" => Some(RbLeaf::Lt),
+            "le" => Some(RbLeaf::Le),
+            _ => None,
+        }
+    }
+}
+
 /// The policy `req` names; `descriptors` gives the launch's Locality Descriptors when the
 /// policy is `ld` (only then called).
 pub fn policy(

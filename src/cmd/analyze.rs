@@ -206,10 +206,10 @@ fn write_graph_file(
     graph: &analysis::locality::Graph,
 ) -> Result<PendingFile, CliError> {
     let rows = SymRows(graph.symmetric());
-    write_pending(path, 1 << 16, |w| match format {
+    Ok(write_pending(path, 1 << 16, |w| match format {
         FileFormat::Npz => graph_file::write_npz(w, &rows),
         FileFormat::Metis => graph_file::write_metis(w, &rows),
-    })
+    })?)
 }
 
 /// The analysis JSON document: what [`analysis::report::document_with`] says, and what the

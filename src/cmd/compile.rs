@@ -1,10 +1,10 @@
 //! `paver compile FILE.cu`: the PTX NVRTC makes of a CUDA source, the same that every
-//! other command reads when given the `.cu` file (see `crate::cuda`).
+//! other command reads when given the `.cu` file (see `experiment::cuda`).
 
 use std::path::PathBuf;
 
-use crate::cuda::CudaArgs;
 use crate::error::CliError;
+use crate::launch_args::CudaArgs;
 
 /// Examples shown by `paver compile --help`.
 pub const EXAMPLES: &str = "Examples:
@@ -34,13 +34,13 @@ pub struct Args {
 
 /// Runs `paver compile`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    if !crate::cuda::is_cuda(&args.file) {
+    if !experiment::cuda::is_cuda(&args.file) {
         return Err(CliError::Usage(format!(
             "{}: not a CUDA source (.cu); PTX files need no compiling",
             args.file.display()
         )));
     }
-    let ptx = args.cuda.compile(&args.file)?;
+    let ptx = args.cuda.options().compile(&args.file)?;
     if !ptx.warnings.is_empty() {
         crate::out::eprintln(&format!(
             "paver: warning: NVRTC for {}:\n{}",
@@ -57,7 +57,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         crate::out::eprintln(&format!("paver: {}: {cache}", ptx.nvrtc));
     }
     match &args.output {
-        Some(path) => crate::error::write_atomic(path, &ptx.text),
+        Some(path) => Ok(crate::error::write_atomic(path, &ptx.text)?),
         None => crate::out::print(&ptx.text),
     }
 }

@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    cuda: crate::cuda::CudaArgs,
+    cuda: crate::launch_args::CudaArgs,
 }
 
 #[derive(Serialize)]

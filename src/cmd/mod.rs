@@ -1,6 +1,6 @@
 //! One module per subcommand, plus the helpers they share: loading a PTX file (or a CUDA
-//! source, compiled first), choosing a kernel, and describing its parameters to the launch
-//! binder.
+//! source, compiled first) and choosing a kernel ([`experiment::load`]) with their errors
+//! made the CLI's, and finding a GPU configuration.
 
 pub mod analyze;
 pub mod compile;
@@ -15,60 +15,26 @@ pub mod run;
 pub mod simulate;
 pub mod sweep;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ptx_parser::{Function, Module};
 
-use crate::cuda::CudaArgs;
 use crate::error::CliError;
+use crate::launch_args::CudaArgs;
 
-/// Largest PTX file read (1 GiB; the largest real modules are a few hundred MB).
-pub const MAX_PTX_BYTES: u64 = 1 << 30;
+pub use experiment::load::Input;
 
-/// A parsed module and the file that holds its PTX.
-pub struct Input {
-    /// The module.
-    pub module: Module,
-    /// The PTX file: the input itself, or for a CUDA source the cached PTX (absent when
-    /// the cache is off), which ptxas reads for the kernel's resources.
-    pub ptx_file: Option<PathBuf>,
-}
-
-/// Parses the PTX file at `path` (a regular file or a pipe of at most [`MAX_PTX_BYTES`]),
-/// or compiles the CUDA source at `path` (`.cu`) with NVRTC and `cuda`'s options first;
-/// NVRTC's warnings go to standard error.
+/// Parses the PTX file at `path`, or compiles the CUDA source at `path` (`.cu`) with NVRTC
+/// and `cuda`'s options first ([`experiment::load::read_module`]); NVRTC's warnings go to
+/// standard error.
 pub fn load_input(path: &Path, cuda: &CudaArgs) -> Result<Input, CliError> {
-    if crate::cuda::is_cuda(path) {
-        let ptx = cuda.compile(path)?;
-        if !ptx.warnings.is_empty() {
-            crate::out::eprintln(&format!(
-                "paver: warning: NVRTC for {}:\n{}",
-                path.display(),
-                ptx.warnings
-            ));
-        }
-        // Parse errors point into the cached PTX, a file that can be opened; without the
-        // cache, into the source's PTX by name.
-        let name = ptx
-            .file
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("{} (PTX from NVRTC)", path.display())));
-        let module = ptx_parser::parse_named(&ptx.text, Some(name))?;
-        return Ok(Input {
-            module,
-            ptx_file: ptx.file,
-        });
-    }
-    let bytes =
-        ::launch::budget::read_input(path, MAX_PTX_BYTES).map_err(|message| CliError::Io {
-            path: path.to_path_buf(),
-            message,
-        })?;
-    let src = String::from_utf8_lossy(&bytes);
-    Ok(Input {
-        module: ptx_parser::parse_named(&src, Some(path.to_path_buf()))?,
-        ptx_file: Some(path.to_path_buf()),
-    })
+    let warn = |w: &str| {
+        crate::out::eprintln(&format!(
+            "paver: warning: NVRTC for {}:\n{w}",
+            path.display()
+        ))
+    };
+    Ok(experiment::load::read_module(path, &cuda.options(), &warn)?)
 }
 
 /// The module of [`load_input`].
@@ -76,71 +42,15 @@ pub fn load_module(path: &Path, cuda: &CudaArgs) -> Result<Module, CliError> {
     load_input(path, cuda).map(|i| i.module)
 }
 
-/// The entry named `name` (mangled, demangled or bare C++ name: [`crate::names::matches`]),
-/// or the only entry when no name is given.
+/// The entry named `name` (mangled, demangled or bare C++ name), or the only entry when no
+/// name is given ([`experiment::load::select_kernel`]); a wrong name is a usage error.
 pub fn select_kernel<'m>(
     module: &'m Module,
     name: Option<&str>,
     path: &Path,
 ) -> Result<&'m Function, CliError> {
-    let names = || {
-        module
-            .entries()
-            .map(|f| match crate::names::demangle(&f.name) {
-                Some(d) => format!("{} ({d})", f.name),
-                None => f.name.clone(),
-            })
-            .map(|n| format!("\n  {n}"))
-            .collect::<String>()
-    };
-    match name {
-        Some(n) => {
-            if let Some(f) = module.kernel(n).filter(|f| f.is_entry) {
-                return Ok(f);
-            }
-            let found: Vec<&Function> = module
-                .entries()
-                .filter(|f| crate::names::matches(&f.name, n))
-                .collect();
-            match found.as_slice() {
-                [f] => Ok(f),
-                [] => Err(CliError::Usage(format!(
-                    "{}: no kernel named `{n}`; its entries (one a line, mangled and demangled):{}",
-                    path.display(),
-                    names()
-                ))),
-                several => Err(CliError::Usage(format!(
-                    "{}: `{n}` names several kernels, give the mangled name of one:{}",
-                    path.display(),
-                    several
-                        .iter()
-                        .map(|f| match crate::names::demangle(&f.name) {
-                            Some(d) => format!("\n  {} ({d})", f.name),
-                            None => format!("\n  {}", f.name),
-                        })
-                        .collect::<String>()
-                ))),
-            }
-        }
-        None => {
-            let mut entries = module.entries();
-            match (entries.next(), entries.next()) {
-                (Some(f), None) => Ok(f),
-                (None, _) => Err(CliError::Usage(format!(
-                    "{}: the module has no .entry",
-                    path.display()
-                ))),
-                (Some(_), Some(_)) => Err(CliError::Usage(format!(
-                    "{}: several kernels, choose one with --kernel; its entries (one a line, mangled and demangled):{}",
-                    path.display(),
-                    names()
-                ))),
-            }
-        }
-    }
+    Ok(experiment::load::select_kernel(module, name, path)?)
 }
-
-pub use ::launch::param_sigs;
 
 /// The GPU configuration `--gpu` names: a built-in name (an unknown one is a usage error,
 /// status 2) or a TOML file (a file that does not read or validate is a wrong input,

@@ -114,25 +114,19 @@ impl PartitionOpts {
     }
 }
 
-/// RB-TS's leaf rule (`--rb-leaf`).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum RbLeaf {
-    /// A part is a leaf when its size is `< x`: PAVER Algorithm 1 (`< maxTB`) and §4.3.
-    #[default]
-    Lt,
-    /// A part is a leaf when its size is `<= x` (the default before issue 12).
-    Le,
-}
+pub use experiment::groups::RbLeaf;
 
-impl RbLeaf {
-    /// The rule named `lt` or `le` (as on the command line and in sweep plans and records).
-    pub fn parse(s: &str) -> Option<RbLeaf> {
-        match s {
-            "lt" => Some(RbLeaf::Lt),
-            "le" => Some(RbLeaf::Le),
-            _ => None,
-        }
-    }
+/// `--rb-leaf`'s values, with the help of each.
+fn rb_leaf_values() -> impl clap::builder::TypedValueParser<Value = RbLeaf> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([
+        PossibleValue::new("lt").help(
+            "A part is a leaf when its size is `< x`: PAVER Algorithm 1 (`< maxTB`) and §4.3",
+        ),
+        PossibleValue::new("le")
+            .help("A part is a leaf when its size is `<= x` (the default before issue 12)"),
+    ])
+    .map(|s| RbLeaf::parse(&s).unwrap_or_default())
 }
 
 /// `--rb-leaf lt|le` and its older spelling `--strict-less`, shared by every command that
@@ -142,7 +136,7 @@ pub struct LeafArgs {
     /// RB-TS leaf rule: `lt`, a part is a leaf when its size is < x (PAVER Algorithm 1 and
     /// §4.3, the default); `le`, when its size is <= x (the default before issue 12).
     /// Recorded in the schedule as `stats.strict_less`.
-    #[arg(long, value_enum, value_name = "lt|le", default_value_t = RbLeaf::Lt)]
+    #[arg(long, value_name = "lt|le", default_value = "lt", value_parser = rb_leaf_values())]
     pub rb_leaf: RbLeaf,
     /// Same as `--rb-leaf lt` (kept for scripts written when `le` was the default).
     #[arg(long, conflicts_with = "rb_leaf")]

@@ -186,7 +186,7 @@ fn write_launch(
             init: Init::File(name),
         }),
     });
-    write_atomic(out, &l.to_json())
+    Ok(write_atomic(out, &l.to_json())?)
 }
 
 fn summary(r: &rewrite::Rewritten, t: &WorkTable, workers: u32, origin: &str, a: &Args) -> String {

@@ -3,12 +3,14 @@
 //! Resumable (runs already recorded in DIR are skipped), shardable (`--shard I/N`, and
 //! `--emit-slurm N` writes a Slurm job-array script for it). See docs/SWEEP.md.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::error::{write_atomic, CliError};
-use crate::sweep::exec::{execute, Output};
-use crate::sweep::plan::{Plan, RunSpec, Shard};
-use crate::sweep::record::{dedup_sorted, read_jsonl, to_csv, to_jsonl, Record};
+use sweep::exec::execute;
+use sweep::folder::{Output, Pending};
+use sweep::plan::{Plan, Shard};
+use sweep::record::Record;
+
+use crate::error::CliError;
 
 /// `paver sweep --help` examples.
 pub const EXAMPLES: &str = "Examples:
@@ -49,59 +51,9 @@ fn usage(m: impl Into<String>) -> CliError {
     CliError::Usage(m.into())
 }
 
-/// The sbatch script of a job array over `n` shards of `plan`.
-fn slurm_script(plan: &Path, dir: &Path, n: usize, exe: &Path) -> String {
-    let q = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', "'\\''"));
-    format!(
-        "#!/bin/bash\n\
-         # paver sweep as a Slurm job array: task I runs shard I/{n} of the plan into\n\
-         # {dir}/shard-I. Submit with `sbatch {script}`; when every task has ended, merge with\n\
-         # `paver report {dir}/shard-* -o {dir}/report`.\n\
-         #SBATCH --job-name=paver-sweep\n\
-         #SBATCH --array=0-{last}\n\
-         #SBATCH --output={dir}/slurm-%A_%a.out\n\
-         set -euo pipefail\n\
-         exec {exe} sweep {plan} -o {dirq}/shard-\"$SLURM_ARRAY_TASK_ID\" \\\n    \
-         --shard \"$SLURM_ARRAY_TASK_ID\"/{n} --jobs \"${{SLURM_CPUS_PER_TASK:-1}}\" --quiet\n",
-        last = n - 1,
-        dir = dir.display(),
-        dirq = q(dir),
-        script = dir.join("sweep.sbatch").display(),
-        exe = q(exe),
-        plan = q(plan),
-    )
-}
-
-fn describe(plan: &Plan, r: &RunSpec) -> String {
-    let l = &plan.launches[r.launch];
-    let steal = if crate::sweep::plan::is_paver(&r.tb_policy) {
-        if r.steal {
-            " +steal"
-        } else {
-            " -steal"
-        }
-    } else {
-        ""
-    };
-    let sets = if r.overrides.is_empty() {
-        String::new()
-    } else {
-        format!(" [{}]", r.overrides.join(" "))
-    };
-    format!(
-        "{:>5}  {} {}  {}  {}{steal} {}{sets}",
-        r.index,
-        l.ptx.display(),
-        l.launch.display(),
-        r.gpu_name,
-        r.tb_policy,
-        r.warp_policy
-    )
-}
-
 /// Runs `paver sweep`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    let plan = Plan::read(&args.plan).map_err(|e| usage(e.to_string()))?;
+    let plan = Plan::read(&args.plan).map_err(sweep::Error::from)?;
     let out = Output {
         dir: args.output.clone(),
     };
@@ -109,14 +61,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if n == 0 {
             return Err(usage("--emit-slurm 0: at least one shard"));
         }
-        std::fs::create_dir_all(&out.dir).map_err(|e| CliError::io(&out.dir, e))?;
-        let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("paver"));
-        let script = out.dir.join("sweep.sbatch");
-        write_atomic(
-            &script,
-            &slurm_script(&abs(&args.plan), &abs(&out.dir), n, &exe),
-        )?;
+        let script = out.write_slurm(&args.plan, n, &exe)?;
         if !args.quiet {
             eprintln!(
                 "{}: {} runs in {n} shards; submit with `sbatch {}`",
@@ -128,43 +74,26 @@ pub fn run(args: Args) -> Result<(), CliError> {
         return Ok(());
     }
     let shard = args.shard.unwrap_or(Shard { index: 0, count: 1 });
-    let existing: Vec<Record> = if out.jsonl().is_file() {
-        let (records, warnings) = read_jsonl(&out.jsonl()).map_err(usage)?;
-        for w in warnings {
-            eprintln!("warning: {w}");
-        }
-        records
-    } else {
-        Vec::new()
-    };
-    let recorded: std::collections::BTreeMap<&str, bool> =
-        existing.iter().map(|r| (r.key.as_str(), r.ok())).collect();
-    let in_shard: Vec<&RunSpec> = plan.runs.iter().filter(|r| shard.owns(r.index)).collect();
-    let todo: Vec<&RunSpec> = in_shard
-        .iter()
-        .copied()
-        .filter(|r| match recorded.get(r.key.as_str()) {
-            None => true,
-            Some(ok) => !ok && args.retry_failed,
-        })
-        .collect();
+    let warn = |w: &str| eprintln!("warning: {w}");
+    let pending = Pending::read(&plan, &out, shard, args.retry_failed, &warn)?;
+    let todo = &pending.todo;
     if args.dry_run {
-        for r in &todo {
-            println!("{}", describe(&plan, r));
+        for r in todo {
+            println!("{}", plan.describe(r));
         }
         eprintln!(
             "{} of {} runs to make ({} in shard {}/{}, {} already recorded in {})",
             todo.len(),
             plan.runs.len(),
-            in_shard.len(),
+            pending.in_shard.len(),
             shard.index,
             shard.count,
-            in_shard.len() - todo.len(),
+            pending.recorded(),
             out.dir.display()
         );
         return Ok(());
     }
-    std::fs::create_dir_all(&out.dir).map_err(|e| CliError::io(&out.dir, e))?;
+    out.create()?;
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -178,10 +107,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "{}: {} runs, {} in shard {}/{}, {} already recorded; running {} on {jobs} workers",
             args.plan.display(),
             plan.runs.len(),
-            in_shard.len(),
+            pending.in_shard.len(),
             shard.index,
             shard.count,
-            in_shard.len() - todo.len(),
+            pending.recorded(),
             todo.len()
         );
     }
@@ -197,53 +126,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     let new = execute(
         &plan,
-        &todo,
+        todo,
         jobs,
         &out.jsonl(),
         Some(&out.heatmaps()),
         &progress,
-    )
-    .map_err(usage)?;
+    )?;
     bar.finish();
     let failed: Vec<&Record> = new.iter().filter(|r| !r.ok()).collect();
-    // Plan order: records of this plan take their index in it; others keep theirs.
-    let index_of: std::collections::BTreeMap<&str, usize> = plan
-        .runs
-        .iter()
-        .map(|r| (r.key.as_str(), r.index))
-        .collect();
-    let all: Vec<Record> = existing
-        .into_iter()
-        .chain(new.iter().cloned())
-        .map(|mut r| {
-            if let Some(&i) = index_of.get(r.key.as_str()) {
-                r.index = i;
-            }
-            r
-        })
-        .collect();
-    let all = dedup_sorted(all);
-    write_atomic(&out.jsonl(), &to_jsonl(&all))?;
-    write_atomic(&out.csv(), &to_csv(&all))?;
-    let manifest = serde_json::json!({
-        "format": "paver-sweep/1",
-        "plan": args.plan.to_string_lossy(),
-        "plan_sha256": crate::sweep::plan::file_sha256(&args.plan).unwrap_or_default(),
-        "shard": format!("{}/{}", shard.index, shard.count),
-        "runs_in_plan": plan.runs.len(),
-        "runs_in_shard": in_shard.len(),
-        "paver_version": env!("CARGO_PKG_VERSION"),
-        "paver_build": crate::sweep::plan::build_id(),
-    });
-    write_atomic(
-        &out.manifest(),
-        &(serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n"),
-    )?;
+    let all = pending.finish(&plan, &args.plan, &out, shard, &new)?;
     if !args.quiet {
         eprintln!(
             "{}: {} records ({} new, {} failed now); {}",
             out.dir.display(),
-            all.len(),
+            all,
             new.len(),
             failed.len(),
             out.csv().display()

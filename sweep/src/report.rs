@@ -428,7 +428,7 @@ pub fn heatmap_table(maps: &[Heatmap]) -> Table {
                     m.edges.to_string(),
                     m.max_weight.to_string(),
                     m.side.to_string(),
-                    format!("figures/{}.svg", super::figures::heatmap_stem(m)),
+                    format!("figures/{}.svg", m.figure_stem()),
                 ]
             })
             .collect(),
@@ -442,7 +442,7 @@ pub fn heatmap_images(maps: &[Heatmap]) -> String {
         s.push_str(&format!(
             "![{}](figures/{}.svg)\n",
             m.label(),
-            super::figures::heatmap_stem(m)
+            m.figure_stem()
         ));
     }
     s.push('\n');
@@ -520,7 +520,7 @@ pub fn markdown(records: &[Record], tables: &[Table]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::record::{Timing, FORMAT};
+    use crate::record::{Timing, FORMAT};
 
     fn rec(kernel: &str, policy: &str, steal: bool, cycles: u64, l2: u64) -> Record {
         Record {

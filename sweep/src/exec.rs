@@ -10,12 +10,13 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
+use experiment::groups::RbLeaf;
 use experiment::{Experiment, GpuSetup, GroupRequest, Workload};
 use graph_partition::Schedule;
 use sim::timing::{TbPolicy, WarpPolicy};
@@ -23,8 +24,7 @@ use sim::timing::{TbPolicy, WarpPolicy};
 use super::heatmap::Heatmap;
 use super::plan::{LaunchInput, Plan, RunSpec};
 use super::record::{Record, Timing, FORMAT};
-use crate::cmd::partition::RbLeaf;
-use crate::launch_args::{KernelLaunchArgs, LaunchArgs};
+use crate::Error;
 
 /// What a schedule is built for: GPU (as the plan spells it), PAVER policy, RB-TS leaf
 /// rule, and the SMs and TBs per SM of the GPU after the run's overrides.
@@ -93,23 +93,19 @@ const RECORD_GRANULARITY: analysis::footprint::Granularity =
 
 fn prepare(input: &LaunchInput, budget: u64) -> Result<Prepared, String> {
     let start = Instant::now();
-    let args = KernelLaunchArgs {
-        file: input.ptx.clone(),
-        kernel: input.kernel.clone(),
-        launch: LaunchArgs {
-            launch: Some(input.launch.clone()),
-            grid: None,
-            block: None,
-            dynamic_shared: None,
-            params: Vec::new(),
-        },
-        cuda: crate::cuda::CudaArgs::default(),
-    };
     let options = analysis::Options {
         budget,
         may_loads: false,
     };
-    let loaded = args.load_with(false, options).map_err(|e| e.to_string())?;
+    let warn = |w: &str| eprintln!("paver: warning: NVRTC for {}:\n{w}", input.ptx.display());
+    let loaded = experiment::load::open(
+        &input.ptx,
+        &input.launch,
+        input.kernel.clone(),
+        options,
+        &warn,
+    )
+    .map_err(|e| e.to_string())?;
     let analysed = guarded(|| {
         let a = loaded
             .analysis(RECORD_GRANULARITY)
@@ -162,7 +158,7 @@ fn simulate(
     run: &RunSpec,
     schedule: Option<Schedule>,
 ) -> Result<serde_json::Value, String> {
-    let budget = crate::limits::budget().map_err(|e| e.to_string())?;
+    let budget = launch::MemoryBudget::detect().map_err(|e| e.to_string())?;
     e.check_memory(&budget).map_err(|e| e.to_string())?;
     let policy = TbPolicy::parse(&run.tb_policy)
         .ok_or_else(|| format!("unknown TB policy `{}`", run.tb_policy))?;
@@ -211,7 +207,7 @@ fn record(
         locality_class: analysed.map(|a| a.locality_class.clone()),
         inter_tb_fraction: analysed.map(|a| a.inter_tb_fraction),
         analysis: analysed.map(|a| a.stats.clone()),
-        paver_version: env!("CARGO_PKG_VERSION").into(),
+        paver_version: crate::PAVER_VERSION.into(),
         paver_build: super::plan::build_id().into(),
         status: status.into(),
         error,
@@ -372,32 +368,6 @@ fn thread_cpu_seconds() -> Option<f64> {
     None
 }
 
-/// Where a sweep writes: `DIR/runs.jsonl` (appended as runs finish, rewritten in order at the
-/// end), `DIR/runs.csv`, `DIR/sweep.json` (the plan, shard and counts) and `DIR/heatmaps/`.
-pub struct Output {
-    /// The sweep folder.
-    pub dir: PathBuf,
-}
-
-impl Output {
-    /// `DIR/runs.jsonl`.
-    pub fn jsonl(&self) -> PathBuf {
-        self.dir.join("runs.jsonl")
-    }
-    /// `DIR/runs.csv`.
-    pub fn csv(&self) -> PathBuf {
-        self.dir.join("runs.csv")
-    }
-    /// `DIR/sweep.json`.
-    pub fn manifest(&self) -> PathBuf {
-        self.dir.join("sweep.json")
-    }
-    /// `DIR/heatmaps`: one [`Heatmap`] per analysed launch.
-    pub fn heatmaps(&self) -> PathBuf {
-        super::heatmap::dir_of(&self.dir)
-    }
-}
-
 /// Runs `runs` of `plan` on `jobs` worker threads, appending each record to `append` and
 /// calling `progress` after each; each analysed launch's heat map goes to `heatmaps`.
 /// Returns the new records.
@@ -408,20 +378,24 @@ pub fn execute(
     append: &Path,
     heatmaps: Option<&Path>,
     progress: &(dyn Fn(&Record) + Sync),
-) -> Result<Vec<Record>, String> {
+) -> Result<Vec<Record>, Error> {
+    let append_error = |source| Error::Append {
+        path: append.to_path_buf(),
+        source,
+    };
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(append)
-        .map_err(|e| format!("{}: {e}", append.display()))?;
-    let state = Mutex::new((file, Vec::<Record>::new(), None::<String>));
+        .map_err(append_error)?;
+    let state = Mutex::new((file, Vec::<Record>::new(), None::<std::io::Error>));
     let sink = |r: Record| {
         let line = serde_json::to_string(&r).unwrap_or_default() + "\n";
         let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
         let (file, done, err) = &mut *guard;
         if err.is_none() {
             if let Err(e) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
-                *err = Some(format!("{}: {e}", append.display()));
+                *err = Some(e);
             }
         }
         progress(&r);
@@ -436,8 +410,7 @@ pub fn execute(
         .unwrap_or_else(|| analysis::default_memory_budget() / jobs.max(1) as u64);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
-        .build()
-        .map_err(|e| format!("worker threads: {e}"))?;
+        .build()?;
     pool.install(|| {
         by_launch
             .par_iter()
@@ -445,7 +418,7 @@ pub fn execute(
     });
     let (_, done, err) = state.into_inner().unwrap_or_else(|p| p.into_inner());
     match err {
-        Some(e) => Err(e),
+        Some(e) => Err(append_error(e)),
         None => Ok(done),
     }
 }

@@ -1,7 +1,7 @@
 //! CUDA sources as input: every command that reads a PTX file also reads a `.cu` file,
 //! compiled to PTX with NVRTC ([`native::nvrtc`], loaded at run time) and cached.
 //!
-//! The options ([`CudaArgs`]) become NVRTC's: `--arch` its `--gpu-architecture` (default
+//! The options ([`CudaOptions`], the CLI's CUDA flags) become NVRTC's: `--arch` its `--gpu-architecture` (default
 //! `compute_70`, the corpus's), `-D`/`-I`/`--std` its `--define-macro`/`--include-path`/
 //! `--std`, and each `--nvrtc-opt` is passed as it is. The program is named by the path as
 //! given, so NVRTC's log lines read `kernels/x/x.cu(12): error: ...`.
@@ -15,32 +15,24 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::error::CliError;
+use crate::load::{LoadError, MAX_PTX_BYTES};
 
-/// The NVRTC options of every command that reads a `.cu` file.
-#[derive(clap::Args, Debug, Clone, Default)]
-#[command(next_help_heading = "CUDA sources (.cu inputs)")]
-pub struct CudaArgs {
-    /// NVRTC library (a file or its folder); else $PAVER_NVRTC, the nvidia-cuda-nvrtc
+/// How to compile a `.cu` file: NVRTC's library and options.
+#[derive(Debug, Clone, Default)]
+pub struct CudaOptions {
+    /// NVRTC library (a file or its folder); `None`: $PAVER_NVRTC, the nvidia-cuda-nvrtc
     /// wheel of the active Python environment, CUDA_HOME/CUDA_PATH, the system's.
-    #[arg(long, value_name = "PATH")]
     pub nvrtc: Option<PathBuf>,
-    /// Virtual architecture to compile for (`compute_70`, `sm_90` or `90`); default
-    /// compute_70 (the corpus's), or the oldest one an NVRTC without it supports.
-    #[arg(long, value_name = "ARCH")]
+    /// Virtual architecture (`compute_70`, `sm_90` or `90`); `None`: compute_70 (the
+    /// corpus's), or the oldest one an NVRTC without it supports.
     pub arch: Option<String>,
-    /// Preprocessor macro NAME or NAME=VALUE (repeatable).
-    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    /// Preprocessor macros, NAME or NAME=VALUE.
     pub define: Vec<String>,
-    /// Folder searched for #include files (repeatable).
-    #[arg(short = 'I', value_name = "DIR")]
+    /// Folders searched for #include files.
     pub include: Vec<PathBuf>,
     /// C++ dialect (`c++17`, `c++20`).
-    #[arg(long, value_name = "STD")]
     pub std: Option<String>,
-    /// Any other NVRTC option, as NVRTC spells it (`--nvrtc-opt=--use_fast_math`;
-    /// repeatable).
-    #[arg(long = "nvrtc-opt", value_name = "OPT", allow_hyphen_values = true)]
+    /// Any other NVRTC options, as NVRTC spells them.
     pub nvrtc_opt: Vec<String>,
 }
 
@@ -68,7 +60,7 @@ pub struct Ptx {
     pub nvrtc: String,
 }
 
-impl CudaArgs {
+impl CudaOptions {
     /// NVRTC's options for these flags, the architecture first (`default_arch` when none
     /// is given).
     pub fn options(&self, default_arch: &str) -> Vec<String> {
@@ -92,19 +84,17 @@ impl CudaArgs {
     }
 
     /// Compiles the CUDA source at `path` to PTX, from the cache when it holds it.
-    pub fn compile(&self, path: &Path) -> Result<Ptx, CliError> {
+    pub fn compile(&self, path: &Path) -> Result<Ptx, LoadError> {
         let bytes =
-            ::launch::budget::read_input(path, crate::cmd::MAX_PTX_BYTES).map_err(|message| {
-                CliError::Io {
-                    path: path.to_path_buf(),
-                    message,
-                }
+            ::launch::budget::read_input(path, MAX_PTX_BYTES).map_err(|message| LoadError::Io {
+                path: path.to_path_buf(),
+                message,
             })?;
-        let source = String::from_utf8(bytes).map_err(|_| CliError::Io {
+        let source = String::from_utf8(bytes).map_err(|_| LoadError::Io {
             path: path.to_path_buf(),
             message: "not UTF-8 text".into(),
         })?;
-        let nvrtc_error = |error| CliError::Nvrtc {
+        let nvrtc_error = |error| LoadError::Nvrtc {
             path: path.to_path_buf(),
             error,
         };
@@ -230,13 +220,13 @@ mod tests {
 
     #[test]
     fn flags_become_nvrtc_options_in_order() {
-        let a = CudaArgs {
+        let a = CudaOptions {
             arch: Some("90".into()),
             define: vec!["N=4".into(), "FAST".into()],
             include: vec![PathBuf::from("inc")],
             std: Some("c++17".into()),
             nvrtc_opt: vec!["--generate-line-info".into()],
-            ..CudaArgs::default()
+            ..CudaOptions::default()
         };
         assert_eq!(
             a.options("compute_70"),
@@ -250,7 +240,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            CudaArgs::default().options("compute_70"),
+            CudaOptions::default().options("compute_70"),
             ["--gpu-architecture=compute_70"]
         );
     }

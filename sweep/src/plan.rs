@@ -291,7 +291,7 @@ impl Plan {
             .iter()
             .map(|r| {
                 let r = r.to_ascii_lowercase();
-                match crate::cmd::partition::RbLeaf::parse(&r) {
+                match experiment::groups::RbLeaf::parse(&r) {
                     Some(_) => Ok(r),
                     None => Err(invalid(format!(
                         "rb_leaf: unknown rule `{r}` (expected lt or le)"
@@ -351,7 +351,7 @@ impl Plan {
                             for w in &warp_policies {
                                 for set in &overrides {
                                     let mut key = serde_json::json!({
-                                        "paver": env!("CARGO_PKG_VERSION"),
+                                        "paver": crate::PAVER_VERSION,
                                         "build": build_id(),
                                         "ptx": l.ptx_sha256,
                                         "launch": l.launch_sha256,
@@ -397,6 +397,37 @@ impl Plan {
                 .analysis_max_memory_mib
                 .map(|m| m.saturating_mul(1 << 20)),
         })
+    }
+}
+
+impl Plan {
+    /// One line for run `r` (`paver sweep --dry-run`): index, PTX and launch files, GPU,
+    /// policies (with stealing for the PAVER policies) and overrides.
+    pub fn describe(&self, r: &RunSpec) -> String {
+        let l = &self.launches[r.launch];
+        let steal = if is_paver(&r.tb_policy) {
+            if r.steal {
+                " +steal"
+            } else {
+                " -steal"
+            }
+        } else {
+            ""
+        };
+        let sets = if r.overrides.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", r.overrides.join(" "))
+        };
+        format!(
+            "{:>5}  {} {}  {}  {}{steal} {}{sets}",
+            r.index,
+            l.ptx.display(),
+            l.launch.display(),
+            r.gpu_name,
+            r.tb_policy,
+            r.warp_policy
+        )
     }
 }
 
@@ -506,8 +537,12 @@ ptx = "kernels/mm_naive/mm_naive.compute_70.ptx"
 launch = "kernels/mm_naive/small.json"
 "#;
 
+    /// The repository (the corpus's paths are relative to it).
     fn root() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
     }
 
     fn plan_at_root(text: &str) -> Result<Plan, PlanError> {

@@ -1,7 +1,7 @@
 //! The TB locality heat maps of a sweep (PAVER Fig. 5): the adjacency matrix of each
 //! launch's locality graph, max-pooled to at most [`MAX_SIDE`] cells a side, saved by
 //! `paver sweep` as `DIR/heatmaps/<kernel>.<launch stem>.<key>.json` when it analyses the
-//! launch, and drawn by `paver report` (figures in [`super::figures`]).
+//! launch, and drawn by `paver report` (the `figures` module).
 //!
 //! The sweep keeps the pooled matrix rather than the graph: a report must be drawable from
 //! the sweep folder alone (the PTX may be gone, or on another machine after a Slurm run),
@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use experiment::output::{write_atomic, WriteError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -100,6 +101,13 @@ impl Heatmap {
         format!("{}.{}.{key}.json", safe(&self.kernel), safe(&stem))
     }
 
+    /// The stem of the heat map's figures (`….svg`, `….png`) and of the report's links to
+    /// them: `heatmap_` and its file name without `.json`.
+    pub fn figure_stem(&self) -> String {
+        let name = self.file_name();
+        format!("heatmap_{}", name.strip_suffix(".json").unwrap_or(&name))
+    }
+
     /// A short caption: `kernel (launch stem)`.
     pub fn label(&self) -> String {
         let stem = Path::new(&self.launch)
@@ -129,11 +137,15 @@ pub fn dir_of(sweep_dir: &Path) -> PathBuf {
 }
 
 /// Writes `map` into `dir` (created), replacing the file atomically.
-pub fn write(dir: &Path, map: &Heatmap) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn write(dir: &Path, map: &Heatmap) -> Result<PathBuf, WriteError> {
+    std::fs::create_dir_all(dir).map_err(|source| WriteError {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let path = dir.join(map.file_name());
-    let text = serde_json::to_string(map).map_err(|e| e.to_string())? + "\n";
-    crate::error::write_atomic(&path, &text).map_err(|e| e.to_string())?;
+    // A `Heatmap` always serialises (strings and integers).
+    let text = serde_json::to_string(map).unwrap_or_default() + "\n";
+    write_atomic(&path, &text)?;
     Ok(path)
 }
 

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -40,7 +40,7 @@ pub struct Timing {
 pub struct Record {
     /// `paver-run/1`.
     pub format: String,
-    /// Content key of the inputs (see `sweep::plan`).
+    /// Content key of the inputs (see [`crate::plan`]).
     pub key: String,
     /// Position in the plan that made it (records are listed in this order).
     pub index: usize,
@@ -122,14 +122,51 @@ impl Record {
     }
 }
 
+/// What makes a `runs.jsonl` unreadable.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file cannot be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A line is a record of another format.
+    #[error("{}:{line}: format `{found}`, expected `{FORMAT}`", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// The line's `format`.
+        found: String,
+    },
+    /// A line that is not the last is not a record.
+    #[error("{}:{line}: {source}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// What the JSON reader said.
+        source: serde_json::Error,
+    },
+}
+
 /// Reads a `runs.jsonl`. A last line cut short (a sweep killed while writing) is dropped
 /// with a warning in the returned list; a bad line elsewhere is an error.
-pub fn read_jsonl(path: &Path) -> Result<(Vec<Record>, Vec<String>), String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read_jsonl(path: &Path) -> Result<(Vec<Record>, Vec<String>), ReadError> {
+    let io = |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
     let lines: Vec<String> = std::io::BufReader::new(file)
         .lines()
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(io)?;
     let mut records = Vec::new();
     let mut warnings = Vec::new();
     let last = lines.iter().rposition(|l| !l.trim().is_empty());
@@ -140,19 +177,24 @@ pub fn read_jsonl(path: &Path) -> Result<(Vec<Record>, Vec<String>), String> {
         match serde_json::from_str::<Record>(line) {
             Ok(r) if r.format == FORMAT => records.push(r),
             Ok(r) => {
-                return Err(format!(
-                    "{}:{}: format `{}`, expected `{FORMAT}`",
-                    path.display(),
-                    n + 1,
-                    r.format
-                ))
+                return Err(ReadError::Format {
+                    path: path.to_path_buf(),
+                    line: n + 1,
+                    found: r.format,
+                })
             }
             Err(e) if Some(n) == last => warnings.push(format!(
                 "{}:{}: dropped an unfinished last record ({e})",
                 path.display(),
                 n + 1
             )),
-            Err(e) => return Err(format!("{}:{}: {e}", path.display(), n + 1)),
+            Err(source) => {
+                return Err(ReadError::Syntax {
+                    path: path.to_path_buf(),
+                    line: n + 1,
+                    source,
+                })
+            }
         }
     }
     Ok((records, warnings))
@@ -434,7 +476,10 @@ mod tests {
         assert_eq!(sorted[0].stat("cycles"), Some(3.0));
         // A bad line in the middle is an error, not a silent skip.
         std::fs::write(&path, format!("garbage\n{}", to_jsonl(&rs))).expect("write");
-        assert!(read_jsonl(&path).expect_err("bad line").contains(":1:"));
+        assert!(read_jsonl(&path)
+            .expect_err("bad line")
+            .to_string()
+            .contains(":1:"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

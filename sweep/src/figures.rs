@@ -16,14 +16,57 @@ use super::report::Table;
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
+/// What stops a figure from being drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum FigureError {
+    /// The compiled-in font does not load.
+    #[error("the compiled-in DejaVu Sans font does not load")]
+    Font,
+    /// The figures' folder cannot be made.
+    #[error("{}: {source}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A figure cannot be drawn or written.
+    #[error("{}: {message}", path.display())]
+    Draw {
+        /// The figure's file.
+        path: PathBuf,
+        /// What the drawing backend said.
+        message: String,
+    },
+}
+
 /// Registers the compiled-in font once under the family name plotters asks for.
-fn font_ready() -> Result<(), String> {
-    static ONCE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    ONCE.get_or_init(|| {
-        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
-            .map_err(|_| "the compiled-in DejaVu Sans font does not load".to_string())
+fn font_ready() -> Result<(), FigureError> {
+    static ONCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let loaded = ONCE.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok()
+    });
+    if *loaded {
+        Ok(())
+    } else {
+        Err(FigureError::Font)
+    }
+}
+
+/// Makes the figures' folder `dir`.
+fn make_folder(dir: &Path) -> Result<(), FigureError> {
+    std::fs::create_dir_all(dir).map_err(|source| FigureError::Folder {
+        path: dir.to_path_buf(),
+        source,
     })
-    .clone()
+}
+
+/// The error of drawing the figure `path`.
+fn draw_error(path: &Path) -> impl Fn(String) -> FigureError + '_ {
+    move |message| FigureError::Draw {
+        path: path.to_path_buf(),
+        message,
+    }
 }
 
 /// One bar series: a name and a value per category (`None`: no bar).
@@ -233,20 +276,19 @@ fn chart_for(t: &Table) -> Option<BarChart> {
 
 /// Draws every table that has a figure form into `dir` as `NAME.svg` and `NAME.png`;
 /// returns the files written.
-pub fn write_all(tables: &[Table], dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn write_all(tables: &[Table], dir: &Path) -> Result<Vec<PathBuf>, FigureError> {
     font_ready()?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    make_folder(dir)?;
     let mut out = Vec::new();
     for t in tables {
         let Some(chart) = chart_for(t) else { continue };
         let width = (240 + 60 * chart.categories.len() as u32).clamp(640, 2400);
         let size = (width, 520);
         let svg = dir.join(format!("{}.svg", t.name));
-        draw(SVGBackend::new(&svg, size).into_drawing_area(), &chart)
-            .map_err(|e| format!("{}: {e}", svg.display()))?;
+        draw(SVGBackend::new(&svg, size).into_drawing_area(), &chart).map_err(draw_error(&svg))?;
         let png = dir.join(format!("{}.png", t.name));
         draw(BitMapBackend::new(&png, size).into_drawing_area(), &chart)
-            .map_err(|e| format!("{}: {e}", png.display()))?;
+            .map_err(draw_error(&png))?;
         out.push(svg);
         out.push(png);
     }
@@ -334,26 +376,20 @@ fn tick_ids(n: u32) -> Vec<u32> {
     (0..=n).step_by(step.max(1) as usize).collect()
 }
 
-/// The figure stem of a heat map: `heatmap_` and its file name without `.json`.
-pub fn heatmap_stem(m: &Heatmap) -> String {
-    let name = m.file_name();
-    format!("heatmap_{}", name.strip_suffix(".json").unwrap_or(&name))
-}
-
 /// Draws every heat map into `dir` as `heatmap_….svg` and `.png`; returns the files written.
-pub fn write_heatmaps(maps: &[Heatmap], dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn write_heatmaps(maps: &[Heatmap], dir: &Path) -> Result<Vec<PathBuf>, FigureError> {
     font_ready()?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    make_folder(dir)?;
     let mut out = Vec::new();
     for m in maps {
-        let stem = heatmap_stem(m);
+        let stem = m.figure_stem();
         let size = (640, 680);
         let svg = dir.join(format!("{stem}.svg"));
         draw_heatmap(SVGBackend::new(&svg, size).into_drawing_area(), m)
-            .map_err(|e| format!("{}: {e}", svg.display()))?;
+            .map_err(draw_error(&svg))?;
         let png = dir.join(format!("{stem}.png"));
         draw_heatmap(BitMapBackend::new(&png, size).into_drawing_area(), m)
-            .map_err(|e| format!("{}: {e}", png.display()))?;
+            .map_err(draw_error(&png))?;
         out.push(svg);
         out.push(png);
     }
