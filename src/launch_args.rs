@@ -1,11 +1,14 @@
 //! The launch flags shared by every command that takes a launch (`--launch`, `--grid`,
 //! `--block`, `--param`, `--dynamic-shared`), turned into a [`launch::Launch`], and the
-//! CUDA flags of every command that reads a `.cu` file.
+//! CUDA flags of every command that reads a `.cu` file, and loading the file they name (a
+//! PTX file, or a CUDA source compiled first) with the errors made the CLI's.
 
 use std::path::{Path, PathBuf};
 
+use experiment::load::Input;
 use experiment::Workload;
 use launch::{BufferSpec, Dim3, Init, Launch, LaunchFlags, ParamArg, ParamSpec};
+use ptx_parser::{Function, Module};
 
 use crate::error::CliError;
 
@@ -106,7 +109,7 @@ impl KernelLaunchArgs {
     /// Loads the launch, by-value parameters without a value left `open` or not, for a
     /// static analysis with `options` ([`experiment::load::bind`]).
     pub fn load_with(&self, open: bool, options: analysis::Options) -> Result<Workload, CliError> {
-        let input = crate::cmd::load_input(&self.file, &self.cuda)?;
+        let input = load_input(&self.file, &self.cuda)?;
         let (launch, base_dir) = self.launch.build(self.kernel.clone())?;
         let binding = experiment::load::Binding {
             file: &self.file,
@@ -122,7 +125,7 @@ impl KernelLaunchArgs {
 }
 
 /// The NVRTC options of every command that reads a `.cu` file
-/// ([`experiment::cuda::CudaOptions`]).
+/// ([`experiment::load::cuda::CudaOptions`]).
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(next_help_heading = "CUDA sources (.cu inputs)")]
 pub struct CudaArgs {
@@ -151,8 +154,8 @@ pub struct CudaArgs {
 
 impl CudaArgs {
     /// The compiler options these flags give.
-    pub fn options(&self) -> experiment::cuda::CudaOptions {
-        experiment::cuda::CudaOptions {
+    pub fn options(&self) -> experiment::load::cuda::CudaOptions {
+        experiment::load::cuda::CudaOptions {
             nvrtc: self.nvrtc.clone(),
             arch: self.arch.clone(),
             define: self.define.clone(),
@@ -161,4 +164,32 @@ impl CudaArgs {
             nvrtc_opt: self.nvrtc_opt.clone(),
         }
     }
+}
+
+/// Parses the PTX file at `path`, or compiles the CUDA source at `path` (`.cu`) with NVRTC
+/// and `cuda`'s options first ([`experiment::load::read_module`]); NVRTC's warnings go to
+/// standard error.
+pub fn load_input(path: &Path, cuda: &CudaArgs) -> Result<Input, CliError> {
+    let warn = |w: &str| {
+        crate::out::eprintln(&format!(
+            "paver: warning: NVRTC for {}:\n{w}",
+            path.display()
+        ))
+    };
+    Ok(experiment::load::read_module(path, &cuda.options(), &warn)?)
+}
+
+/// The module of [`load_input`].
+pub fn load_module(path: &Path, cuda: &CudaArgs) -> Result<Module, CliError> {
+    load_input(path, cuda).map(|i| i.module)
+}
+
+/// The entry named `name` (mangled, demangled or bare C++ name), or the only entry when no
+/// name is given ([`experiment::load::select_kernel`]); a wrong name is a usage error.
+pub fn select_kernel<'m>(
+    module: &'m Module,
+    name: Option<&str>,
+    path: &Path,
+) -> Result<&'m Function, CliError> {
+    Ok(experiment::load::select_kernel(module, name, path)?)
 }

@@ -9,13 +9,12 @@
 //! simulation are its methods, so partitioning and simulation always see the same GPU.
 //!
 //! A workload comes from files through [`load`]: a PTX file (or a CUDA source compiled with
-//! NVRTC, [`cuda`]), its kernel chosen by name ([`names`]) and a launch bound to it.
+//! NVRTC, [`load::cuda`]), its kernel chosen by name ([`names`]) and a launch bound to it.
 //! [`output`] writes result files atomically.
 //!
 //! Every command of the `paver` binary and the sweep go through this crate; the binary
 //! parses arguments and prints.
 
-pub mod cuda;
 mod error;
 mod experiment;
 pub mod groups;

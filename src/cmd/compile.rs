@@ -1,5 +1,5 @@
 //! `paver compile FILE.cu`: the PTX NVRTC makes of a CUDA source, the same that every
-//! other command reads when given the `.cu` file (see `experiment::cuda`).
+//! other command reads when given the `.cu` file (see `experiment::load::cuda`).
 
 use std::path::PathBuf;
 
@@ -34,7 +34,7 @@ pub struct Args {
 
 /// Runs `paver compile`.
 pub fn run(args: Args) -> Result<(), CliError> {
-    if !experiment::cuda::is_cuda(&args.file) {
+    if !experiment::load::cuda::is_cuda(&args.file) {
         return Err(CliError::Usage(format!(
             "{}: not a CUDA source (.cu); PTX files need no compiling",
             args.file.display()

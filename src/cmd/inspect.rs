@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use ptx_parser::{BlockId, Cfg, Function, InstId, Module};
 use serde::Serialize;
 
-use crate::cmd::{load_module, select_kernel};
 use crate::error::CliError;
+use crate::launch_args::{load_module, select_kernel};
 
 /// Examples shown by `paver inspect --help`.
 pub const EXAMPLES: &str = "Examples:

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use ptx_parser::{Function, MemCounts, Module};
 use serde::Serialize;
 
-use crate::cmd::load_module;
 use crate::error::CliError;
+use crate::launch_args::load_module;
 
 /// Examples shown by `paver parse --help`.
 pub const EXAMPLES: &str = "Examples:

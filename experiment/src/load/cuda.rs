@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::load::{LoadError, MAX_PTX_BYTES};
+use super::{LoadError, MAX_PTX_BYTES};
 
 /// How to compile a `.cu` file: NVRTC's library and options.
 #[derive(Debug, Clone, Default)]

@@ -1,5 +1,5 @@
 //! A launch from files: a PTX file (or a CUDA source, compiled with NVRTC first:
-//! [`crate::cuda`]) parsed into a module ([`read_module`]), its kernel chosen by name
+//! [`cuda`]) parsed into a module ([`read_module`]), its kernel chosen by name
 //! ([`select_kernel`], mangled or demangled: [`crate::names`]), and a launch bound to it
 //! ([`bind`]): a [`Workload`]. The CLI's `FILE --kernel --launch` flags and `paver sweep`'s
 //! plans ([`open`]) both load this way.
@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use launch::{Launch, LaunchFlags};
 use ptx_parser::{Function, Module};
 
-use crate::cuda::CudaOptions;
 use crate::Workload;
+use cuda::CudaOptions;
+
+pub mod cuda;
 
 /// Largest PTX file read (1 GiB; the largest real modules are a few hundred MB).
 pub const MAX_PTX_BYTES: u64 = 1 << 30;
@@ -111,7 +113,7 @@ pub fn read_module(
     cuda: &CudaOptions,
     warn: &dyn Fn(&str),
 ) -> Result<Input, LoadError> {
-    if crate::cuda::is_cuda(path) {
+    if crate::load::cuda::is_cuda(path) {
         let ptx = cuda.compile(path)?;
         if !ptx.warnings.is_empty() {
             warn(&ptx.warnings);
