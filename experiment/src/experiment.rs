@@ -100,6 +100,8 @@ pub struct Run {
     pub max_warp_instructions: u64,
     /// Threads the run may use (results do not depend on it).
     pub threads: usize,
+    /// Keep the locality ledger (`sim::timing::ledger`) in the stats.
+    pub explain: bool,
 }
 
 impl Run {
@@ -117,6 +119,7 @@ impl Run {
             max_warp_instructions_per_tb: d.max_warp_instructions_per_tb,
             max_warp_instructions: sim::timing::DEFAULT_LAUNCH_BUDGET,
             threads: 1,
+            explain: false,
         }
     }
 }
@@ -301,6 +304,7 @@ impl<'w> Experiment<'w> {
         opts.max_warp_instructions_per_tb = run.max_warp_instructions_per_tb;
         opts.max_warp_instructions = run.max_warp_instructions;
         opts.threads = run.threads.max(1);
+        opts.explain = run.explain;
         opts.registers = Some(self.resources.registers.clone());
         opts.occupancy = Some(self.occupancy.clone());
         if self.cfg.ld.active() {

@@ -120,6 +120,13 @@ pub struct Args {
         default_value_t = 100_000_000
     )]
     max_instructions_per_tb: u64,
+    /// Add the locality ledger to the statistics (key `ledger`): per TB, its SM, start and
+    /// end, the TBs resident beside it when it started, and its L1 reads split into hits and
+    /// MSHR merges on its own lines and on other TBs' lines (naming them), and misses (the
+    /// L2 reads it caused); with totals. `paver report --ledger A.json B.json` sets two
+    /// runs. ledgers side by side. See docs/EXPLAIN.md.
+    #[arg(long)]
+    explain: bool,
     /// Write the statistics here (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE.json")]
     output: Option<PathBuf>,
@@ -214,6 +221,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let mut run = Run::new(policy, &args.tb_policy);
     run.threads = args.threads;
+    run.explain = args.explain;
     run.warp_policy = warp;
     run.steal = match (args.steal, args.no_steal) {
         (true, _) => Some(true),

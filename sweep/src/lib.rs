@@ -16,6 +16,7 @@ pub mod exec;
 pub mod figures;
 pub mod folder;
 pub mod heatmap;
+pub mod ledger;
 pub mod merge;
 pub mod plan;
 pub mod record;

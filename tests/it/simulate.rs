@@ -288,3 +288,57 @@ fn simulate_budget_is_per_launch() {
     );
     assert!(e.contains("TB (") && e.contains("PTX line"), "{e}");
 }
+
+/// `--explain`'s ledger accounts for every L1 read of the run and changes nothing else:
+/// its hits, merges and misses add up to the L1's own counters (computed by the cache, not
+/// the ledger), every TB appears once, and the rest of the stats is byte-identical to a
+/// run without it. `paver report --ledger` sets two runs side by side.
+#[test]
+fn explain_keeps_a_ledger_that_adds_up_to_the_l1_counters() {
+    let base = ["--gpu", "fermi", "--set", "core.num_sms=2", "--tb-policy"];
+    for policy in ["lrr", "rb-ts"] {
+        let mut args = base.to_vec();
+        args.push(policy);
+        let (_, plain) = stats(&args);
+        args.push("--explain");
+        let (_, mut v) = stats(&args);
+        let ledger = v.as_object_mut().unwrap().remove("ledger").unwrap();
+        assert_eq!(v, plain);
+        let s = &ledger["summary"];
+        let n = |x: &Value, k: &str| x[k].as_u64().unwrap();
+        let l1 = &v["l1"];
+        assert_eq!(n(s, "tbs"), 16);
+        assert_eq!(n(s, "reads") + n(l1, "writes"), n(l1, "accesses"));
+        assert_eq!(n(s, "hits_own") + n(s, "hits_shared"), n(l1, "hits"));
+        assert_eq!(n(s, "merges_own") + n(s, "merges_shared"), n(l1, "hit_reserve"));
+        // mm_naive writes each C element once: the L1 (write-evict, no allocation on
+        // Fermi) counts those writes among its misses.
+        assert_eq!(n(s, "misses") + n(l1, "writes"), n(l1, "misses"));
+        let tbs: Vec<u64> = ledger["tbs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| n(e, "tb"))
+            .collect();
+        assert_eq!(tbs, (0..16).collect::<Vec<_>>());
+    }
+    let dir = std::env::temp_dir().join(format!("paver-it-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<String> = ["lrr", "rb-ts"]
+        .iter()
+        .map(|p| {
+            let f = dir.join(format!("{p}.json"));
+            let mut args = vec!["simulate", PTX, "--launch", LAUNCH, "--quiet"];
+            args.extend_from_slice(&base);
+            args.extend_from_slice(&[p, "--explain", "-o", f.to_str().unwrap()]);
+            paver_ok(&args);
+            f.to_str().unwrap().to_string()
+        })
+        .collect();
+    let table = paver_ok(&["report", "--ledger", &files[0], &files[1]]);
+    assert!(table.contains("| misses (L2 reads) |"), "{table}");
+    assert!(table.contains("A: lrr / gto warps | B: rb-ts / gto warps"), "{table}");
+    let e = paver_err(&["report", "--ledger", &files[0], "kernels/mm_naive/small.json"]);
+    assert!(e.contains("not the stats of `paver simulate`"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -40,6 +40,7 @@ pub mod events;
 pub mod hints;
 pub mod icc;
 pub mod ld_cache;
+pub mod ledger;
 pub mod mem;
 pub mod named;
 pub mod noc;
@@ -109,6 +110,9 @@ pub struct SimOptions {
     /// Data placement on a multi-module GPU ([`numa`]; `None`: interleave there). A GPU
     /// with one module refuses one.
     pub placement: Option<numa::Placement>,
+    /// Keep the locality ledger ([`ledger`], `paver simulate --explain`): per TB, its SM,
+    /// its co-resident TBs and whose L1 lines served its reads, in [`Stats::ledger`].
+    pub explain: bool,
 }
 
 impl SimOptions {
@@ -128,6 +132,7 @@ impl SimOptions {
             occupancy: None,
             hints: hints::LocalityHints::default(),
             placement: None,
+            explain: false,
         }
     }
 }
@@ -402,6 +407,9 @@ pub fn simulate_with_info(
             .map(|i| {
                 let mut s =
                     sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs, &decision);
+                if opts.explain {
+                    s.keep_ledger();
+                }
                 if cfg.ld.active() {
                     // `--cache-policy ld` / `--prefetch` (issue 17): the L1's LD state.
                     let line = u64::from(sm_cfg.gpu.l1.line_bytes);
@@ -583,6 +591,9 @@ pub fn simulate_with_info(
             *t += x;
         }
     }
+    let ledger = opts
+        .explain
+        .then(|| ledger::Ledger::new(sms.iter_mut().flat_map(sm::Sm::take_ledger).collect()));
     let cycles = now;
     let info = RunInfo {
         peak_trace_bytes: sms.iter().map(sm::Sm::peak_trace_bytes).sum(),
@@ -629,6 +640,7 @@ pub fn simulate_with_info(
         icc: memsys.icc_stats(),
         ld,
         numa: memsys.numa_stats(&sms.iter().map(|s| s.stats().tbs).collect::<Vec<_>>()),
+        ledger,
         config: cfg.clone(),
     };
     Ok((stats, info))

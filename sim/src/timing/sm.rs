@@ -18,6 +18,7 @@ use super::block_map::BlockMap;
 use super::cache::{Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::{PipelineConfig, TimingConfig};
 use super::ld_cache::{LdL1, LdStats};
+use super::ledger::SmLedger;
 use super::mem::{MemSystem, Reply, ReqKind};
 use super::prefetch::Prefetch;
 use super::stats::SmStats;
@@ -156,6 +157,8 @@ pub struct Sm<'p> {
     free_slots: u32,
     /// The most trace bytes held at once, sampled when TBs launch and finish.
     peak_trace_bytes: usize,
+    /// The locality ledger (`--explain`; `None` otherwise, at no cost).
+    ledger: Option<SmLedger>,
 }
 
 /// Sets warp slot `s`'s blocked-until time and its live bit.
@@ -235,6 +238,7 @@ impl<'p> Sm<'p> {
             free_ctxs: contexts.max(1),
             free_slots: nw as u32,
             peak_trace_bytes: 0,
+            ledger: None,
         }
     }
 
@@ -298,6 +302,19 @@ impl<'p> Sm<'p> {
         self.l1.ld().map(LdL1::stats)
     }
 
+    /// Keeps the locality ledger of this SM ([`super::ledger`]).
+    pub fn keep_ledger(&mut self) {
+        self.ledger = Some(SmLedger::new(self.id, self.ctxs.len()));
+    }
+
+    /// The ledger's entries of the TBs this SM ran (empty without `keep_ledger`).
+    pub fn take_ledger(&mut self) -> Vec<super::ledger::TbEntry> {
+        self.ledger
+            .take()
+            .map(SmLedger::into_entries)
+            .unwrap_or_default()
+    }
+
     /// TBs that finished since the last call.
     pub fn take_finished(&mut self, out: &mut Vec<u32>) {
         out.append(&mut self.finished);
@@ -348,6 +365,9 @@ impl<'p> Sm<'p> {
         }
         self.free_ctxs -= 1;
         self.free_slots -= slots.len() as u32;
+        if let Some(l) = &mut self.ledger {
+            l.start(c, tb, now);
+        }
         let live = slots.len() as u32;
         self.ctxs[c] = Some(TbSlot {
             tb,
@@ -500,6 +520,9 @@ impl<'p> Sm<'p> {
                 self.free_ctxs += 1;
                 self.free_slots += slots.len() as u32;
                 self.finished.push(id);
+                if let Some(l) = &mut self.ledger {
+                    l.finish(c, now);
+                }
                 self.stats.tbs += 1;
             }
         } else {
@@ -791,7 +814,6 @@ impl<'p> Sm<'p> {
                 let block = self.lsu_blocks[e.next as usize];
                 match e.op.kind {
                     AccessKind::Load => {
-                        let ld = &mut self.warps[e.warp as usize].loads[e.load as usize];
                         let who = (e.warp, e.load);
                         let outcome = if e.refused {
                             self.l1.read_again(block, who)
@@ -799,6 +821,10 @@ impl<'p> Sm<'p> {
                             self.l1.read(block, who)
                         };
                         e.refused = false;
+                        if let Some(l) = &mut self.ledger {
+                            l.read(self.warps[e.warp as usize].ctx as usize, block, outcome);
+                        }
+                        let ld = &mut self.warps[e.warp as usize].loads[e.load as usize];
                         match outcome {
                             Outcome::Hit => ld.done_at = ld.done_at.max(at),
                             Outcome::HitReserve => ld.remaining += 1,
@@ -814,6 +840,10 @@ impl<'p> Sm<'p> {
                                 {
                                     if self.l1.prefetch(t) == Prefetch::Issued {
                                         mem.send(self.id, t, self.block_bytes, ReqKind::Read, at);
+                                        if let Some(l) = &mut self.ledger {
+                                            let c = self.warps[e.warp as usize].ctx as usize;
+                                            l.prefetched(c, t);
+                                        }
                                     }
                                 }
                             }

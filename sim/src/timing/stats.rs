@@ -110,6 +110,10 @@ pub struct Stats {
     /// absent on a GPU with one module, so other runs' JSON is unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa: Option<super::numa::NumaStats>,
+    /// The locality ledger (`--explain`; absent otherwise): per TB, where and beside whom it
+    /// ran and whose L1 lines served its reads ([`super::ledger`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<super::ledger::Ledger>,
     /// The configuration the run used.
     pub config: TimingConfig,
 }
