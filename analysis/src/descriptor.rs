@@ -1,5 +1,7 @@
 //! Locality Descriptors (Locality Descriptor paper, §3-4), one per pointer parameter,
-//! derived from the symbolic model and the footprints.
+//! derived from the symbolic model and the footprints. The descriptor is the one type LD
+//! clustering and the simulator read too ([`Descriptor`], from `graph_partition`); the
+//! analysis hands it out as [`Derived`], with the evidence it was derived from.
 //!
 //! - **compute-data map** `(mx, my, mz)`: `1` where the parameter's addresses (any resolved
 //!   load of it: address and loop bounds) depend on `%ctaid` along that grid dimension.
@@ -39,7 +41,7 @@ use serde::Serialize;
 use crate::expr::{Expr, Var};
 use crate::footprint::{normalize, Interval, PARAM_SHIFT};
 use crate::Analysis;
-pub use graph_partition::descriptor::{LocalityType, Pattern, Sharing};
+pub use graph_partition::descriptor::{Descriptor, LocalityType, Pattern, Sharing};
 
 pub(crate) use crate::existence::{all_pairs, elem_bytes, existence_of, Tables};
 pub use crate::existence::{
@@ -80,35 +82,14 @@ pub struct TileMapEntry {
     pub d_tile: Vec<[u64; 2]>,
 }
 
-/// The Locality Descriptor of one pointer parameter.
+/// A Locality Descriptor as the analysis derived it: the descriptor itself (the one type
+/// clustering and the simulator read too) and the evidence behind it, which only the
+/// analysis's report shows. Serialises as one flat object, the descriptor's fields first.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Descriptor {
-    /// Parameter index.
-    pub param: u32,
-    /// Parameter name.
-    pub name: Option<String>,
-    /// Element size in bytes.
-    pub element_bytes: u64,
-    /// `INTER-THREAD`, `INTRA-THREAD`, `NO-REUSE`, or `UNDECIDED` when neither z3 nor
-    /// enumeration answered the existence questions.
-    pub locality_type: LocalityType,
-    /// The paper's priority (§3.3.5): 1 is the highest, unique per descriptor.
-    pub priority: u32,
-    /// `COACCESSED` or `NEARBY` (INTER-THREAD only).
-    pub sharing: Option<Sharing>,
-    /// `REGULAR` or `IRREGULAR`.
-    pub pattern: Pattern,
-    /// Distance in elements between the D-Tile's rows (REGULAR only).
-    pub stride_elements: Option<u64>,
-    /// D-Tile dimensions in elements.
-    pub d_tile: [u64; 3],
-    /// C-Tile dimensions in TBs.
-    pub c_tile: [u64; 3],
-    /// Compute-data map as a mask: 1 where the addresses use `%ctaid` along that dimension.
-    pub compute_data_map: [u8; 3],
-    /// Compute-data map in the paper's rank form (§3.3.3): the traversal rank of each grid
-    /// dimension's C-Tiles as D-Tiles are traversed `X -> Y -> Z`; 0 where the mask is 0.
-    pub compute_data_rank: [u8; 3],
+pub struct Derived {
+    /// The descriptor.
+    #[serde(flatten)]
+    pub descriptor: Descriptor,
     /// Two different TBs can read the same address (`None`: undecided).
     pub inter_tb_reuse: Option<bool>,
     /// One thread can read an address twice (`None`: undecided).
@@ -119,6 +100,11 @@ pub struct Descriptor {
     pub tile_map: Vec<TileMapEntry>,
     /// More C-Tiles or ranges than listed.
     pub tile_map_truncated: bool,
+}
+
+/// The bare descriptors of `derived`, for clustering and the simulator's hints.
+pub fn descriptors(derived: &[Derived]) -> Vec<Descriptor> {
+    derived.iter().map(|d| d.descriptor.clone()).collect()
 }
 
 /// Compute-data map of parameter `p`.
@@ -187,7 +173,7 @@ pub fn describe(
     a: &Analysis,
     launch: &BoundLaunch,
     exist: &[(Existence, DecidedBy)],
-) -> Vec<Descriptor> {
+) -> Vec<Derived> {
     let params = load_params(a);
     let grid = [launch.grid.x, launch.grid.y, launch.grid.z];
     let mut out = Vec::new();
@@ -292,27 +278,29 @@ pub fn describe(
                 }
             })
             .collect();
-        out.push(Descriptor {
-            param: p,
-            name: crate::region::region_name(f, launch, p),
-            element_bytes: eb,
-            locality_type,
-            priority: 0,
-            sharing,
-            pattern: if regular {
-                Pattern::Regular
-            } else {
-                Pattern::Irregular
+        out.push(Derived {
+            descriptor: Descriptor {
+                param: p,
+                name: crate::region::region_name(f, launch, p),
+                element_bytes: eb,
+                locality_type,
+                priority: 0,
+                sharing,
+                pattern: if regular {
+                    Pattern::Regular
+                } else {
+                    Pattern::Irregular
+                },
+                stride_elements: if regular { stride } else { None },
+                d_tile: if regular {
+                    d_tile
+                } else {
+                    [d_tile[0] * d_tile[1], 1, 1]
+                },
+                c_tile,
+                compute_data_map: map,
+                compute_data_rank: rank,
             },
-            stride_elements: if regular { stride } else { None },
-            d_tile: if regular {
-                d_tile
-            } else {
-                [d_tile[0] * d_tile[1], 1, 1]
-            },
-            c_tile,
-            compute_data_map: map,
-            compute_data_rank: rank,
             inter_tb_reuse: decided.then_some(e.inter_tb),
             intra_thread_reuse: decided.then_some(e.intra_thread),
             decided_by,
@@ -325,13 +313,13 @@ pub fn describe(
     let mut order: Vec<usize> = (0..out.len()).collect();
     order.sort_by_key(|&i| {
         (
-            out[i].locality_type != LocalityType::InterThread,
+            out[i].descriptor.locality_type != LocalityType::InterThread,
             std::cmp::Reverse(weights[i]),
-            out[i].param,
+            out[i].descriptor.param,
         )
     });
     for (rank, i) in order.into_iter().enumerate() {
-        out[i].priority = rank as u32 + 1;
+        out[i].descriptor.priority = rank as u32 + 1;
     }
     out
 }
@@ -386,7 +374,7 @@ pub const SMALL_LAUNCH_POINTS: u64 = 1 << 18;
 /// this process loads it, [`native::z3::solver`]: one context per parameter, only the open
 /// pairs), and what z3 leaves open to enumeration (up to [`ENUM_BUDGET`] points). Parameters
 /// no path decides are `Undecided`.
-pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descriptor> {
+pub fn compute(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Derived> {
     compute_with(f, a, launch, true)
 }
 
@@ -398,7 +386,7 @@ pub fn compute_with(
     a: &Analysis,
     launch: &BoundLaunch,
     use_z3: bool,
-) -> Vec<Descriptor> {
+) -> Vec<Derived> {
     let n = launch.region_ids().last().map_or(0, |m| m + 1);
     let params = load_params(a);
     let ranges = crate::dependence::Ranges::new(a, launch);
@@ -541,12 +529,12 @@ pub fn compute_z3(
     a: &Analysis,
     launch: &BoundLaunch,
     z3: &native::z3::Z3,
-) -> Vec<Descriptor> {
+) -> Vec<Derived> {
     compute_from(f, a, launch, crate::smt::existence(z3, a, launch))
 }
 
 /// The descriptors with the existence questions decided by enumeration only.
-pub fn compute_enumerated(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Descriptor> {
+pub fn compute_enumerated(f: &Function, a: &Analysis, launch: &BoundLaunch) -> Vec<Derived> {
     compute_from(f, a, launch, vec![None; launch.params.len()])
 }
 
@@ -555,7 +543,7 @@ fn compute_from(
     a: &Analysis,
     launch: &BoundLaunch,
     symbolic: Vec<Option<Existence>>,
-) -> Vec<Descriptor> {
+) -> Vec<Derived> {
     // Parameters, module variables and struct fields' buffers (the latter two are not
     // modelled by z3: enumeration decides).
     let n = launch.region_ids().last().map_or(0, |m| m + 1);

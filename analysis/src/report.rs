@@ -7,7 +7,7 @@ use launch::BoundLaunch;
 use ptx_parser::Function;
 use serde_json::{json, Value};
 
-use crate::descriptor::{Descriptor, Sharing};
+use crate::descriptor::{Derived, Sharing};
 use crate::footprint::{count, Granularity, PARAM_SHIFT};
 use crate::locality::{Graph, Stats};
 use crate::reuse::Reuse;
@@ -46,7 +46,7 @@ pub fn document_with(
     g: &Graph,
     s: &Stats,
     reuse: &Reuse,
-    descriptors: &[Descriptor],
+    descriptors: &[Derived],
 ) -> Value {
     let region = |r: Option<u32>| -> Value {
         match r {
@@ -495,9 +495,10 @@ pub fn reuse_summary(r: &Reuse) -> String {
 }
 
 /// Summary lines for the Locality Descriptors (one per pointer parameter).
-pub fn descriptor_summary(ds: &[Descriptor]) -> String {
+pub fn descriptor_summary(ds: &[Derived]) -> String {
     let mut o = String::new();
-    for d in ds {
+    for derived in ds {
+        let d = &derived.descriptor;
         let name = d.name.as_deref().unwrap_or("?");
         let stride = d
             .stride_elements
@@ -513,7 +514,7 @@ pub fn descriptor_summary(ds: &[Descriptor]) -> String {
             d.compute_data_map,
             d.compute_data_rank,
             d.priority,
-            d.decided_by
+            derived.decided_by
         );
     }
     o

@@ -4,7 +4,7 @@
 
 mod common;
 
-use analysis::descriptor::{self, DecidedBy, Descriptor, LocalityType, Pattern, Sharing};
+use analysis::descriptor::{self, DecidedBy, Derived, Descriptor, LocalityType, Pattern, Sharing};
 use analysis::footprint::Granularity;
 use common::*;
 use launch::{BoundLaunch, Launch};
@@ -28,18 +28,23 @@ fn histo() -> (ptx_parser::Module, BoundLaunch) {
     (m, b)
 }
 
-fn descriptors(m: &ptx_parser::Module, b: &BoundLaunch, g: Granularity) -> Vec<Descriptor> {
+fn derived(m: &ptx_parser::Module, b: &BoundLaunch, g: Granularity) -> Vec<Derived> {
     let f = m.kernel(&b.kernel).expect("kernel");
     let a = analysis::analyze(f, b, g).expect("analysis");
     descriptor::compute(f, &a, b)
 }
 
+fn descriptors(m: &ptx_parser::Module, b: &BoundLaunch, g: Granularity) -> Vec<Descriptor> {
+    descriptor::descriptors(&derived(m, b, g))
+}
+
 #[test]
 fn histo_figure_9() {
     let (m, b) = histo();
-    let d = descriptors(&m, &b, Granularity::Element);
+    let d = derived(&m, &b, Granularity::Element);
     assert_eq!(d.len(), 1);
-    let d = &d[0];
+    let evidence = &d[0];
+    let d = &evidence.descriptor;
     // D-Tile (X_tile, Y_len, 1), C-Tile (1, GridDim.y, 1), map (1, 0, 0), stride X_len.
     assert_eq!(d.d_tile, [16, 8, 1]);
     assert_eq!(d.c_tile, [1, 3, 1]);
@@ -47,10 +52,10 @@ fn histo_figure_9() {
     assert_eq!((d.pattern, d.stride_elements), (Pattern::Regular, Some(64)));
     assert_eq!(d.locality_type, LocalityType::InterThread);
     assert_eq!(d.sharing, Some(Sharing::Coaccessed));
-    assert_eq!(d.intra_thread_reuse, Some(false));
+    assert_eq!(evidence.intra_thread_reuse, Some(false));
     // The C-Tile -> D-Tile map: C-Tile x reads columns [16x, 16x + 16) of every row.
-    assert_eq!(d.tile_map.len(), 4);
-    for (x, e) in d.tile_map.iter().enumerate() {
+    assert_eq!(evidence.tile_map.len(), 4);
+    for (x, e) in evidence.tile_map.iter().enumerate() {
         let x = x as u64;
         assert_eq!(e.c_tile, [x, 0, 0]);
         let want: Vec<[u64; 2]> = (0..8)
@@ -96,7 +101,11 @@ fn corpus_shapes() {
     let open = vec![(descriptor::Existence::default(), DecidedBy::Undecided); b.params.len()];
     let u = descriptor::describe(f, &a, &b, &open);
     assert_eq!(
-        (u[0].locality_type, u[0].sharing, u[0].inter_tb_reuse),
+        (
+            u[0].descriptor.locality_type,
+            u[0].descriptor.sharing,
+            u[0].inter_tb_reuse
+        ),
         (LocalityType::Undecided, None, None)
     );
     // stencil2d: neighbouring TBs overlap in their halos.
@@ -175,18 +184,28 @@ fn gemm_1024_decided_without_enumeration() {
             (&d[0], [0, 1, 0], [64, 1, 1]),
             (&d[1], [1, 0, 0], [1, 64, 1]),
         ] {
-            assert_eq!(x.decided_by, by, "param {}", x.param);
+            assert_eq!(x.decided_by, by, "param {}", x.descriptor.param);
             assert_eq!(
-                (x.locality_type, x.sharing, x.intra_thread_reuse),
+                (
+                    x.descriptor.locality_type,
+                    x.descriptor.sharing,
+                    x.intra_thread_reuse
+                ),
                 (
                     LocalityType::InterThread,
                     Some(Sharing::Coaccessed),
                     Some(false)
                 )
             );
-            assert_eq!((x.compute_data_map, x.c_tile), (map, c_tile));
+            assert_eq!(
+                (x.descriptor.compute_data_map, x.descriptor.c_tile),
+                (map, c_tile)
+            );
         }
-        assert_eq!((d[1].d_tile, d[1].stride_elements), ([16, n, 1], Some(n)));
+        assert_eq!(
+            (d[1].descriptor.d_tile, d[1].descriptor.stride_elements),
+            ([16, n, 1], Some(n))
+        );
     }
 }
 
@@ -295,36 +314,36 @@ fn existence_paths_agree_on_the_corpus() {
         report.push_str(&format!(
             "{dir}/{file}: default {t_fast:.2?} {:?}; z3 {:.2?} {:?}\n",
             d.iter()
-                .map(|x| (x.param, x.decided_by))
+                .map(|x| (x.descriptor.param, x.decided_by))
                 .collect::<Vec<_>>(),
             t.elapsed(),
             dz.iter()
                 .flatten()
-                .map(|x| (x.param, x.decided_by))
+                .map(|x| (x.descriptor.param, x.decided_by))
                 .collect::<Vec<_>>()
         ));
         for (k, x) in d.iter().enumerate() {
-            if !params.contains(&x.param) {
+            if !params.contains(&x.descriptor.param) {
                 continue;
             }
             let y = dz.as_ref().map(|dz| &dz[k]);
-            let want = e[x.param as usize];
+            let want = e[x.descriptor.param as usize];
             for z in std::iter::once(x).chain(y) {
                 assert_eq!(
                     (z.inter_tb_reuse, z.intra_thread_reuse),
                     (Some(want.inter_tb), Some(want.intra_thread)),
                     "{dir}/{file} param {}: {:?}",
-                    z.param,
+                    z.descriptor.param,
                     z.decided_by
                 );
                 assert_ne!(z.decided_by, DecidedBy::Undecided);
             }
             checked += 1;
             if let Some(y) = y.filter(|y| y.decided_by != DecidedBy::Z3) {
-                not_z3.push(format!("{dir} {}", y.param));
+                not_z3.push(format!("{dir} {}", y.descriptor.param));
             }
             if x.decided_by != DecidedBy::Analytic {
-                not_fast.push(format!("{dir} {}", x.param));
+                not_fast.push(format!("{dir} {}", x.descriptor.param));
             }
         }
     }
@@ -431,14 +450,19 @@ fn descriptors_without_z3_equal_those_with_it() {
     let off = descriptor::compute_with(f, &a, &b, false);
     assert_eq!(off.len(), 2);
     for x in &off {
-        assert_eq!(x.decided_by, DecidedBy::Enumeration, "param {}", x.param);
+        assert_eq!(
+            x.decided_by,
+            DecidedBy::Enumeration,
+            "param {}",
+            x.descriptor.param
+        );
     }
     let Some(_) = z3_or_skip("descriptors_without_z3_equal_those_with_it") else {
         return;
     };
     let mut on = descriptor::compute_with(f, &a, &b, true);
     for x in &mut on {
-        assert_eq!(x.decided_by, DecidedBy::Z3, "param {}", x.param);
+        assert_eq!(x.decided_by, DecidedBy::Z3, "param {}", x.descriptor.param);
         x.decided_by = DecidedBy::Enumeration;
     }
     assert_eq!(on, off);
@@ -460,14 +484,14 @@ fn existence_at_line_granularity_equals_enumeration() {
         let params = descriptor_params_fully_resolved(&a);
         for x in descriptor::compute(f, &a, &b)
             .iter()
-            .filter(|x| params.contains(&x.param))
+            .filter(|x| params.contains(&x.descriptor.param))
         {
-            let want = e[x.param as usize];
+            let want = e[x.descriptor.param as usize];
             assert_eq!(
                 (x.inter_tb_reuse, x.intra_thread_reuse),
                 (Some(want.inter_tb), Some(want.intra_thread)),
                 "{dir}/{file} param {}: {:?}",
-                x.param,
+                x.descriptor.param,
                 x.decided_by
             );
             checked += 1;
@@ -485,9 +509,14 @@ fn existence_at_line_granularity_equals_enumeration() {
             x.decided_by,
             DecidedBy::Analytic,
             "mm_naive param {}",
-            x.param
+            x.descriptor.param
         );
-        assert_eq!(x.inter_tb_reuse, Some(true), "mm_naive param {}", x.param);
+        assert_eq!(
+            x.inter_tb_reuse,
+            Some(true),
+            "mm_naive param {}",
+            x.descriptor.param
+        );
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use analysis::footprint::Granularity;
 use gpu::{GpuConfig, KernelResources, Occupancy};
-use graph_partition::{LdDescriptor, LdInput, Schedule};
+use graph_partition::{Descriptor, Schedule};
 use sim::timing::hints::LocalityHints;
 use sim::timing::numa::Placement;
 use sim::timing::{SimOptions, Stats, TbPolicy, TimingConfig};
@@ -231,18 +231,7 @@ impl<'w> Experiment<'w> {
         let graph = graph_partition::Graph::from_edges(num_tbs, &edges)?;
         drop(edges);
         self.group(&graph, req, || {
-            Ok(LdDescriptor::ranked(a.descriptors(w).iter().map(|d| {
-                LdInput {
-                    name: d
-                        .name
-                        .clone()
-                        .unwrap_or_else(|| format!("param {}", d.param)),
-                    locality: d.locality_type,
-                    element_bytes: d.element_bytes,
-                    c_tile: d.c_tile,
-                    d_tile: d.d_tile,
-                }
-            })))
+            Ok(analysis::descriptor::descriptors(a.descriptors(w)))
         })
     }
 
@@ -259,7 +248,7 @@ impl<'w> Experiment<'w> {
         &self,
         graph: &graph_partition::Graph,
         req: &GroupRequest,
-        descriptors: impl FnOnce() -> Result<Vec<LdDescriptor>>,
+        descriptors: impl FnOnce() -> Result<Vec<Descriptor>>,
     ) -> Result<Schedule> {
         let bound = &self.workload.bound;
         let dim = |d: launch::Dim3| [d.x as u32, d.y as u32, d.z as u32];

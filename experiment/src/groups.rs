@@ -2,7 +2,7 @@
 //! GPU's SMs and TBs per SM. Shared by [`crate::Experiment::schedule`] and `paver
 //! partition` (a graph file without its kernel).
 
-use graph_partition::{Graph, LdClustering, LdDescriptor, Params, Policy, PolicyKind, Schedule};
+use graph_partition::{Descriptor, Graph, LdClustering, Params, Policy, PolicyKind, Schedule};
 
 use crate::error::{Error, Result};
 
@@ -77,13 +77,10 @@ impl RbLeaf {
 pub fn policy(
     req: &GroupRequest,
     grid: [u32; 3],
-    descriptors: impl FnOnce() -> Result<Vec<LdDescriptor>>,
+    descriptors: impl FnOnce() -> Result<Vec<Descriptor>>,
 ) -> Result<Box<dyn Policy>> {
     if req.is_ld() {
-        return Ok(Box::new(LdClustering {
-            grid,
-            descriptors: descriptors()?,
-        }));
+        return Ok(Box::new(LdClustering::new(grid, &descriptors()?)));
     }
     let kind: PolicyKind = req
         .policy_name()

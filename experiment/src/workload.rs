@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use analysis::descriptor::Descriptor;
+use analysis::descriptor::Derived;
 use analysis::footprint::Granularity;
 use analysis::locality::{Graph, Stats};
 use analysis::{Analysis, AnalysisError};
@@ -80,7 +80,7 @@ pub struct Analysed {
     /// The granularity of its data units.
     pub granularity: Granularity,
     graph: OnceLock<(Graph, Stats)>,
-    descriptors: OnceLock<Vec<Descriptor>>,
+    descriptors: OnceLock<Vec<Derived>>,
 }
 
 impl Workload {
@@ -220,7 +220,7 @@ impl Analysed {
     }
 
     /// The Locality Descriptors of the launch's pointer parameters, computed on first use.
-    pub fn descriptors(&self, w: &Workload) -> &[Descriptor] {
+    pub fn descriptors(&self, w: &Workload) -> &[Derived] {
         self.descriptors.get_or_init(|| {
             w.counters.descriptors.fetch_add(1, Ordering::Relaxed);
             analysis::descriptor::compute(w.kernel(), &self.analysis, &w.bound)

@@ -25,9 +25,10 @@ pub mod quality;
 pub mod schedule;
 pub mod synthetic;
 
+pub use descriptor::Descriptor;
 pub use error::{Error, Result};
 pub use graph::{AnalysisGraph, Graph, Parsed};
-pub use policy::{Groups, LdClustering, LdDescriptor, LdInput, Params, Policy, PolicyKind};
+pub use policy::{Groups, LdClustering, Params, Policy, PolicyKind, RankedCTile};
 pub use quality::Quality;
 pub use schedule::{Schedule, ScheduleStats, FORMAT};
 

@@ -3,9 +3,10 @@
 
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+use graph_partition::descriptor::LocalityType;
 use graph_partition::mst::{kruskal_forest_weight, prim_order};
 use graph_partition::policy::{Bcs, Distributed, DistributedBlock, KwayTs, Lrr, MstTs, RbTs};
-use graph_partition::{Graph, LdClustering, LdDescriptor, Params, Policy, PolicyKind};
+use graph_partition::{Descriptor, Graph, LdClustering, Params, Policy, PolicyKind, RankedCTile};
 
 fn g(n: u32, edges: &[(u32, u32, u64)]) -> Graph {
     Graph::from_edges(n, edges).unwrap()
@@ -261,13 +262,13 @@ fn distributed_contiguous_ranges() {
 }
 
 fn histo(num_descs: usize) -> LdClustering {
-    let mut descriptors = vec![LdDescriptor {
+    let mut c_tiles = vec![RankedCTile {
         name: "sm_mappings".into(),
         c_tile: [1, 0, 1], // (1, GridDim.y, 1)
         priority: 2,
     }];
     if num_descs > 1 {
-        descriptors.push(LdDescriptor {
+        c_tiles.push(RankedCTile {
             name: "other".into(),
             c_tile: [2, 1, 1],
             priority: 1,
@@ -275,7 +276,7 @@ fn histo(num_descs: usize) -> LdClustering {
     }
     LdClustering {
         grid: [8, 4, 1],
-        descriptors,
+        c_tiles,
     }
 }
 
@@ -481,24 +482,36 @@ fn ld_descriptors_from_the_analysis() {
     // elements), B by a column (C-Tile (1,4,1), D-Tile 64x16), C is written only
     // (NO-REUSE, dropped). Savings: A 1024 * 4 B * 7 = 28672, B 1024 * 4 B * 3 = 12288, so
     // A ranks first (priority 2), B second (1).
+    // One entry as `paver analyze` writes it: the descriptor, then the analysis's evidence
+    // (ignored here).
+    let entry = |param: u32, name: &str, locality: &str, c_tile: [u64; 3], d_tile: [u64; 3]| {
+        serde_json::json!({
+            "param": param, "name": name, "element_bytes": 4, "locality_type": locality,
+            "priority": param + 1, "sharing": null, "pattern": "REGULAR",
+            "stride_elements": null, "d_tile": d_tile, "c_tile": c_tile,
+            "compute_data_map": [1, 1, 0], "compute_data_rank": [1, 2, 0],
+            "inter_tb_reuse": true, "intra_thread_reuse": false, "decided_by": "analytic",
+            "tile_map": [], "tile_map_truncated": false
+        })
+    };
     let doc = serde_json::json!({"locality_descriptors": [
-        {"param": 0, "name": "B", "element_bytes": 4, "locality_type": "INTER-THREAD",
-         "c_tile": [1, 4, 1], "d_tile": [64, 16, 1]},
-        {"param": 1, "name": "A", "element_bytes": 4, "locality_type": "INTER-THREAD",
-         "c_tile": [8, 1, 1], "d_tile": [16, 64, 1]},
-        {"param": 2, "name": "C", "element_bytes": 4, "locality_type": "NO-REUSE",
-         "c_tile": [1, 1, 1], "d_tile": [16, 16, 1]}
+        entry(0, "B", "INTER-THREAD", [1, 4, 1], [64, 16, 1]),
+        entry(1, "A", "INTER-THREAD", [8, 1, 1], [16, 64, 1]),
+        entry(2, "C", "NO-REUSE", [1, 1, 1], [16, 16, 1]),
     ]});
-    let ds = LdDescriptor::from_analysis(&doc).unwrap();
+    let ds = Descriptor::from_analysis(&doc).unwrap();
+    assert_eq!(ds.len(), 3);
+    assert_eq!(ds[2].locality_type, LocalityType::NoReuse);
+    let ld = LdClustering::new([8, 4, 1], &ds);
     assert_eq!(
-        ds,
+        ld.c_tiles,
         vec![
-            LdDescriptor {
+            RankedCTile {
                 name: "A".into(),
                 c_tile: [8, 1, 1],
                 priority: 2
             },
-            LdDescriptor {
+            RankedCTile {
                 name: "B".into(),
                 c_tile: [1, 4, 1],
                 priority: 1
@@ -508,20 +521,22 @@ fn ld_descriptors_from_the_analysis() {
     // Algorithm 1 on 4 SMs: A's 4 row tiles are enough (no split); merging B's (1,4,1)
     // gives (8*max(1/8,1), 1*max(4/1,1), 1) = (8,4,1): 1 cluster < 4 SMs, refused. Each
     // cluster is one grid row.
-    let ld = LdClustering {
-        grid: [8, 4, 1],
-        descriptors: ds,
-    };
     assert_eq!(ld.cluster_dims(4).unwrap(), [8, 1, 1]);
     let groups = ld.groups(&Graph::empty(32), &Params::new(4, 8)).unwrap();
     let rows: Vec<Vec<u32>> = (0..4).map(|y| (8 * y..8 * y + 8).collect()).collect();
     assert_eq!(groups, rows);
     // No INTER-THREAD descriptor: no clustering, the default order (one TB per group).
-    let none = LdClustering {
-        grid: [8, 4, 1],
-        descriptors: Vec::new(),
-    };
+    let none = LdClustering::new([8, 4, 1], &ds[2..]);
     let groups = none.groups(&Graph::empty(32), &Params::new(4, 8)).unwrap();
     assert_eq!(groups.len(), 32);
-    assert!(LdDescriptor::from_analysis(&serde_json::json!({"graph": {}})).is_err());
+    // Analysed with --no-descriptors, or an entry without its C-Tile: clear errors.
+    let err = Descriptor::from_analysis(&serde_json::json!({"graph": {}})).unwrap_err();
+    assert!(err.to_string().contains("--no-descriptors"), "{err}");
+    let mut bad = entry(0, "B", "INTER-THREAD", [1, 4, 1], [64, 16, 1]);
+    bad.as_object_mut().unwrap().remove("c_tile");
+    let err = Descriptor::from_analysis(&serde_json::json!([bad])).unwrap_err();
+    assert!(
+        err.to_string().contains("locality_descriptors[0]") && err.to_string().contains("c_tile"),
+        "{err}"
+    );
 }

@@ -223,7 +223,7 @@ fn analysis_json(
     a: &analysis::Analysis,
     (graph, stats): (&analysis::locality::Graph, &analysis::locality::Stats),
     reuse: &analysis::reuse::Reuse,
-    descriptors: Option<&[analysis::descriptor::Descriptor]>,
+    descriptors: Option<&[analysis::descriptor::Derived]>,
     graph_file: Option<&(PathBuf, FileFormat)>,
     out: &Path,
 ) -> serde_json::Value {

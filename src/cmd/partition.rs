@@ -16,7 +16,7 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use gpu::{GpuConfig, KernelResources, Occupancy, RegisterSource, Registers};
-use graph_partition::{AnalysisGraph, Graph, LdDescriptor, Schedule};
+use graph_partition::{AnalysisGraph, Descriptor, Graph, Schedule};
 use serde_json::Value;
 
 use crate::error::{write_atomic, CliError};
@@ -416,7 +416,7 @@ pub fn schedule(
                 origin.display()
             ))
         })?;
-        Ok(LdDescriptor::from_analysis(doc)?)
+        Ok(Descriptor::from_analysis(doc)?)
     })
     .map_err(named)?;
     let gpu = crate::cmd::lookup_gpu(&opts.gpu)?;

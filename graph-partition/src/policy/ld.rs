@@ -11,27 +11,26 @@
 //! X, then Y, then Z, and each cluster's TBs in linear id order (`x + y*gx + z*gx*gy`).
 //! Each cluster is one group, to be run on one SM.
 //!
-//! Input: [`LdDescriptor`]s, filled in by a caller or taken from the analysis's own
-//! Locality Descriptors with [`LdDescriptor::from_analysis`] (the `locality_descriptors` of
-//! a `paver-analysis/1` document). Only INTER-THREAD descriptors drive CTA scheduling (LD
-//! §4.2, Figure 11: INTRA-THREAD and NO-REUSE data get cache policies, not clustering),
-//! and the analysis has no programmer to set priorities, so it ranks them by the bytes the
-//! C-Tile's sharing can save (see [`LdDescriptor::from_analysis`]). A kernel without an
-//! INTER-THREAD descriptor is not clustered: its groups are the default scheduler's (LRR:
-//! one TB per group in id order), as in the LD design, where only INTER-THREAD data
-//! triggers CTA scheduling.
+//! Input: the kernel's [`Descriptor`]s, the analysis's own Locality Descriptors (or those
+//! of a `paver-analysis/1` document, [`Descriptor::from_analysis`]). Only INTER-THREAD
+//! descriptors drive CTA scheduling (LD §4.2, Figure 11: INTRA-THREAD and NO-REUSE data get
+//! cache policies, not clustering), and the analysis has no programmer to set priorities
+//! for clustering, so [`LdClustering::new`] ranks them by the bytes the C-Tile's sharing can
+//! save. A kernel without an INTER-THREAD descriptor is not clustered: its groups are the
+//! default scheduler's (LRR: one TB per group in id order), as in the LD design, where only
+//! INTER-THREAD data triggers CTA scheduling.
 
 use super::{Groups, Params, Policy};
-use crate::descriptor::LocalityType;
+use crate::descriptor::{Descriptor, LocalityType};
 use crate::error::{Error, Result};
 use crate::graph::Graph;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-/// The part of a Locality Descriptor CTA clustering needs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LdDescriptor {
-    /// Data structure (kernel parameter) name, for messages.
+/// What Algorithm 1 reads of one INTER-THREAD descriptor: its C-Tile and its rank among
+/// the kernel's, derived by [`LdClustering::new`] (or given, to run the algorithm on
+/// shapes of one's own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankedCTile {
+    /// The descriptor's data structure name, for messages.
     pub name: String,
     /// C-Tile dimensions in TBs; 0 in a dimension means the whole grid extent (e.g. histo's
     /// `(1, GridDim.y, 1)` is `[1, 0, 1]`). Clamped to the grid.
@@ -40,73 +39,28 @@ pub struct LdDescriptor {
     pub priority: i32,
 }
 
-impl LdDescriptor {
-    /// The clustering inputs from an analysis document's Locality Descriptors (`doc` is the
-    /// whole `paver-analysis/1` document or its `locality_descriptors` array): one per
-    /// INTER-THREAD descriptor, its `c_tile` as is, and priorities ranking the descriptors
-    /// by the bytes their sharing can save, `D-Tile elements x element bytes x (C-Tile TBs -
-    /// 1)` (a D-Tile read once per C-Tile instead of once per TB), highest first; equal
-    /// savings keep parameter order. Errors when the document has no descriptors (analysed
-    /// with `--no-descriptors`) or one is malformed.
-    pub fn from_analysis(doc: &Value) -> Result<Vec<LdDescriptor>> {
-        let list = match doc.get("locality_descriptors") {
-            Some(v) => v,
-            None if doc.is_array() => doc,
-            None => {
-                return Err(Error::LocalityDescriptor(
-                    "the analysis has no `locality_descriptors` (run `paver analyze` without \
-                     --no-descriptors)"
-                        .into(),
-                ))
-            }
-        };
-        let Some(list) = list.as_array() else {
-            return Err(Error::LocalityDescriptor(
-                "`locality_descriptors` is not an array".into(),
-            ));
-        };
-        let mut inputs = Vec::new();
-        for (i, d) in list.iter().enumerate() {
-            if d["locality_type"].as_str() != Some(LocalityType::InterThread.as_str()) {
-                continue;
-            }
-            let dims = |key: &str| -> Result<[u64; 3]> {
-                let bad = || {
-                    Error::LocalityDescriptor(format!(
-                        "locality_descriptors[{i}].{key}: expected three non-negative integers"
-                    ))
-                };
-                let a = d[key].as_array().ok_or_else(bad)?;
-                if a.len() != 3 {
-                    return Err(bad());
-                }
-                let mut out = [0u64; 3];
-                for (o, v) in out.iter_mut().zip(a) {
-                    *o = v.as_u64().ok_or_else(bad)?;
-                }
-                Ok(out)
-            };
-            inputs.push(LdInput {
-                name: d["name"].as_str().map_or_else(
-                    || format!("param {}", d["param"].as_u64().unwrap_or(i as u64)),
-                    str::to_string,
-                ),
-                locality: LocalityType::InterThread,
-                element_bytes: d["element_bytes"].as_u64().unwrap_or(1),
-                c_tile: dims("c_tile")?,
-                d_tile: dims("d_tile")?,
-            });
-        }
-        Ok(LdDescriptor::ranked(inputs))
-    }
+/// LD clustering over a grid, with the ranked C-Tiles of the kernel's INTER-THREAD data
+/// structures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LdClustering {
+    /// Grid dimensions in TBs.
+    pub grid: [u32; 3],
+    /// One per INTER-THREAD data structure, any order.
+    pub c_tiles: Vec<RankedCTile>,
+}
 
-    /// The clustering inputs of descriptors given as such: one per INTER-THREAD
-    /// descriptor, in the given (parameter) order, ranked as [`LdDescriptor::from_analysis`]
-    /// says.
-    pub fn ranked(descriptors: impl IntoIterator<Item = LdInput>) -> Vec<LdDescriptor> {
-        let mut found: Vec<(u128, LdDescriptor)> = descriptors
-            .into_iter()
-            .filter(|d| d.locality == LocalityType::InterThread)
+impl LdClustering {
+    /// Clustering of `grid` by `descriptors`: one C-Tile per INTER-THREAD descriptor, in
+    /// the given (parameter) order, its `c_tile` as is (clamped to `u32`), with priorities
+    /// ranking the descriptors by the bytes their sharing can save, `D-Tile elements x
+    /// element bytes x (C-Tile TBs - 1)` (a D-Tile read once per C-Tile instead of once per
+    /// TB), highest first; equal savings keep parameter order. The analysis's own
+    /// `priority` (§3.3.5) is not read: it orders all descriptors by traffic, not by what
+    /// clustering saves.
+    pub fn new(grid: [u32; 3], descriptors: &[Descriptor]) -> LdClustering {
+        let mut found: Vec<(u128, RankedCTile)> = descriptors
+            .iter()
+            .filter(|d| d.locality_type == LocalityType::InterThread)
             .map(|d| {
                 let elem = u128::from(d.element_bytes);
                 let tbs: u128 = d.c_tile.iter().map(|&c| u128::from(c.max(1))).product();
@@ -115,8 +69,8 @@ impl LdDescriptor {
                 let c_tile = d.c_tile.map(|c| u32::try_from(c).unwrap_or(u32::MAX));
                 (
                     saved,
-                    LdDescriptor {
-                        name: d.name,
+                    RankedCTile {
+                        name: d.display_name(),
                         c_tile,
                         priority: 0,
                     },
@@ -126,39 +80,16 @@ impl LdDescriptor {
         // Stable: equal savings keep parameter order.
         found.sort_by_key(|d| std::cmp::Reverse(d.0));
         let n = found.len();
-        found
+        let c_tiles = found
             .into_iter()
             .enumerate()
-            .map(|(rank, (_, mut d))| {
-                d.priority = i32::try_from(n - rank).unwrap_or(i32::MAX);
-                d
+            .map(|(rank, (_, mut t))| {
+                t.priority = i32::try_from(n - rank).unwrap_or(i32::MAX);
+                t
             })
-            .collect()
+            .collect();
+        LdClustering { grid, c_tiles }
     }
-}
-
-/// What CTA clustering reads of one Locality Descriptor.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LdInput {
-    /// Data structure name, for messages.
-    pub name: String,
-    /// Its locality type (only INTER-THREAD structures are clustered).
-    pub locality: LocalityType,
-    /// Bytes of one element.
-    pub element_bytes: u64,
-    /// C-Tile dimensions in TBs.
-    pub c_tile: [u64; 3],
-    /// D-Tile dimensions in elements.
-    pub d_tile: [u64; 3],
-}
-
-/// LD clustering over a grid, with the descriptors of the kernel's data structures.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LdClustering {
-    /// Grid dimensions in TBs.
-    pub grid: [u32; 3],
-    /// One descriptor per data structure, any order.
-    pub descriptors: Vec<LdDescriptor>,
 }
 
 fn ct_num(grid: [u32; 3], ct: [u32; 3]) -> u64 {
@@ -174,10 +105,10 @@ impl LdClustering {
                 self.grid
             )));
         }
-        if self.descriptors.is_empty() {
+        if self.c_tiles.is_empty() {
             return Err(Error::LocalityDescriptor("no descriptors given".into()));
         }
-        let mut descs: Vec<&LdDescriptor> = self.descriptors.iter().collect();
+        let mut descs: Vec<&RankedCTile> = self.c_tiles.iter().collect();
         descs.sort_by_key(|d| std::cmp::Reverse(d.priority));
         // Step 1: split each C-Tile until there are enough for all SMs.
         let mut tiles = Vec::with_capacity(descs.len());
@@ -228,7 +159,7 @@ impl Policy for LdClustering {
                 g.num_tbs()
             )));
         }
-        if self.descriptors.is_empty() {
+        if self.c_tiles.is_empty() {
             // No INTER-THREAD data: nothing to cluster for; the default scheduler's order.
             return Ok((0..g.num_tbs()).map(|tb| vec![tb]).collect());
         }

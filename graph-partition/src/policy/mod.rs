@@ -22,7 +22,7 @@ mod rb_ts;
 pub use bcs::Bcs;
 pub use distributed::{Distributed, DistributedBlock};
 pub use kway_ts::{kway_cap, KwayTs};
-pub use ld::{LdClustering, LdDescriptor, LdInput};
+pub use ld::{LdClustering, RankedCTile};
 pub use lrr::Lrr;
 pub use mst_ts::MstTs;
 pub use rb_ts::RbTs;

@@ -1,17 +1,18 @@
-//! What the static analysis says about each data structure of a launch (its Locality
-//! Descriptor, seed paper 004 §3), in the simulator's own terms, for the run-time uses of
-//! the descriptor (§4.4 cache management, §4.5 prefetching, §4.6 NUMA placement).
+//! The Locality Descriptor of each data structure of a launch (seed paper 004 §3), placed
+//! in the launch's address space, for the run-time uses of the descriptor (§4.4 cache
+//! management, §4.5 prefetching, §4.6 NUMA placement).
 //!
-//! The simulator does not depend on the analysis crate: the CLI computes the descriptors
-//! and converts them ([`LocalityHints::insert`]); a run without hints behaves exactly as
-//! before. Data structures are keyed by their region id, the index the launch binding gives
-//! every buffer (`launch::BoundLaunch::buffer_at`): parameters, then module variables, then
-//! struct fields' buffers, each at its own `(id + 1) << 36` base, so the structure an
-//! address belongs to is a shift away.
+//! The simulator does not depend on the analysis crate: the descriptor is the one type
+//! every crate reads ([`graph_partition::descriptor::Descriptor`]), and the caller, who ran
+//! the analysis, places each one ([`LocalityHints::insert`]); a run without hints behaves
+//! exactly as before. Data structures are keyed by their region id, the index the launch
+//! binding gives every buffer (`launch::BoundLaunch::buffer_at`): parameters, then module
+//! variables, then struct fields' buffers, each at its own `(id + 1) << 36` base, so the
+//! structure an address belongs to is a shift away.
 
 use std::collections::BTreeMap;
 
-pub use graph_partition::descriptor::{LocalityType, Sharing};
+pub use graph_partition::descriptor::{Descriptor, LocalityType, Pattern, Sharing};
 
 /// One data structure's descriptor, with where it lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,24 +23,22 @@ pub struct StructureHint {
     pub base: u64,
     /// Size in bytes (`None`: a pointer the launch gave no buffer for).
     pub bytes: Option<u64>,
-    /// Bytes of one element.
-    pub element_bytes: u64,
-    /// Locality type.
-    pub locality: LocalityType,
-    /// Sharing type (INTER-THREAD only).
-    pub sharing: Option<Sharing>,
-    /// `REGULAR` access pattern (`false`: `IRREGULAR`).
-    pub regular: bool,
-    /// Distance in elements between a D-Tile's rows (REGULAR only).
-    pub stride_elements: Option<u64>,
-    /// D-Tile dimensions in elements.
-    pub d_tile: [u64; 3],
-    /// C-Tile dimensions in TBs.
-    pub c_tile: [u64; 3],
-    /// 1 where the structure's addresses use `%ctaid` along that grid dimension.
-    pub compute_data_map: [u8; 3],
-    /// The paper's priority: 1 is the highest, unique per descriptor.
-    pub priority: u32,
+    /// The structure's Locality Descriptor.
+    pub descriptor: Descriptor,
+}
+
+impl StructureHint {
+    /// `descriptor` placed where the launch binding puts its region (`descriptor.param`),
+    /// `bytes` long.
+    pub fn new(descriptor: Descriptor, bytes: Option<u64>) -> StructureHint {
+        let region = descriptor.param as usize;
+        StructureHint {
+            region,
+            base: launch::bind::buffer_base(region),
+            bytes,
+            descriptor,
+        }
+    }
 }
 
 /// The descriptors of one launch, by region.
@@ -84,20 +83,23 @@ mod tests {
     use super::*;
 
     fn hint(region: usize, bytes: Option<u64>) -> StructureHint {
-        StructureHint {
-            region,
-            base: launch::bind::buffer_base(region),
+        StructureHint::new(
+            Descriptor {
+                param: region as u32,
+                name: None,
+                element_bytes: 4,
+                locality_type: LocalityType::NoReuse,
+                priority: 1,
+                sharing: None,
+                pattern: Pattern::Regular,
+                stride_elements: None,
+                d_tile: [1, 1, 1],
+                c_tile: [1, 1, 1],
+                compute_data_map: [1, 0, 0],
+                compute_data_rank: [1, 0, 0],
+            },
             bytes,
-            element_bytes: 4,
-            locality: LocalityType::NoReuse,
-            sharing: None,
-            regular: true,
-            stride_elements: None,
-            d_tile: [1, 1, 1],
-            c_tile: [1, 1, 1],
-            compute_data_map: [1, 0, 0],
-            priority: 1,
-        }
+        )
     }
 
     #[test]

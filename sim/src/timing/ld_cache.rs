@@ -236,7 +236,7 @@ impl LdL1 {
             && self
                 .hints
                 .of_addr(addr)
-                .is_some_and(|h| h.locality == LocalityType::NoReuse)
+                .is_some_and(|h| h.descriptor.locality_type == LocalityType::NoReuse)
     }
 
     /// The rank a line at `addr` is inserted with.
@@ -244,10 +244,13 @@ impl LdL1 {
         if !self.managing() {
             return 0;
         }
-        match self.hints.of_addr(addr) {
-            Some(h) if h.locality == LocalityType::IntraThread => ranked(HARD, h.priority),
-            Some(h) if h.locality == LocalityType::InterThread => ranked(SOFT, h.priority),
-            _ => 0,
+        let Some(d) = self.hints.of_addr(addr).map(|h| &h.descriptor) else {
+            return 0;
+        };
+        match d.locality_type {
+            LocalityType::IntraThread => ranked(HARD, d.priority),
+            LocalityType::InterThread => ranked(SOFT, d.priority),
+            LocalityType::NoReuse | LocalityType::Undecided => 0,
         }
     }
 
@@ -372,7 +375,7 @@ mod tests {
     use super::*;
     use crate::timing::cache::{Cache, Geometry, Outcome};
     use crate::timing::config::WritePolicy;
-    use crate::timing::hints::{Sharing, StructureHint};
+    use crate::timing::hints::{Descriptor, Pattern, Sharing, StructureHint};
     use crate::timing::prefetch::Prefetch;
     use gpu::config::{SetIndex, SliceIndex};
 
@@ -387,20 +390,21 @@ mod tests {
             (3, LocalityType::InterThread, 2),
             (4, LocalityType::IntraThread, 2),
         ] {
-            l.insert(StructureHint {
-                region,
-                base: launch::bind::buffer_base(region),
-                bytes: Some(1 << 20),
+            let descriptor = Descriptor {
+                param: region,
+                name: None,
                 element_bytes: 4,
-                locality,
+                locality_type: locality,
+                priority,
                 sharing: (locality == LocalityType::InterThread).then_some(Sharing::Coaccessed),
-                regular: false,
+                pattern: Pattern::Irregular,
                 stride_elements: None,
                 d_tile: [32, 1, 1],
                 c_tile: [1, 1, 1],
                 compute_data_map: [1, 0, 0],
-                priority,
-            });
+                compute_data_rank: [1, 0, 0],
+            };
+            l.insert(StructureHint::new(descriptor, Some(1 << 20)));
         }
         Arc::new(l)
     }

@@ -182,8 +182,8 @@ pub fn algorithm2(
         .iter()
         .filter(|p| p.classes.iter().any(|c| !c.1.is_empty()))
         .filter_map(|p| {
-            let h = hints.iter().find(|h| h.region == p.region)?;
-            (h.locality != LocalityType::Undecided).then_some((p, h.priority, h.c_tile))
+            let d = &hints.iter().find(|h| h.region == p.region)?.descriptor;
+            (d.locality_type != LocalityType::Undecided).then_some((p, d.priority, d.c_tile))
         })
         .collect();
     usable.sort_by_key(|u| (u.1, u.0.region));
@@ -653,7 +653,7 @@ pub fn zone_scheduler(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::timing::hints::StructureHint;
+    use crate::timing::hints::{Descriptor, Pattern, StructureHint};
     use gpu::GpuConfig;
 
     fn mcm4() -> TimingConfig {
@@ -746,21 +746,22 @@ mod tests {
         assert_eq!(z, [1, 2, 2, 1]);
     }
 
-    fn hint(region: usize, priority: u32, c_tile: [u64; 3]) -> StructureHint {
-        StructureHint {
-            region,
-            base: launch::bind::buffer_base(region),
-            bytes: None,
+    fn hint(region: u32, priority: u32, c_tile: [u64; 3]) -> StructureHint {
+        let descriptor = Descriptor {
+            param: region,
+            name: None,
             element_bytes: 4,
-            locality: LocalityType::InterThread,
+            locality_type: LocalityType::InterThread,
+            priority,
             sharing: None,
-            regular: true,
+            pattern: Pattern::Regular,
             stride_elements: None,
             d_tile: [1, 1, 1],
             c_tile,
             compute_data_map: [1, 0, 0],
-            priority,
-        }
+            compute_data_rank: [1, 0, 0],
+        };
+        StructureHint::new(descriptor, None)
     }
 
     /// The paper's Figure 13 in miniature: 16 TBs, 4 zones, C-Tiles of 4 TBs. TB t reads
@@ -799,7 +800,7 @@ mod tests {
         // t mod 4 (4 each), all local, and is the lowest such bit.
         let mut h2 = LocalityHints::default();
         let mut a = hint(0, 1, [4, 1, 1]);
-        a.locality = LocalityType::Undecided;
+        a.descriptor.locality_type = LocalityType::Undecided;
         h2.insert(a);
         h2.insert(hint(1, 2, [1, 1, 1]));
         let plan = algorithm2(&h2, &[tbs(16384), tbs(4096)], [16, 1, 1], 4, 128);

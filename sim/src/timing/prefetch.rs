@@ -109,15 +109,16 @@ pub(crate) fn target(
         PrefetchPolicy::NextLine => block.checked_add(line),
         PrefetchPolicy::Ld => {
             let h = hints.of_addr(block)?;
-            if h.locality != LocalityType::InterThread {
+            let d = &h.descriptor;
+            if d.locality_type != LocalityType::InterThread {
                 return None;
             }
-            let t = match h.sharing? {
+            let t = match d.sharing? {
                 Sharing::Nearby => block.checked_add(line)?,
-                Sharing::Coaccessed if h.regular => {
-                    let stride = h.stride_elements? * h.element_bytes;
-                    let width = h.d_tile[0] * h.element_bytes;
-                    let active = active_tiles(grid, h.c_tile, resident);
+                Sharing::Coaccessed if d.is_regular() => {
+                    let stride = d.stride_elements? * d.element_bytes;
+                    let width = d.d_tile[0] * d.element_bytes;
+                    let active = active_tiles(grid, d.c_tile, resident);
                     let rows = l1_bytes / active.checked_mul(width).filter(|&w| w > 0)?;
                     if rows == 0 || stride == 0 {
                         return None;
@@ -134,23 +135,28 @@ pub(crate) fn target(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::timing::hints::StructureHint;
+    use crate::timing::hints::{Descriptor, Pattern, StructureHint};
 
     fn hint(locality: LocalityType, sharing: Option<Sharing>, regular: bool) -> StructureHint {
-        StructureHint {
-            region: 0,
-            base: launch::bind::buffer_base(0),
-            bytes: Some(1 << 24),
+        let descriptor = Descriptor {
+            param: 0,
+            name: None,
             element_bytes: 4,
-            locality,
+            locality_type: locality,
+            priority: 1,
             sharing,
-            regular,
+            pattern: if regular {
+                Pattern::Regular
+            } else {
+                Pattern::Irregular
+            },
             stride_elements: Some(1024),
             d_tile: [64, 16, 1],
             c_tile: [1, 4, 1],
             compute_data_map: [1, 0, 0],
-            priority: 1,
-        }
+            compute_data_rank: [1, 0, 0],
+        };
+        StructureHint::new(descriptor, Some(1 << 24))
     }
 
     fn hints(h: StructureHint) -> LocalityHints {
