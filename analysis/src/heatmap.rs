@@ -43,8 +43,8 @@ pub fn colour(w: u64, max: u64) -> [u8; 3] {
 
 /// The pooled matrix: `side x side` maxima, row-major.
 pub fn pooled(g: &Graph, max_pixels: u32) -> (u32, Vec<u64>) {
-    let s = side(g.num_tbs, max_pixels);
-    let n = u64::from(g.num_tbs.max(1));
+    let s = side(g.num_tbs(), max_pixels);
+    let n = u64::from(g.num_tbs().max(1));
     let px = |i: u32| (u64::from(i) * u64::from(s) / n) as usize;
     let mut m = vec![0u64; (s as usize) * (s as usize)];
     for (i, j, w) in g.edges() {

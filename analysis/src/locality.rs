@@ -6,7 +6,8 @@
 //! total unit count is a *group*; the graph's rows are then accumulated per TB from the
 //! groups containing its class, in a dense per-thread scratch row, in parallel. No pair of
 //! TBs is ever compared unless they share a group, so the cost is linear in the number of
-//! edges produced.
+//! edges produced. The rows go straight into the partitioner's [`Graph`], TBs of identical
+//! rows sharing one, so the grouping policies read the graph as built here.
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -15,114 +16,12 @@ use crate::footprint::{Footprints, FxMap, ParamFootprint};
 
 /// The locality graph: vertices are TBs, `w(i, j)` the number of distinct units both read.
 ///
-/// TBs whose footprint classes lie in the same sharing groups, parameter by parameter
-/// (GEMM's two TBs per 128 B column band and block row), have the same neighbours
-/// and weights, so they share one stored row. A shared row lists every TB sharing data
-/// with its TBs, *including them* (each weighing what the TB reads), ascending; TB `i`'s
-/// row is the shared row without `i`. Rows are kept in compressed form, in chunks of
-/// [`ROW_CHUNK`] consecutive shared rows (built in parallel, never concatenated). Sharing
-/// rows halves the memory and the merge work of the 25 M-edge GEMM, and storing both sides
-/// of the diagonal spares the symmetric graph files a transpose (its scattered stores were
-/// the largest CPU cost of `paver analyze --graph g.npz` on that graph).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Graph {
-    /// Number of TBs.
-    pub num_tbs: u32,
-    /// The shared row of each TB.
-    row_of: Vec<u32>,
-    chunks: Vec<RowChunk>,
-    num_edges: u64,
-    max_weight: u64,
-}
-
-/// [`ROW_CHUNK`] consecutive shared rows.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct RowChunk {
-    /// `offsets[r]..offsets[r + 1]` indexes row `r` of the chunk.
-    offsets: Vec<u32>,
-    nbrs: Vec<u32>,
-    weights: Vec<u64>,
-}
-
-/// One side of a TB's row: neighbour ids ascending, and their weights.
-pub type RowPart<'g> = (&'g [u32], &'g [u64]);
-
-impl Graph {
-    /// Number of edges `(i, j)`, `i < j`.
-    pub fn num_edges(&self) -> u64 {
-        self.num_edges
-    }
-    /// The largest edge weight (0 without edges).
-    pub fn max_weight(&self) -> u64 {
-        self.max_weight
-    }
-    /// Shared row `r`, with the TBs it stands for among the neighbours.
-    #[inline]
-    fn shared_row(&self, r: u32) -> RowPart<'_> {
-        let c = &self.chunks[(r / ROW_CHUNK) as usize];
-        let k = (r % ROW_CHUNK) as usize;
-        let (a, b) = (c.offsets[k] as usize, c.offsets[k + 1] as usize);
-        (&c.nbrs[a..b], &c.weights[a..b])
-    }
-    /// Row `i` on both sides of the diagonal: the neighbours `j < i`, then `j > i`, each
-    /// ascending, with their weights.
-    #[inline]
-    pub fn full_row(&self, i: u32) -> [RowPart<'_>; 2] {
-        let (ns, ws) = self.shared_row(self.row_of[i as usize]);
-        let below = ns.partition_point(|&j| j < i);
-        let above = below + usize::from(ns.get(below) == Some(&i));
-        [(&ns[..below], &ws[..below]), (&ns[above..], &ws[above..])]
-    }
-    /// Row `i`: neighbours `j > i` ascending, and the weights.
-    #[inline]
-    pub fn row(&self, i: u32) -> RowPart<'_> {
-        self.full_row(i)[1]
-    }
-    /// Edges `(i, j, w)` with `i < j`, sorted.
-    pub fn edges(&self) -> impl Iterator<Item = (u32, u32, u64)> + '_ {
-        (0..self.num_tbs).flat_map(move |i| {
-            let (n, w) = self.row(i);
-            n.iter().zip(w).map(move |(&j, &w)| (i, j, w))
-        })
-    }
-    /// TBs `ROW_CHUNK * k ..` as parallel work items: `(first TB, number of TBs)`.
-    pub fn row_chunks(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        (0..self.num_tbs.div_ceil(ROW_CHUNK)).map(move |k| {
-            let first = k * ROW_CHUNK;
-            (first, ROW_CHUNK.min(self.num_tbs - first))
-        })
-    }
-    /// The symmetric view of the graph (see [`Symmetric`]).
-    pub fn symmetric(&self) -> Symmetric<'_> {
-        Symmetric { g: self }
-    }
-}
-
-/// Every TB's full row of a [`Graph`] (neighbours on both sides), for writers of symmetric
-/// matrices (`.npz`, METIS): a view, the graph stores both halves.
-#[derive(Debug)]
-pub struct Symmetric<'g> {
-    g: &'g Graph,
-}
-
-impl Symmetric<'_> {
-    /// Number of TBs.
-    pub fn num_tbs(&self) -> u32 {
-        self.g.num_tbs
-    }
-    /// Number of neighbours of TB `i`.
-    pub fn row_len(&self, i: u32) -> usize {
-        self.g.full_row(i).iter().map(|p| p.0.len()).sum()
-    }
-    /// The largest edge weight (0 without edges).
-    pub fn max_weight(&self) -> u64 {
-        self.g.max_weight
-    }
-    /// Row `i` in two pieces, ascending: neighbours `j < i`, then `j > i`, with weights.
-    pub fn row(&self, i: u32) -> [RowPart<'_>; 2] {
-        self.g.full_row(i)
-    }
-}
+/// The partitioner's type, built here in place: TBs whose footprint classes lie in the same
+/// sharing groups, parameter by parameter (GEMM's two TBs per 128 B column band and block
+/// row), have the same neighbours and weights, so they share one stored row, which lists
+/// them too (each weighing what the TB reads). See [`graph_partition::graph`].
+pub use graph_partition::Graph;
+use graph_partition::{RowChunk, SharedRows, ROW_CHUNK};
 
 /// Fig. 2 of PAVER: data units by who reads them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -375,9 +274,6 @@ fn finish_groups(
     )
 }
 
-/// TBs per chunk of graph rows (the unit of parallel work).
-pub const ROW_CHUNK: u32 = 256;
-
 /// At most this many sorted member lists are merged directly; more go through a dense
 /// scratch row.
 const MERGE_LISTS: usize = 8;
@@ -565,19 +461,13 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                 let span = (ch * ROW_CHUNK) as usize..((ch + 1) * ROW_CHUNK).min(num_rows) as usize;
                 let (rows, row_sizes) = (&reps[span.clone()], &sizes[span]);
                 let mut sums = RowSums::default();
-                let mut out = RowChunk {
-                    offsets: Vec::with_capacity(rows.len() + 1),
-                    ..Default::default()
-                };
-                out.offsets.push(0);
+                let mut out = RowChunk::with_rows(rows.len());
                 let mut lists: Vec<(&[u32], u64)> = Vec::new();
                 for (k, &i) in rows.iter().enumerate() {
                     if k == 1 {
                         // Neighbouring rows are usually about as long as the first: size
                         // the chunk once instead of growing it row by row.
-                        let guess = out.nbrs.len() * rows.len();
-                        out.nbrs.reserve(guess);
-                        out.weights.reserve(guess);
+                        out.reserve(out.num_entries() * rows.len());
                     }
                     lists.clear();
                     for (pg, p) in pgs.iter().zip(&fp.params) {
@@ -592,8 +482,9 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                             }
                         }
                     }
+                    let (nbrs, weights) = out.open_row();
                     if lists.len() <= MERGE_LISTS {
-                        merge_lists(&lists, scratch, &mut out.nbrs, &mut out.weights);
+                        merge_lists(&lists, scratch, nbrs, weights);
                     } else {
                         if acc.is_empty() {
                             acc.resize(n as usize, 0);
@@ -607,17 +498,16 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
                             }
                         }
                         touched.sort_unstable();
-                        out.nbrs.extend_from_slice(touched);
-                        out.weights.extend(
+                        nbrs.extend_from_slice(touched);
+                        weights.extend(
                             touched
                                 .iter()
                                 .map(|&j| std::mem::take(&mut acc[j as usize])),
                         );
                         touched.clear();
                     }
-                    let start = *out.offsets.last().unwrap_or(&0) as usize;
-                    sums.add(i, row_sizes[k], &out.nbrs[start..], &out.weights[start..]);
-                    out.offsets.push(out.nbrs.len() as u32);
+                    let (ns, ws) = out.end_row();
+                    sums.add(i, row_sizes[k], ns, ws);
                 }
                 (out, sums)
             },
@@ -636,13 +526,13 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
         shared_tbs,
         max_weight,
     } = sums;
-    let g = Graph {
+    let g = Graph::from_shared_rows(SharedRows {
         num_tbs: n,
         row_of,
         chunks,
         num_edges: entries / 2,
         max_weight,
-    };
+    });
     let total_refs: u64 = fp
         .params
         .iter()
@@ -695,11 +585,10 @@ mod tests {
             .collect();
         let want = pairwise(&sets);
         assert_eq!(g.edges().collect::<Vec<_>>(), want);
-        // The symmetric view: row i holds every edge touching i, columns ascending.
-        let sym = g.symmetric();
+        // Full rows: row i holds every edge touching i, columns ascending.
         for i in 0..sets.len() as u32 {
             let mut row: Vec<(u32, u64)> = Vec::new();
-            for (ns, ws) in sym.row(i) {
+            for (ns, ws) in g.full_row(i) {
                 row.extend(ns.iter().copied().zip(ws.iter().copied()));
             }
             let mut expect: Vec<(u32, u64)> = want
@@ -712,7 +601,7 @@ mod tests {
                 .collect();
             expect.sort_unstable();
             assert_eq!(row, expect, "row {i}");
-            assert_eq!(sym.row_len(i), expect.len());
+            assert_eq!(g.degree(i), expect.len());
         }
         assert_eq!(s.shared_tbs, 4);
         assert_eq!(
@@ -790,7 +679,7 @@ mod tests {
         let shared: BTreeSet<u32> = want.iter().flat_map(|e| [e.0, e.1]).collect();
         assert_eq!(s.shared_tbs, shared.len() as u64);
         // Rows really are shared: fewer stored rows than TBs.
-        assert!(g.chunks.iter().map(|c| c.offsets.len() - 1).sum::<usize>() < 96);
+        assert!(g.num_stored_rows() < 96, "{} rows", g.num_stored_rows());
         for i in 0..96u32 {
             let mut row: Vec<u32> = Vec::new();
             for (ns, _) in g.full_row(i) {

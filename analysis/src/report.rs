@@ -170,7 +170,7 @@ pub fn document_with(
         "coverage": counts,
         "data_structures": structures,
         "graph": {
-            "num_tbs": g.num_tbs,
+            "num_tbs": g.num_tbs(),
             "num_edges": g.num_edges(),
         },
         "stats": s,

@@ -24,7 +24,7 @@ fn mm_naive_heatmap() {
         Granularity::Line(128),
     );
     let (g, _) = analysis::locality::build(&a.footprints);
-    let n = g.num_tbs;
+    let n = g.num_tbs();
     // Full resolution: one pixel per TB pair.
     let mut bytes = Vec::new();
     analysis::heatmap::write_png(&mut bytes, &g, 1024).expect("png");

@@ -224,13 +224,9 @@ impl<'w> Experiment<'w> {
     /// the caller's choice, or from the interpreter's accesses).
     pub fn schedule_with(&self, a: &Analysed, req: &GroupRequest) -> Result<Schedule> {
         let w = self.workload;
+        // The analysis's graph is the partitioner's: grouped as it is, not copied.
         let (graph, _) = a.graph(w);
-        let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
-        let num_tbs = u32::try_from(w.bound.num_tbs())
-            .map_err(|_| Error::Invalid("more than 2^32 TBs".into()))?;
-        let graph = graph_partition::Graph::from_edges(num_tbs, &edges)?;
-        drop(edges);
-        self.group(&graph, req, || {
+        self.group(graph, req, || {
             Ok(analysis::descriptor::descriptors(a.descriptors(w)))
         })
     }
@@ -240,8 +236,9 @@ impl<'w> Experiment<'w> {
     pub fn schedule_without_graph(&self, req: &GroupRequest) -> Result<Schedule> {
         let num_tbs = u32::try_from(self.workload.bound.num_tbs())
             .map_err(|_| Error::Invalid("more than 2^32 TBs".into()))?;
-        let graph = graph_partition::Graph::from_edges(num_tbs, &[])?;
-        self.group(&graph, req, || Ok(Vec::new()))
+        self.group(&graph_partition::Graph::empty(num_tbs), req, || {
+            Ok(Vec::new())
+        })
     }
 
     fn group(

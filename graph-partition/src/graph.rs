@@ -1,20 +1,86 @@
-//! The TB locality graph: undirected, weighted, over TBs `0..n`, stored as CSR.
+//! The TB locality graph: undirected, weighted, over TBs `0..n`, with rows shared between
+//! TBs of identical neighbourhoods.
 //!
-//! Built from an edge list, from the analysis JSON (`{"graph": {"num_tbs": N, "edges":
-//! [[i, j, w], ...]}}`) or from a METIS `.graph` file. Self loops and zero weights are
-//! dropped (a TB sharing data with itself is not inter-TB locality); parallel edges are
-//! merged by summing their weights. Each adjacency row is sorted by neighbour id, so every
-//! traversal of the graph is deterministic.
+//! One type serves the analysis, which builds it ([`Graph::from_shared_rows`], from
+//! `analysis::locality::build`), the graph-file writers and every grouping policy, so the
+//! analysed graph is partitioned as it is, never copied into a second form.
+//!
+//! TBs with the same neighbours and weights (GEMM's two TBs per 128 B column band and block
+//! row) share one stored row. A shared row lists every TB sharing data with its TBs,
+//! possibly *including them*, ascending; TB `i`'s row is the shared row without `i`. Rows
+//! are kept in compressed form, in chunks of [`ROW_CHUNK`] consecutive shared rows (built
+//! in parallel, never concatenated). Sharing rows halves the memory and the merge work of
+//! the 25 M-edge GEMM, and storing both sides of the diagonal spares the symmetric graph
+//! files and METIS a transpose.
+//!
+//! Also built from an edge list ([`Graph::from_edges`]), from the analysis JSON (`{"graph":
+//! {"num_tbs": N, "edges": [[i, j, w], ...]}}`) or from a METIS `.graph` file (see
+//! `read.rs`), with one row per TB. Self loops and zero weights are dropped (a TB sharing
+//! data with itself is not inter-TB locality); parallel edges are merged by summing their
+//! weights. Every row is sorted by neighbour id, so every traversal of the graph is
+//! deterministic.
+
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use serde_json::Value;
 
-/// Undirected weighted graph in compressed sparse row form.
-#[derive(Debug, Clone, PartialEq, Eq)]
+mod read;
+
+/// TBs per chunk of graph rows (the unit of parallel work), and shared rows per
+/// [`RowChunk`].
+pub const ROW_CHUNK: u32 = 256;
+
+/// Undirected weighted graph over TBs, each TB's row (neighbours on both sides of the
+/// diagonal) stored once per set of TBs with that row (see the module documentation).
+#[derive(Clone, Debug, Default)]
 pub struct Graph {
+    num_tbs: u32,
+    /// Where each TB's row lies.
+    tbs: Vec<TbRow>,
+    chunks: Vec<RowChunk>,
+    num_edges: u64,
+    max_weight: u64,
+}
+
+/// A TB's shared row, and how many of its entries lie below the TB. The split is found
+/// once, when the graph is made: a binary search in a row not yet in cache is a chain of
+/// dependent cache misses, which the partitioners (Prim visits TBs in no useful order) paid
+/// at every visit (MST-TS took 1.4x as long on the 25 M-edge GEMM).
+#[derive(Clone, Copy, Debug, Default)]
+struct TbRow {
+    row: u32,
+    below: u32,
+}
+
+/// [`ROW_CHUNK`] consecutive shared rows (fewer in the last chunk), in compressed form.
+///
+/// Rows are appended one at a time: the open row's neighbours and weights go to the vectors
+/// of [`RowChunk::open_row`] (neighbour ids ascending, positive weights), and
+/// [`RowChunk::end_row`] closes it.
+#[derive(Clone, Debug, Default)]
+pub struct RowChunk {
+    /// `offsets[r]..offsets[r + 1]` indexes row `r` of the chunk.
     offsets: Vec<usize>,
-    neighbours: Vec<u32>,
+    nbrs: Vec<u32>,
     weights: Vec<u64>,
+}
+
+/// One side of a TB's row: neighbour ids ascending, and their weights.
+pub type RowPart<'g> = (&'g [u32], &'g [u64]);
+
+/// What the builder of shared rows hands to [`Graph::from_shared_rows`].
+#[derive(Debug)]
+pub struct SharedRows {
+    /// Number of TBs.
+    pub num_tbs: u32,
+    /// The shared row of each TB (an index into the rows of `chunks`, in order).
+    pub row_of: Vec<u32>,
+    /// The shared rows, [`ROW_CHUNK`] to a chunk (fewer in the last).
+    pub chunks: Vec<RowChunk>,
+    /// Number of edges `(i, j)`, `i < j`, over the TBs' rows.
+    pub num_edges: u64,
+    /// The largest weight in the TBs' rows (0 without edges).
+    pub max_weight: u64,
 }
 
 /// A graph read from a file format that may carry things this crate ignores.
@@ -39,14 +105,101 @@ pub struct AnalysisGraph {
     pub block: Option<[u32; 3]>,
 }
 
-impl Graph {
-    /// A graph with `num_tbs` vertices and no edges.
-    pub fn empty(num_tbs: u32) -> Graph {
-        Graph {
-            offsets: vec![0; num_tbs as usize + 1],
-            neighbours: Vec::new(),
+impl RowChunk {
+    /// An empty chunk with room for the offsets of `rows` rows.
+    pub fn with_rows(rows: usize) -> RowChunk {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        RowChunk {
+            offsets,
+            nbrs: Vec::new(),
             weights: Vec::new(),
         }
+    }
+
+    /// Number of closed rows.
+    pub fn num_rows(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Number of entries stored, in closed rows and the open one.
+    pub fn num_entries(&self) -> usize {
+        self.nbrs.len()
+    }
+
+    /// Makes room for `entries` more entries.
+    pub fn reserve(&mut self, entries: usize) {
+        self.nbrs.reserve(entries);
+        self.weights.reserve(entries);
+    }
+
+    /// The open row's storage: its entries are what these vectors hold past the closed
+    /// rows. Append neighbour ids ascending and their weights; leave the closed rows alone.
+    pub fn open_row(&mut self) -> (&mut Vec<u32>, &mut Vec<u64>) {
+        (&mut self.nbrs, &mut self.weights)
+    }
+
+    /// Closes the open row and returns it.
+    pub fn end_row(&mut self) -> RowPart<'_> {
+        let start = self.offsets[self.offsets.len() - 1];
+        debug_assert!(
+            self.nbrs.len() == self.weights.len() && self.nbrs.len() >= start,
+            "a row's neighbours and weights differ in number, or a closed row was cut"
+        );
+        self.offsets.push(self.nbrs.len());
+        (&self.nbrs[start..], &self.weights[start..])
+    }
+
+    /// Row `k`.
+    #[inline]
+    fn row(&self, k: usize) -> RowPart<'_> {
+        let (a, b) = (self.offsets[k], self.offsets[k + 1]);
+        (&self.nbrs[a..b], &self.weights[a..b])
+    }
+}
+
+impl Graph {
+    /// A graph with `num_tbs` vertices and no edges (all TBs share one empty row).
+    pub fn empty(num_tbs: u32) -> Graph {
+        let mut chunk = RowChunk::with_rows(1);
+        chunk.end_row();
+        Graph {
+            num_tbs,
+            tbs: vec![TbRow::default(); num_tbs as usize],
+            chunks: if num_tbs == 0 {
+                Vec::new()
+            } else {
+                vec![chunk]
+            },
+            num_edges: 0,
+            max_weight: 0,
+        }
+    }
+
+    /// The graph of shared rows built elsewhere (by the locality analysis), taken as is.
+    ///
+    /// The rows must describe an undirected graph: ids ascending and below `num_tbs`,
+    /// weights positive, `j` in TB `i`'s row (its shared row without `i`) with weight `w`
+    /// exactly when `i` is in `j`'s with `w`; `num_edges` and `max_weight` must be the
+    /// graph's. Debug builds check all of it (a panic names what is wrong); release builds
+    /// trust the builder, since checking would cost a pass over every edge.
+    pub fn from_shared_rows(rows: SharedRows) -> Graph {
+        let SharedRows {
+            num_tbs,
+            row_of,
+            chunks,
+            num_edges,
+            max_weight,
+        } = rows;
+        let g = Graph {
+            num_tbs,
+            tbs: locate(&chunks, &row_of),
+            chunks,
+            num_edges,
+            max_weight,
+        };
+        debug_assert_eq!(g.invariant_violation(), None);
+        g
     }
 
     /// Builds a graph from undirected edges `(i, j, w)`. Self loops and zero weights are
@@ -66,364 +219,187 @@ impl Graph {
         Ok(Self::from_checked_edges(num_tbs, edges.iter().copied()))
     }
 
-    /// Builds the CSR from edges already known to be in range.
+    /// Builds the graph, one row per TB, from edges already known to be in range.
     pub(crate) fn from_checked_edges(
         num_tbs: u32,
         edges: impl Iterator<Item = (u32, u32, u64)> + Clone,
     ) -> Graph {
         let n = num_tbs as usize;
-        let mut degree = vec![0usize; n + 1];
-        for (i, j, w) in edges.clone() {
-            if i != j && w > 0 {
-                degree[i as usize] += 1;
-                degree[j as usize] += 1;
-            }
+        let per_chunk = ROW_CHUNK as usize;
+        let keep = |&(i, j, w): &(u32, u32, u64)| i != j && w > 0;
+        // Each TB's degree, then where its next entry goes in its chunk.
+        let mut slot = vec![0usize; n];
+        for (i, j, _) in edges.clone().filter(keep) {
+            slot[i as usize] += 1;
+            slot[j as usize] += 1;
         }
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut acc = 0usize;
-        offsets.push(0);
-        for d in &degree[..n] {
-            acc += d;
-            offsets.push(acc);
-        }
-        let mut fill = offsets.clone();
-        let mut neighbours = vec![0u32; acc];
-        let mut weights = vec![0u64; acc];
-        for (i, j, w) in edges {
-            if i != j && w > 0 {
-                for (a, b) in [(i, j), (j, i)] {
-                    let slot = &mut fill[a as usize];
-                    neighbours[*slot] = b;
-                    weights[*slot] = w;
-                    *slot += 1;
+        let mut chunks: Vec<RowChunk> = slot
+            .chunks_mut(per_chunk)
+            .map(|tbs| {
+                let mut offsets = Vec::with_capacity(tbs.len() + 1);
+                let mut acc = 0usize;
+                offsets.push(0);
+                for s in tbs {
+                    let degree = *s;
+                    *s = acc;
+                    acc += degree;
+                    offsets.push(acc);
                 }
-            }
-        }
-        // Sort each row by neighbour, merge parallel edges, compact in place (the write
-        // position never passes the read position).
-        let mut new_offsets = Vec::with_capacity(n + 1);
-        new_offsets.push(0);
-        let mut out = 0usize;
-        let mut row: Vec<(u32, u64)> = Vec::new();
-        for v in 0..n {
-            row.clear();
-            row.extend(
-                neighbours[offsets[v]..offsets[v + 1]]
-                    .iter()
-                    .copied()
-                    .zip(weights[offsets[v]..offsets[v + 1]].iter().copied()),
-            );
-            row.sort_unstable_by_key(|p| p.0);
-            let row_start = out;
-            for &(u, w) in &row {
-                if out > row_start && neighbours[out - 1] == u {
-                    weights[out - 1] = weights[out - 1].saturating_add(w);
-                } else {
-                    neighbours[out] = u;
-                    weights[out] = w;
-                    out += 1;
+                RowChunk {
+                    offsets,
+                    nbrs: vec![0; acc],
+                    weights: vec![0; acc],
                 }
-            }
-            new_offsets.push(out);
-        }
-        neighbours.truncate(out);
-        weights.truncate(out);
-        neighbours.shrink_to_fit();
-        weights.shrink_to_fit();
-        Graph {
-            offsets: new_offsets,
-            neighbours,
-            weights,
-        }
-    }
-
-    /// Reads the analysis JSON shape `{"graph": {"num_tbs": N, "edges": [[i, j, w], ...]}}`
-    /// with `i < j`; optional top-level `kernel`, `grid` and `block` are returned too.
-    pub fn from_analysis_json(text: &str) -> Result<AnalysisGraph> {
-        let root: Value = serde_json::from_str(text)?;
-        let bad = |location: String, message: &str| Error::AnalysisJson {
-            location,
-            message: message.to_string(),
-        };
-        let graph = root
-            .get("graph")
-            .ok_or_else(|| bad("$".into(), "missing object `graph`"))?;
-        let num_tbs = graph
-            .get("num_tbs")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| {
-                bad(
-                    "graph.num_tbs".into(),
-                    "missing or not a non-negative integer",
-                )
-            })?;
-        let num_tbs = u32::try_from(num_tbs).map_err(|_| Error::TooManyTbs(num_tbs))?;
-        let edges = graph
-            .get("edges")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("graph.edges".into(), "missing or not an array"))?;
-        let mut list = Vec::with_capacity(edges.len());
-        for (k, e) in edges.iter().enumerate() {
-            let triple = e
-                .as_array()
-                .filter(|a| a.len() == 3)
-                .ok_or_else(|| bad(format!("graph.edges[{k}]"), "expected [i, j, w]"))?;
-            let mut nums = [0u64; 3];
-            for (slot, v) in triple.iter().enumerate() {
-                nums[slot] = v.as_u64().ok_or_else(|| {
-                    bad(
-                        format!("graph.edges[{k}][{slot}]"),
-                        "expected a non-negative integer",
-                    )
-                })?;
-            }
-            let [i, j, w] = nums;
-            for (slot, tb) in [(0, i), (1, j)] {
-                if tb >= u64::from(num_tbs) {
-                    return Err(bad(
-                        format!("graph.edges[{k}][{slot}]"),
-                        &format!("TB {tb} out of range (num_tbs = {num_tbs})"),
-                    ));
-                }
-            }
-            if i >= j {
-                return Err(bad(
-                    format!("graph.edges[{k}]"),
-                    &format!("expected i < j, found [{i}, {j}, {w}]"),
-                ));
-            }
-            list.push((i as u32, j as u32, w));
-        }
-        let dims = |key: &str| -> Result<Option<[u32; 3]>> {
-            match root.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(v) => {
-                    let arr = v
-                        .as_array()
-                        .filter(|a| a.len() == 3)
-                        .ok_or_else(|| bad(key.to_string(), "expected [x, y, z]"))?;
-                    let mut out = [0u32; 3];
-                    for (d, x) in arr.iter().enumerate() {
-                        out[d] = x
-                            .as_u64()
-                            .and_then(|x| u32::try_from(x).ok())
-                            .ok_or_else(|| bad(format!("{key}[{d}]"), "expected a u32"))?;
-                    }
-                    Ok(Some(out))
-                }
-            }
-        };
-        Ok(AnalysisGraph {
-            graph: Self::from_checked_edges(num_tbs, list.iter().copied()),
-            kernel: root
-                .get("kernel")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            grid: dims("grid")?,
-            block: dims("block")?,
-        })
-    }
-
-    /// Reads a METIS `.graph` file: header `n m [fmt [ncon]]`, then one line per vertex with
-    /// 1-based neighbour ids (`fmt` digit 1 = edge weights follow each neighbour; vertex
-    /// sizes and weights are skipped with a note). `%` lines are comments.
-    pub fn from_metis_str(text: &str) -> Result<Parsed> {
-        let mut notes = Vec::new();
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .map(|(k, l)| (k + 1, l))
-            .filter(|(_, l)| !l.trim_start().starts_with('%'));
-        let err = |line: usize, message: String| Error::MetisFormat { line, message };
-        let (hline, header) = loop {
-            match lines.next() {
-                Some((k, l)) if !l.trim().is_empty() => break (k, l),
-                Some(_) => continue,
-                None => return Err(err(1, "missing header `n m [fmt [ncon]]`".into())),
-            }
-        };
-        let head: Vec<&str> = header.split_whitespace().collect();
-        if !(2..=4).contains(&head.len()) {
-            return Err(err(
-                hline,
-                format!("header must be `n m [fmt [ncon]]`, found `{header}`"),
-            ));
-        }
-        let parse_u64 = |s: &str, line: usize, what: &str| -> Result<u64> {
-            s.parse::<u64>()
-                .map_err(|_| err(line, format!("{what}: `{s}` is not a non-negative integer")))
-        };
-        let n = parse_u64(head[0], hline, "vertex count")?;
-        let n = u32::try_from(n).map_err(|_| Error::TooManyTbs(n))?;
-        let m = parse_u64(head[1], hline, "edge count")?;
-        let fmt = head.get(2).copied().unwrap_or("0");
-        if fmt.len() > 3 || !fmt.chars().all(|c| c == '0' || c == '1') {
-            return Err(err(
-                hline,
-                format!("fmt `{fmt}` must be up to 3 digits of 0/1"),
-            ));
-        }
-        let padded = format!("{fmt:0>3}");
-        let flag = |k: usize| padded.as_bytes()[k] == b'1';
-        let (has_vsize, has_vwgt, has_ewgt) = (flag(0), flag(1), flag(2));
-        let ncon = match head.get(3) {
-            Some(s) => parse_u64(s, hline, "ncon")? as usize,
-            None => usize::from(has_vwgt),
-        };
-        if has_vsize {
-            notes.push("vertex sizes in the METIS file are ignored".to_string());
-        }
-        if has_vwgt {
-            notes.push(format!(
-                "{ncon} vertex weight(s) per vertex in the METIS file are ignored (all TBs weigh the same)"
-            ));
-        }
-        let mut directed: Vec<(u32, u32, u64)> = Vec::new();
-        let mut self_loops = 0usize;
-        let mut last_line = hline;
-        for v in 0..n {
-            let (line, text) = lines.next().ok_or_else(|| {
-                err(
-                    last_line + 1,
-                    format!("file ends before the line of vertex {} of {n}", v + 1),
-                )
-            })?;
-            last_line = line;
-            let mut toks = text.split_whitespace();
-            let skip = usize::from(has_vsize) + if has_vwgt { ncon } else { 0 };
-            for s in 0..skip {
-                let t = toks
-                    .next()
-                    .ok_or_else(|| err(line, format!("missing vertex size/weight #{}", s + 1)))?;
-                parse_u64(t, line, "vertex size/weight")?;
-            }
-            while let Some(t) = toks.next() {
-                let u = parse_u64(t, line, "neighbour")?;
-                if u == 0 || u > u64::from(n) {
-                    return Err(err(line, format!("neighbour {u} is not in 1..={n}")));
-                }
-                let w = if has_ewgt {
-                    let t = toks
-                        .next()
-                        .ok_or_else(|| err(line, format!("neighbour {u} has no edge weight")))?;
-                    parse_u64(t, line, "edge weight")?
-                } else {
-                    1
-                };
-                let u = (u - 1) as u32;
-                if u == v {
-                    self_loops += 1;
-                    continue;
-                }
-                directed.push((v, u, w));
-            }
-        }
-        if let Some((line, extra)) = lines.find(|(_, l)| !l.trim().is_empty()) {
-            return Err(err(
-                line,
-                format!("more vertex lines than n = {n}: `{extra}`"),
-            ));
-        }
-        if self_loops > 0 {
-            notes.push(format!("{self_loops} self loop entries ignored"));
-        }
-        // Each undirected edge must appear once from each side with the same weight.
-        let mut fwd: Vec<(u32, u32, u64)> =
-            directed.iter().filter(|e| e.0 < e.1).copied().collect();
-        let mut bwd: Vec<(u32, u32, u64)> = directed
-            .iter()
-            .filter(|e| e.0 > e.1)
-            .map(|&(a, b, w)| (b, a, w))
+            })
             .collect();
-        fwd.sort_unstable();
-        bwd.sort_unstable();
-        if fwd != bwd {
-            let first = fwd
-                .iter()
-                .zip(bwd.iter())
-                .find(|(a, b)| a != b)
-                .map(|(a, b)| {
-                    format!(
-                        "({}, {}, w={}) vs ({}, {}, w={})",
-                        a.0 + 1,
-                        a.1 + 1,
-                        a.2,
-                        b.0 + 1,
-                        b.1 + 1,
-                        b.2
-                    )
-                })
-                .unwrap_or_else(|| format!("{} vs {} entries", fwd.len(), bwd.len()));
-            return Err(err(
-                hline,
-                format!("adjacency is not symmetric (first mismatch, 1-based: {first})"),
-            ));
+        for (i, j, w) in edges.filter(keep) {
+            for (a, b) in [(i, j), (j, i)] {
+                let c = &mut chunks[a as usize / per_chunk];
+                let s = &mut slot[a as usize];
+                c.nbrs[*s] = b;
+                c.weights[*s] = w;
+                *s += 1;
+            }
         }
-        if fwd.len() as u64 != m {
-            notes.push(format!(
-                "header says m = {m} but the file lists {} edges",
-                fwd.len()
-            ));
+        drop(slot);
+        // Sort each row by neighbour, merge parallel edges, compact in place (the write
+        // position never passes the read position); the chunks in parallel.
+        let (entries, max_weight) = chunks
+            .par_iter_mut()
+            .map_init(Vec::<(u32, u64)>::new, |row, c| {
+                let mut out = 0usize;
+                for r in 0..c.num_rows() {
+                    let (a, b) = (c.offsets[r], c.offsets[r + 1]);
+                    row.clear();
+                    row.extend(
+                        c.nbrs[a..b]
+                            .iter()
+                            .copied()
+                            .zip(c.weights[a..b].iter().copied()),
+                    );
+                    row.sort_unstable_by_key(|p| p.0);
+                    c.offsets[r] = out;
+                    let row_start = out;
+                    for &(u, w) in row.iter() {
+                        if out > row_start && c.nbrs[out - 1] == u {
+                            c.weights[out - 1] = c.weights[out - 1].saturating_add(w);
+                        } else {
+                            c.nbrs[out] = u;
+                            c.weights[out] = w;
+                            out += 1;
+                        }
+                    }
+                }
+                let last = c.num_rows();
+                c.offsets[last] = out;
+                c.nbrs.truncate(out);
+                c.weights.truncate(out);
+                c.nbrs.shrink_to_fit();
+                c.weights.shrink_to_fit();
+                let top = c.weights.iter().copied().max().unwrap_or(0);
+                (out as u64, top)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1.max(b.1)));
+        let row_of: Vec<u32> = (0..num_tbs).collect();
+        Graph {
+            num_tbs,
+            tbs: locate(&chunks, &row_of),
+            chunks,
+            num_edges: entries / 2,
+            max_weight,
         }
-        Ok(Parsed {
-            graph: Self::from_checked_edges(n, fwd.iter().copied()),
-            notes,
-        })
-    }
-
-    /// Reads a METIS `.graph` file from disk.
-    pub fn from_metis_file(path: &std::path::Path) -> Result<Parsed> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Self::from_metis_str(&text)
     }
 
     /// Number of TBs (vertices).
     pub fn num_tbs(&self) -> u32 {
-        (self.offsets.len() - 1) as u32
+        self.num_tbs
     }
 
-    /// Number of undirected edges.
-    pub fn num_edges(&self) -> usize {
-        self.neighbours.len() / 2
+    /// Number of undirected edges `(i, j)`, `i < j`.
+    pub fn num_edges(&self) -> u64 {
+        self.num_edges
     }
 
-    /// Neighbours of `tb` with edge weights, sorted by neighbour id.
+    /// The largest edge weight (0 without edges).
+    pub fn max_weight(&self) -> u64 {
+        self.max_weight
+    }
+
+    /// Number of rows stored: at most one per TB, fewer where TBs share rows.
+    pub fn num_stored_rows(&self) -> usize {
+        self.chunks.iter().map(RowChunk::num_rows).sum()
+    }
+
+    /// Shared row `r`, with the TBs it stands for possibly among the neighbours.
+    #[inline]
+    fn shared_row(&self, r: u32) -> RowPart<'_> {
+        shared_row(&self.chunks, r)
+    }
+
+    /// Row `i` on both sides of the diagonal: the neighbours `j < i`, then `j > i`, each
+    /// ascending, with their weights.
+    #[inline]
+    pub fn full_row(&self, i: u32) -> [RowPart<'_>; 2] {
+        let TbRow { row, below } = self.tbs[i as usize];
+        let (ns, ws) = self.shared_row(row);
+        let below = below as usize;
+        let above = below + usize::from(ns.get(below) == Some(&i));
+        [(&ns[..below], &ws[..below]), (&ns[above..], &ws[above..])]
+    }
+
+    /// Row `i` above the diagonal: neighbours `j > i` ascending, and the weights.
+    #[inline]
+    pub fn row(&self, i: u32) -> RowPart<'_> {
+        self.full_row(i)[1]
+    }
+
+    /// Neighbours of `tb` with edge weights, sorted by neighbour id (the two parts of
+    /// [`Graph::full_row`], chained).
     pub fn neighbours(&self, tb: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
-        let r = self.offsets[tb as usize]..self.offsets[tb as usize + 1];
-        self.neighbours[r.clone()]
-            .iter()
-            .copied()
-            .zip(self.weights[r].iter().copied())
+        let [(a, wa), (b, wb)] = self.full_row(tb);
+        let below = a.iter().copied().zip(wa.iter().copied());
+        below.chain(b.iter().copied().zip(wb.iter().copied()))
     }
 
     /// Number of neighbours of `tb`.
     pub fn degree(&self, tb: u32) -> usize {
-        self.offsets[tb as usize + 1] - self.offsets[tb as usize]
+        let [(a, _), (b, _)] = self.full_row(tb);
+        a.len() + b.len()
     }
 
     /// Weight of edge `(i, j)`, 0 when absent (binary search in `i`'s row).
     pub fn weight(&self, i: u32, j: u32) -> u64 {
-        let r = self.offsets[i as usize]..self.offsets[i as usize + 1];
-        match self.neighbours[r.clone()].binary_search(&j) {
-            Ok(k) => self.weights[r.start + k],
+        if i == j {
+            return 0;
+        }
+        let [below, above] = self.full_row(i);
+        let (ns, ws) = if j < i { below } else { above };
+        match ns.binary_search(&j) {
+            Ok(k) => ws[k],
             Err(_) => 0,
         }
     }
 
     /// Sum of all edge weights (each undirected edge once).
     pub fn total_weight(&self) -> u128 {
-        self.weights.iter().map(|&w| u128::from(w)).sum::<u128>() / 2
+        (0..self.num_tbs)
+            .map(|i| self.row(i).1.iter().map(|&w| u128::from(w)).sum::<u128>())
+            .sum()
     }
 
-    /// All undirected edges `(i, j, w)` with `i < j`, in row order.
+    /// All undirected edges `(i, j, w)` with `i < j`, sorted.
     pub fn edges(&self) -> impl Iterator<Item = (u32, u32, u64)> + '_ {
-        (0..self.num_tbs()).flat_map(move |i| {
-            self.neighbours(i)
-                .filter(move |&(j, _)| j > i)
-                .map(move |(j, w)| (i, j, w))
+        (0..self.num_tbs).flat_map(move |i| {
+            let (n, w) = self.row(i);
+            n.iter().zip(w).map(move |(&j, &w)| (i, j, w))
+        })
+    }
+
+    /// TBs `ROW_CHUNK * k ..` as parallel work items: `(first TB, number of TBs)`.
+    pub fn row_chunks(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        (0..self.num_tbs.div_ceil(ROW_CHUNK)).map(move |k| {
+            let first = k * ROW_CHUNK;
+            (first, ROW_CHUNK.min(self.num_tbs - first))
         })
     }
 
@@ -441,11 +417,107 @@ impl Graph {
         s
     }
 
-    /// Raw CSR arrays `(offsets, neighbours, weights)`.
-    pub fn csr(&self) -> (&[usize], &[u32], &[u64]) {
-        (&self.offsets, &self.neighbours, &self.weights)
+    /// What breaks the representation's invariants (see [`Graph::from_shared_rows`]), if
+    /// anything: a pass over every edge, for debug builds and tests.
+    fn invariant_violation(&self) -> Option<String> {
+        if self.tbs.len() != self.num_tbs as usize {
+            return Some(format!(
+                "{} TBs but {} row numbers",
+                self.num_tbs,
+                self.tbs.len()
+            ));
+        }
+        let last = self.chunks.len().saturating_sub(1);
+        let mut num_rows = 0u64;
+        for (k, c) in self.chunks.iter().enumerate() {
+            let rows = c.offsets.len().saturating_sub(1);
+            if rows == 0 || rows > ROW_CHUNK as usize || (k < last && rows != ROW_CHUNK as usize) {
+                return Some(format!("chunk {k} holds {rows} rows"));
+            }
+            if c.offsets[0] != 0
+                || c.offsets.windows(2).any(|o| o[0] > o[1])
+                || c.offsets[rows] != c.nbrs.len()
+                || c.nbrs.len() != c.weights.len()
+            {
+                return Some(format!("chunk {k}: offsets do not index its entries"));
+            }
+            num_rows += rows as u64;
+            for r in 0..rows {
+                let (ns, ws) = c.row(r);
+                if ns.windows(2).any(|p| p[0] >= p[1])
+                    || ns.last().is_some_and(|&j| j >= self.num_tbs)
+                    || ws.contains(&0)
+                {
+                    return Some(format!(
+                        "shared row {}: ids not ascending or out of range, or a zero weight",
+                        k * ROW_CHUNK as usize + r
+                    ));
+                }
+            }
+        }
+        if let Some(i) = self.tbs.iter().position(|t| u64::from(t.row) >= num_rows) {
+            return Some(format!("TB {i}: row {} of {num_rows}", self.tbs[i].row));
+        }
+        for (i, t) in (0..self.num_tbs).zip(&self.tbs) {
+            let (ns, _) = self.shared_row(t.row);
+            if ns.partition_point(|&j| j < i) != t.below as usize {
+                return Some(format!("TB {i}: its split in row {} is wrong", t.row));
+            }
+        }
+        let (mut entries, mut top) = (0u64, 0u64);
+        for i in 0..self.num_tbs {
+            for (j, w) in self.neighbours(i) {
+                if self.weight(j, i) != w {
+                    return Some(format!("edge ({i}, {j}, {w}) is not in TB {j}'s row"));
+                }
+                entries += 1;
+                top = top.max(w);
+            }
+        }
+        if entries != 2 * self.num_edges || top != self.max_weight {
+            return Some(format!(
+                "{} edges, largest weight {top}; said {} and {}",
+                entries / 2,
+                self.num_edges,
+                self.max_weight
+            ));
+        }
+        None
     }
 }
+
+/// Shared row `r` of `chunks`.
+#[inline]
+fn shared_row(chunks: &[RowChunk], r: u32) -> RowPart<'_> {
+    chunks[(r / ROW_CHUNK) as usize].row((r % ROW_CHUNK) as usize)
+}
+
+/// Each TB's row in `chunks` (`row_of[i]`, TB `i`'s shared row) and where it splits.
+fn locate(chunks: &[RowChunk], row_of: &[u32]) -> Vec<TbRow> {
+    row_of
+        .par_iter()
+        .enumerate()
+        .map(|(i, &row)| {
+            let (ns, _) = shared_row(chunks, row);
+            let below = ns.partition_point(|&j| (j as usize) < i);
+            TbRow {
+                row,
+                below: below as u32,
+            }
+        })
+        .collect()
+}
+
+/// Graphs are equal when their TBs' rows are: how rows are shared does not matter.
+impl PartialEq for Graph {
+    fn eq(&self, other: &Graph) -> bool {
+        self.num_tbs == other.num_tbs
+            && self.num_edges == other.num_edges
+            && (0..self.num_tbs).all(|i| self.full_row(i) == other.full_row(i))
+    }
+}
+
+impl Eq for Graph {}
 
 #[cfg(test)]
 mod tests {
@@ -458,7 +530,10 @@ mod tests {
         assert_eq!(g.weight(0, 1), 5);
         assert_eq!(g.weight(1, 0), 5);
         assert_eq!(g.weight(1, 2), 0);
+        assert_eq!(g.weight(1, 1), 0);
         assert_eq!(g.total_weight(), 5);
+        assert_eq!(g.max_weight(), 5);
+        assert_eq!(g.invariant_violation(), None);
     }
 
     #[test]
@@ -478,25 +553,6 @@ mod tests {
     }
 
     #[test]
-    fn analysis_json_roundtrip_and_errors() {
-        let a = Graph::from_analysis_json(
-            r#"{"kernel":"mm","grid":[2,1,1],"graph":{"num_tbs":3,"edges":[[0,1,4],[1,2,1]]}}"#,
-        )
-        .unwrap();
-        assert_eq!(a.graph.weight(0, 1), 4);
-        assert_eq!(a.kernel.as_deref(), Some("mm"));
-        assert_eq!(a.grid, Some([2, 1, 1]));
-        let e = Graph::from_analysis_json(r#"{"graph":{"num_tbs":3,"edges":[[0,1,4],[2,1,1]]}}"#)
-            .unwrap_err();
-        assert!(e.to_string().contains("graph.edges[1]"), "{e}");
-        let e = Graph::from_analysis_json(r#"{"graph":{"num_tbs":3,"edges":[[0,"x",4]]}}"#)
-            .unwrap_err();
-        assert!(e.to_string().contains("graph.edges[0][1]"), "{e}");
-        let e = Graph::from_analysis_json(r#"{"graph":{"edges":[]}}"#).unwrap_err();
-        assert!(e.to_string().contains("graph.num_tbs"), "{e}");
-    }
-
-    #[test]
     fn metis_roundtrip() {
         let g = Graph::from_edges(4, &[(0, 1, 3), (1, 2, 1), (0, 3, 7)]).unwrap();
         let p = Graph::from_metis_str(&g.to_metis_string()).unwrap();
@@ -504,24 +560,93 @@ mod tests {
         assert!(p.notes.is_empty());
     }
 
-    #[test]
-    fn metis_unweighted_with_vertex_weights_and_comments() {
-        let text = "% a comment\n3 2 010\n5 2\n7 1 3\n1 2\n";
-        let p = Graph::from_metis_str(text).unwrap();
-        assert_eq!(p.graph.weight(0, 1), 1);
-        assert_eq!(p.graph.weight(1, 2), 1);
-        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+    /// The obvious CSR of an edge list, rows sorted, parallel edges summed.
+    fn csr_rows(n: u32, edges: &[(u32, u32, u64)]) -> Vec<Vec<(u32, u64)>> {
+        let mut rows = vec![std::collections::BTreeMap::<u32, u64>::new(); n as usize];
+        for &(i, j, w) in edges {
+            if i != j && w > 0 {
+                *rows[i as usize].entry(j).or_default() += w;
+                *rows[j as usize].entry(i).or_default() += w;
+            }
+        }
+        rows.into_iter().map(|r| r.into_iter().collect()).collect()
     }
 
     #[test]
-    fn metis_errors_are_located() {
-        let e = Graph::from_metis_str("2 1 001\n2 5\n1\n").unwrap_err();
-        assert!(e.to_string().contains("line 3"), "{e}");
-        let e = Graph::from_metis_str("2 1\n3\n1\n").unwrap_err();
-        assert!(e.to_string().contains("line 2"), "{e}");
-        let e = Graph::from_metis_str("2 1 001\n2 5\n1 4\n").unwrap_err();
-        assert!(e.to_string().contains("not symmetric"), "{e}");
-        let e = Graph::from_metis_str("3 1\n2\n1\n").unwrap_err();
-        assert!(e.to_string().contains("vertex 3"), "{e}");
+    fn rows_span_chunks_like_the_plain_csr() {
+        // More TBs than one chunk holds, edges across chunk borders, repeated edges.
+        let n = 2 * ROW_CHUNK + 7;
+        let mut edges = Vec::new();
+        for i in 0..n {
+            edges.push((i, (i * 37 + 11) % n, u64::from(i % 5)));
+            edges.push(((i * 101) % n, i, 3));
+        }
+        let g = Graph::from_edges(n, &edges).unwrap();
+        assert_eq!(g.invariant_violation(), None);
+        let want = csr_rows(n, &edges);
+        for i in 0..n {
+            assert_eq!(g.neighbours(i).collect::<Vec<_>>(), want[i as usize], "{i}");
+            assert_eq!(g.degree(i), want[i as usize].len());
+        }
+        let entries: usize = want.iter().map(Vec::len).sum();
+        assert_eq!(g.num_edges(), entries as u64 / 2);
+        assert_eq!(
+            g.max_weight(),
+            want.iter().flatten().map(|e| e.1).max().unwrap_or(0)
+        );
+        assert_eq!(Graph::empty(5), Graph::from_edges(5, &[]).unwrap());
+        assert_eq!(Graph::empty(0), Graph::default());
+    }
+
+    #[test]
+    fn shared_rows_are_rows_without_their_tb() {
+        // TBs 0 and 1 read the same data (their shared row holds both), TB 2 shares with
+        // both, TB 3 reads alone.
+        let mut c = RowChunk::with_rows(3);
+        let (ns, ws) = c.open_row();
+        ns.extend([0, 1, 2]);
+        ws.extend([4, 4, 1]);
+        assert_eq!(c.end_row(), (&[0, 1, 2][..], &[4, 4, 1][..]));
+        let (ns, ws) = c.open_row();
+        ns.extend([0, 1]);
+        ws.extend([1, 1]);
+        c.end_row();
+        c.end_row();
+        assert_eq!((c.num_rows(), c.num_entries()), (3, 5));
+        let g = Graph::from_shared_rows(SharedRows {
+            num_tbs: 4,
+            row_of: vec![0, 0, 1, 2],
+            chunks: vec![c],
+            num_edges: 3,
+            max_weight: 4,
+        });
+        let want = Graph::from_edges(4, &[(0, 1, 4), (0, 2, 1), (1, 2, 1)]).unwrap();
+        assert_eq!(g, want);
+        assert_eq!(
+            g.edges().collect::<Vec<_>>(),
+            want.edges().collect::<Vec<_>>()
+        );
+        assert_eq!(g.full_row(1), [(&[0][..], &[4][..]), (&[2][..], &[1][..])]);
+        assert_eq!(g.total_weight(), 6);
+    }
+
+    #[test]
+    fn broken_shared_rows_are_named() {
+        let mut c = RowChunk::with_rows(1);
+        let (ns, ws) = c.open_row();
+        ns.extend([1]);
+        ws.extend([2]);
+        c.end_row();
+        // TB 0 sees TB 1, but TB 1's row (the same shared row, without 1) is empty.
+        let chunks = vec![c];
+        let g = Graph {
+            num_tbs: 2,
+            tbs: locate(&chunks, &[0, 0]),
+            chunks,
+            num_edges: 1,
+            max_weight: 2,
+        };
+        let why = g.invariant_violation().unwrap_or_default();
+        assert!(why.contains("not in TB 1's row"), "{why}");
     }
 }

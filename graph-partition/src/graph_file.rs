@@ -62,9 +62,13 @@ impl Rows for Graph {
         self.num_tbs()
     }
     fn row(&self, i: u32) -> [(&[u32], &[u64]); 2] {
-        let (offsets, nbrs, weights) = self.csr();
-        let r = offsets[i as usize]..offsets[i as usize + 1];
-        [(&nbrs[r.clone()], &weights[r]), (&[], &[])]
+        self.full_row(i)
+    }
+    fn row_len(&self, i: u32) -> usize {
+        self.degree(i)
+    }
+    fn max_weight(&self) -> u64 {
+        Graph::max_weight(self)
     }
 }
 

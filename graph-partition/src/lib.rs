@@ -1,6 +1,7 @@
 //! Weighted TB locality graph -> ordered TB groups for a locality-aware TB scheduler.
 //!
-//! Data flow: a [`Graph`] (from an edge list, the analysis JSON or a METIS file) and
+//! Data flow: a [`Graph`] (built by the locality analysis, or read from an edge list, the
+//! analysis JSON, a METIS or `.npz` file) and
 //! [`Params`] (SMs N and TB slots x, plain numbers: the `gpu` crate computes x) go into a
 //! [`Policy`] (LRR, BCS, MST-TS, Kway-TS, RB-TS, distributed, distributed-block, LD
 //! clustering), which returns TB groups in global-queue order. [`make_schedule`] times the
@@ -27,7 +28,7 @@ pub mod synthetic;
 
 pub use descriptor::Descriptor;
 pub use error::{Error, Result};
-pub use graph::{AnalysisGraph, Graph, Parsed};
+pub use graph::{AnalysisGraph, Graph, Parsed, RowChunk, RowPart, SharedRows, ROW_CHUNK};
 pub use policy::{Groups, LdClustering, Params, Policy, PolicyKind, RankedCTile};
 pub use quality::Quality;
 pub use schedule::{Schedule, ScheduleStats, FORMAT};
@@ -66,7 +67,7 @@ pub fn make_schedule(
     let partition_ms = start.elapsed().as_secs_f64() * 1e3;
     let stats = ScheduleStats {
         num_tbs: g.num_tbs(),
-        num_edges: g.num_edges() as u64,
+        num_edges: g.num_edges(),
         num_groups: groups.len() as u32,
         max_group_size: groups.iter().map(Vec::len).max().unwrap_or(0) as u32,
         quality: quality::quality(g, &groups, params.num_sms, params.tbs_per_sm),

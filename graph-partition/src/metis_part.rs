@@ -106,12 +106,24 @@ impl<'g> Partitioner<'g> {
 
     /// The whole graph as a [`SubGraph`] (TB ids are local ids).
     pub(crate) fn whole(&self) -> SubGraph {
-        let (offsets, neighbours, weights) = self.g.csr();
+        let n = self.g.num_tbs();
+        let entries = usize::try_from(2 * self.g.num_edges()).unwrap_or(0);
+        let mut xadj = Vec::with_capacity(n as usize + 1);
+        let mut adjncy = Vec::with_capacity(entries);
+        let mut adjwgt = Vec::with_capacity(entries);
+        xadj.push(0);
+        for tb in 0..n {
+            for (ns, ws) in self.g.full_row(tb) {
+                adjncy.extend(ns.iter().map(|&u| u as Idx));
+                adjwgt.extend(ws.iter().map(|&w| self.metis_weight(w)));
+            }
+            xadj.push(adjncy.len() as Idx);
+        }
         SubGraph {
-            tbs: (0..self.g.num_tbs()).collect(),
-            xadj: offsets.iter().map(|&o| o as Idx).collect(),
-            adjncy: neighbours.iter().map(|&u| u as Idx).collect(),
-            adjwgt: weights.iter().map(|&w| self.metis_weight(w)).collect(),
+            tbs: (0..n).collect(),
+            xadj,
+            adjncy,
+            adjwgt,
         }
     }
 

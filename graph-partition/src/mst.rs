@@ -68,16 +68,19 @@ impl PrimWorkspace {
                 weight += u128::from(self.key[v as usize]);
                 order.push(v);
                 let lv = labels.map(|l| l[v as usize]);
-                for (u, w) in g.neighbours(v) {
-                    if self.done[u as usize] || labels.map(|l| l[u as usize]) != lv {
-                        continue;
-                    }
-                    if self.pos[u as usize] == NOT_IN_HEAP {
-                        self.key[u as usize] = w;
-                        self.push(u);
-                    } else if w > self.key[u as usize] {
-                        self.key[u as usize] = w;
-                        self.sift_up(self.pos[u as usize]);
+                // The row's two halves as plain slices: the tightest loop over them.
+                for (ns, ws) in g.full_row(v) {
+                    for (&u, &w) in ns.iter().zip(ws) {
+                        if self.done[u as usize] || labels.map(|l| l[u as usize]) != lv {
+                            continue;
+                        }
+                        if self.pos[u as usize] == NOT_IN_HEAP {
+                            self.key[u as usize] = w;
+                            self.push(u);
+                        } else if w > self.key[u as usize] {
+                            self.key[u as usize] = w;
+                            self.sift_up(self.pos[u as usize]);
+                        }
                     }
                 }
             }

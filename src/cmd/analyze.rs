@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use analysis::footprint::{
     merge_ranges, unit_bytes, Footprints, Granularity, LoadRange, NO_BUFFER, PARAM_SHIFT,
 };
-use graph_partition::graph_file::{self, FileFormat, Rows};
+use graph_partition::graph_file::{self, FileFormat};
 use launch::BoundLaunch;
 use ptx_parser::{Function, InstId, Module};
 use serde_json::json;
@@ -179,24 +179,6 @@ impl Timings {
     }
 }
 
-/// The analysis graph's rows on both sides of the diagonal, for the graph-file writers.
-struct SymRows<'g>(analysis::locality::Symmetric<'g>);
-
-impl Rows for SymRows<'_> {
-    fn num_vertices(&self) -> u32 {
-        self.0.num_tbs()
-    }
-    fn row(&self, i: u32) -> [(&[u32], &[u64]); 2] {
-        self.0.row(i)
-    }
-    fn row_len(&self, i: u32) -> usize {
-        self.0.row_len(i)
-    }
-    fn max_weight(&self) -> u64 {
-        self.0.max_weight()
-    }
-}
-
 /// Writes `graph` to `path` in `format`.
 /// Writes the graph file, not yet in place. Its writers hand over batches of rows of
 /// hundreds of kilobytes: a small buffer lets them go to the file without a copy.
@@ -205,10 +187,9 @@ fn write_graph_file(
     format: FileFormat,
     graph: &analysis::locality::Graph,
 ) -> Result<PendingFile, CliError> {
-    let rows = SymRows(graph.symmetric());
     Ok(write_pending(path, 1 << 16, |w| match format {
-        FileFormat::Npz => graph_file::write_npz(w, &rows),
-        FileFormat::Metis => graph_file::write_metis(w, &rows),
+        FileFormat::Npz => graph_file::write_npz(w, graph),
+        FileFormat::Metis => graph_file::write_metis(w, graph),
     })?)
 }
 

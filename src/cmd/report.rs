@@ -24,7 +24,12 @@ pub struct Args {
     inputs: Vec<PathBuf>,
     /// Output folder (created); with `--ledger`, the Markdown file (default: standard
     /// output).
-    #[arg(short = 'o', long = "output", value_name = "OUT", required_unless_present = "ledger")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "OUT",
+        required_unless_present = "ledger"
+    )]
     output: Option<PathBuf>,
     /// Set the locality ledgers of two runs of one launch side by side (the stats of
     /// `paver simulate --explain`, e.g. under two TB policies): totals of hits and merges
@@ -73,7 +78,10 @@ fn ledgers(files: &[PathBuf], output: Option<&std::path::Path>) -> Result<(), Cl
         })
     };
     let (a, b) = (read(&files[0])?, read(&files[1])?);
-    let names = [files[0].display().to_string(), files[1].display().to_string()];
+    let names = [
+        files[0].display().to_string(),
+        files[1].display().to_string(),
+    ];
     let text = sweep::ledger::compare(&a, &b, [&names[0], &names[1]])
         .map_err(|e| CliError::Usage(e.to_string()))?;
     match output {

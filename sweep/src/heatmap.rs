@@ -71,7 +71,7 @@ impl Heatmap {
             launch: input.launch.to_string_lossy().into_owned(),
             ptx_sha256: input.ptx_sha256.clone(),
             launch_sha256: input.launch_sha256.clone(),
-            num_tbs: graph.num_tbs,
+            num_tbs: graph.num_tbs(),
             side,
             max_weight: cells.iter().copied().max().unwrap_or(0),
             edges: graph.num_edges(),

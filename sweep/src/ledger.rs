@@ -84,7 +84,12 @@ pub fn compare(a: &Explained, b: &Explained, names: [&str; 2]) -> Result<String,
         u(sb.hits_shared),
         false,
     );
-    row("merges into own MSHRs", u(sa.merges_own), u(sb.merges_own), false);
+    row(
+        "merges into own MSHRs",
+        u(sa.merges_own),
+        u(sb.merges_own),
+        false,
+    );
     row(
         "merges into other TBs' MSHRs",
         u(sa.merges_shared),

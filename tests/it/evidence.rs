@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use analysis::footprint::Granularity;
 use gpu::{occupancy, GpuConfig, KernelResources, RegisterSource, Registers};
-use graph_partition::{make_schedule, Graph, Params, PolicyKind};
+use graph_partition::{make_schedule, Params, PolicyKind};
 
 use crate::common::launch_files;
 
@@ -86,10 +86,8 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
         }
         r => r.unwrap(),
     };
-    let (graph, _) = analysis::locality::build(&a.footprints);
-    let edges: Vec<(u32, u32, u64)> = graph.edges().collect();
-    let n = bound.num_tbs() as u32;
-    let g = Graph::from_edges(n, &edges).unwrap();
+    let (g, _) = analysis::locality::build(&a.footprints);
+    let n = g.num_tbs();
     let graph_s = start.elapsed().as_secs_f64();
     let dim = |d: launch::Dim3| [d.x as u32, d.y as u32, d.z as u32];
     let launch = graph_partition::Launch {
@@ -120,7 +118,7 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
             let (conc, lrr) = (st.quality.concurrent_weight, st.lrr.concurrent_weight);
             println!(
                 "{label:<48} {n:>7} {:>9} {gpu_name:<14} {x:>2} {:<8} {conc:>12} {lrr:>12} {graph_s:>7.2} {:>7.2}",
-                edges.len(),
+                g.num_edges(),
                 kind.name(),
                 t.elapsed().as_secs_f64()
             );

@@ -310,7 +310,10 @@ fn explain_keeps_a_ledger_that_adds_up_to_the_l1_counters() {
         assert_eq!(n(s, "tbs"), 16);
         assert_eq!(n(s, "reads") + n(l1, "writes"), n(l1, "accesses"));
         assert_eq!(n(s, "hits_own") + n(s, "hits_shared"), n(l1, "hits"));
-        assert_eq!(n(s, "merges_own") + n(s, "merges_shared"), n(l1, "hit_reserve"));
+        assert_eq!(
+            n(s, "merges_own") + n(s, "merges_shared"),
+            n(l1, "hit_reserve")
+        );
         // mm_naive writes each C element once: the L1 (write-evict, no allocation on
         // Fermi) counts those writes among its misses.
         assert_eq!(n(s, "misses") + n(l1, "writes"), n(l1, "misses"));
@@ -337,8 +340,16 @@ fn explain_keeps_a_ledger_that_adds_up_to_the_l1_counters() {
         .collect();
     let table = paver_ok(&["report", "--ledger", &files[0], &files[1]]);
     assert!(table.contains("| misses (L2 reads) |"), "{table}");
-    assert!(table.contains("A: lrr / gto warps | B: rb-ts / gto warps"), "{table}");
-    let e = paver_err(&["report", "--ledger", &files[0], "kernels/mm_naive/small.json"]);
+    assert!(
+        table.contains("A: lrr / gto warps | B: rb-ts / gto warps"),
+        "{table}"
+    );
+    let e = paver_err(&[
+        "report",
+        "--ledger",
+        &files[0],
+        "kernels/mm_naive/small.json",
+    ]);
     assert!(e.contains("not the stats of `paver simulate`"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -260,10 +260,16 @@ mod tests {
         l.finish(0, 50);
         let led = Ledger::new(l.into_entries());
         let (a, b) = (&led.tbs[0], &led.tbs[1]);
-        assert_eq!((a.tb, a.co_resident.clone(), b.co_resident.clone()), (10, vec![], vec![10]));
+        assert_eq!(
+            (a.tb, a.co_resident.clone(), b.co_resident.clone()),
+            (10, vec![], vec![10])
+        );
         assert_eq!((a.reads, a.misses, a.hits_own, a.hits_shared), (4, 2, 1, 1));
         assert_eq!((a.refetches, b.refetches), (1, 0));
-        assert_eq!((b.reads, b.misses, b.merges_shared, b.hits_shared), (3, 1, 1, 1));
+        assert_eq!(
+            (b.reads, b.misses, b.merges_shared, b.hits_shared),
+            (3, 1, 1, 1)
+        );
         assert_eq!(a.served_by, vec![(11, 1)]);
         assert_eq!(b.served_by, vec![(10, 2)]);
         assert_eq!((a.order, b.order, a.end - a.start), (0, 1, 45));
