@@ -39,15 +39,10 @@ pub enum CliError {
         /// What the OS said.
         message: String,
     },
-    /// A CUDA source cannot be compiled: NVRTC is missing, or the source has errors (its
-    /// log names `file(line)` for each).
-    #[error("{}: {error}", path.display())]
-    Nvrtc {
-        /// The `.cu` file.
-        path: PathBuf,
-        /// What NVRTC said, or why it cannot be loaded.
-        error: native::nvrtc::NvrtcError,
-    },
+    /// A kernel cannot be loaded: a CUDA source NVRTC cannot compile (NVRTC missing, or
+    /// the source's errors, its log naming `file(line)` for each).
+    #[error("{0}")]
+    Load(experiment::load::LoadError),
     /// A kernel cannot be rewritten into persistent workers (`paver rewrite`).
     #[error("{}: {error}", path.display())]
     Rewrite {
@@ -75,7 +70,7 @@ impl From<experiment::load::LoadError> for CliError {
         match e {
             LoadError::Ptx(e) => CliError::Ptx(e),
             LoadError::Io { path, message } => CliError::Io { path, message },
-            LoadError::Nvrtc { path, error } => CliError::Nvrtc { path, error },
+            e @ LoadError::Nvrtc { .. } => CliError::Load(e),
             LoadError::Launch(e) => CliError::Launch(e),
             LoadError::Sim(e) => CliError::Sim(e),
             // A wrong `--kernel`: the command line's mistake (status 2).

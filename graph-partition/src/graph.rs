@@ -552,14 +552,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn metis_roundtrip() {
-        let g = Graph::from_edges(4, &[(0, 1, 3), (1, 2, 1), (0, 3, 7)]).unwrap();
-        let p = Graph::from_metis_str(&g.to_metis_string()).unwrap();
-        assert_eq!(p.graph, g);
-        assert!(p.notes.is_empty());
-    }
-
     /// The obvious CSR of an edge list, rows sorted, parallel edges summed.
     fn csr_rows(n: u32, edges: &[(u32, u32, u64)]) -> Vec<Vec<(u32, u64)>> {
         let mut rows = vec![std::collections::BTreeMap::<u32, u64>::new(); n as usize];

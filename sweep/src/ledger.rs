@@ -52,6 +52,7 @@ pub fn compare(a: &Explained, b: &Explained, names: [&str; 2]) -> Result<String,
         )));
     }
     let (sa, sb) = (&la.summary, &lb.summary);
+    let (ca, cb) = (&sa.counts, &sb.counts);
     let mut out = String::new();
     let label = |r: &Explained| format!("{} / {} warps", r.tb_policy, r.warp_policy);
     let _ = writeln!(out, "# Locality ledgers: {} ({} TBs)\n", a.kernel, a.tbs);
@@ -76,31 +77,31 @@ pub fn compare(a: &Explained, b: &Explained, names: [&str; 2]) -> Result<String,
     };
     let u = |v: u64| v as f64;
     row("cycles", u(a.cycles), u(b.cycles), false);
-    row("L1 reads", u(sa.reads), u(sb.reads), false);
-    row("hits on own lines", u(sa.hits_own), u(sb.hits_own), false);
+    row("L1 reads", u(ca.reads), u(cb.reads), false);
+    row("hits on own lines", u(ca.hits_own), u(cb.hits_own), false);
     row(
         "hits on other TBs' lines",
-        u(sa.hits_shared),
-        u(sb.hits_shared),
+        u(ca.hits_shared),
+        u(cb.hits_shared),
         false,
     );
     row(
         "merges into own MSHRs",
-        u(sa.merges_own),
-        u(sb.merges_own),
+        u(ca.merges_own),
+        u(cb.merges_own),
         false,
     );
     row(
         "merges into other TBs' MSHRs",
-        u(sa.merges_shared),
-        u(sb.merges_shared),
+        u(ca.merges_shared),
+        u(cb.merges_shared),
         false,
     );
-    row("misses (L2 reads)", u(sa.misses), u(sb.misses), false);
+    row("misses (L2 reads)", u(ca.misses), u(cb.misses), false);
     row(
         "refetches (misses of a block the TB had missed)",
-        u(sa.refetches),
-        u(sb.refetches),
+        u(ca.refetches),
+        u(cb.refetches),
         false,
     );
     row(
@@ -124,7 +125,7 @@ pub fn compare(a: &Explained, b: &Explained, names: [&str; 2]) -> Result<String,
         );
         let _ = writeln!(out, "|---:|---:|---:|---:|---:|---|---:|---:|---|");
         let mut worst: Vec<&TbEntry> = l.tbs.iter().collect();
-        worst.sort_by_key(|e| (std::cmp::Reverse(e.refetches), e.tb));
+        worst.sort_by_key(|e| (std::cmp::Reverse(e.counts.refetches), e.tb));
         for e in worst.iter().take(10) {
             let served: Vec<String> = e
                 .served_by
@@ -141,8 +142,8 @@ pub fn compare(a: &Explained, b: &Explained, names: [&str; 2]) -> Result<String,
                 e.start,
                 e.end,
                 e.co_resident,
-                e.misses,
-                e.refetches,
+                e.counts.misses,
+                e.counts.refetches,
                 served.join(", ")
             );
         }

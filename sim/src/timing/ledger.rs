@@ -42,28 +42,41 @@ pub struct TbEntry {
     pub end: u64,
     /// The TBs resident on the SM when it started, ascending.
     pub co_resident: Vec<u32>,
+    /// Its L1 reads, by who brought the line.
+    #[serde(flatten)]
+    pub counts: ReadCounts,
+    /// The TBs whose lines served its shared hits and merges, with how many, ascending TB.
+    pub served_by: Vec<(u32, u64)>,
+}
+
+/// L1 read requests split by who brought the line they hit or merged into.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadCounts {
     /// L1 read requests.
     pub reads: u64,
-    /// Hits on lines its own misses brought in.
+    /// Hits on lines the TB's own misses brought in.
     pub hits_own: u64,
     /// Hits on lines another TB brought in.
     pub hits_shared: u64,
-    /// Merges into an MSHR its own miss holds.
+    /// Merges into an MSHR the TB's own miss holds.
     pub merges_own: u64,
     /// Merges into an MSHR another TB's miss holds.
     pub merges_shared: u64,
     /// Misses: the L2 read requests it caused.
     pub misses: u64,
-    /// Misses of blocks it had missed before.
+    /// Misses of blocks the same TB had missed before.
     pub refetches: u64,
-    /// The TBs whose lines served its shared hits and merges, with how many, ascending TB.
-    pub served_by: Vec<(u32, u64)>,
 }
 
-impl TbEntry {
-    /// Hits and merges on other TBs' lines.
-    pub fn shared(&self) -> u64 {
-        self.hits_shared + self.merges_shared
+impl std::ops::AddAssign<&ReadCounts> for ReadCounts {
+    fn add_assign(&mut self, o: &ReadCounts) {
+        self.reads += o.reads;
+        self.hits_own += o.hits_own;
+        self.hits_shared += o.hits_shared;
+        self.merges_own += o.merges_own;
+        self.merges_shared += o.merges_shared;
+        self.misses += o.misses;
+        self.refetches += o.refetches;
     }
 }
 
@@ -72,20 +85,9 @@ impl TbEntry {
 pub struct LedgerSummary {
     /// TBs.
     pub tbs: u64,
-    /// L1 read requests.
-    pub reads: u64,
-    /// Hits on a TB's own lines.
-    pub hits_own: u64,
-    /// Hits on another TB's lines.
-    pub hits_shared: u64,
-    /// Merges into a TB's own MSHRs.
-    pub merges_own: u64,
-    /// Merges into another TB's MSHRs.
-    pub merges_shared: u64,
-    /// Misses (L2 read requests).
-    pub misses: u64,
-    /// Misses of blocks the same TB had missed before.
-    pub refetches: u64,
+    /// L1 reads of every TB, by who brought the line.
+    #[serde(flatten)]
+    pub counts: ReadCounts,
     /// Mean number of TBs resident beside a TB when it started.
     pub mean_co_resident: f64,
     /// Mean number of those that served it at least one hit or merge.
@@ -113,13 +115,7 @@ impl Ledger {
         };
         let (mut co, mut serving, mut cycles) = (0u64, 0u64, 0u64);
         for e in &tbs {
-            s.reads += e.reads;
-            s.hits_own += e.hits_own;
-            s.hits_shared += e.hits_shared;
-            s.merges_own += e.merges_own;
-            s.merges_shared += e.merges_shared;
-            s.misses += e.misses;
-            s.refetches += e.refetches;
+            s.counts += &e.counts;
             co += e.co_resident.len() as u64;
             serving += e
                 .served_by
@@ -186,6 +182,8 @@ impl SmLedger {
         let Some(e) = self.open[ctx].as_mut() else {
             return;
         };
+        let tb = e.tb;
+        let e = &mut e.counts;
         let (own, shared) = match outcome {
             Outcome::ReservationFail => return,
             Outcome::Miss => {
@@ -194,7 +192,7 @@ impl SmLedger {
                 if self.missed[ctx].insert(block, ()).is_some() {
                     e.refetches += 1;
                 }
-                self.filler.insert(block, e.tb);
+                self.filler.insert(block, tb);
                 return;
             }
             Outcome::Hit => (&mut e.hits_own, &mut e.hits_shared),
@@ -202,7 +200,7 @@ impl SmLedger {
         };
         e.reads += 1;
         match self.filler.get(&block) {
-            Some(&t) if t == e.tb => *own += 1,
+            Some(&t) if t == tb => *own += 1,
             Some(&t) => {
                 *shared += 1;
                 *self.served[ctx].entry(u64::from(t)).or_insert(0) += 1;
@@ -264,17 +262,18 @@ mod tests {
             (a.tb, a.co_resident.clone(), b.co_resident.clone()),
             (10, vec![], vec![10])
         );
-        assert_eq!((a.reads, a.misses, a.hits_own, a.hits_shared), (4, 2, 1, 1));
-        assert_eq!((a.refetches, b.refetches), (1, 0));
+        let (c, d) = (&a.counts, &b.counts);
+        assert_eq!((c.reads, c.misses, c.hits_own, c.hits_shared), (4, 2, 1, 1));
+        assert_eq!((c.refetches, d.refetches), (1, 0));
         assert_eq!(
-            (b.reads, b.misses, b.merges_shared, b.hits_shared),
+            (d.reads, d.misses, d.merges_shared, d.hits_shared),
             (3, 1, 1, 1)
         );
         assert_eq!(a.served_by, vec![(11, 1)]);
         assert_eq!(b.served_by, vec![(10, 2)]);
         assert_eq!((a.order, b.order, a.end - a.start), (0, 1, 45));
-        assert_eq!(led.summary.reads, 7);
-        assert_eq!(led.summary.misses, 3);
+        assert_eq!(led.summary.counts.reads, 7);
+        assert_eq!(led.summary.counts.misses, 3);
         // TB 11 was served by TB 10, resident when it started; TB 10 by TB 11, which was not.
         assert_eq!(led.summary.mean_serving_co_resident, 0.5);
     }
