@@ -27,16 +27,24 @@ pub trait Listed: 'static {
     fn description(&self) -> &'static str;
 }
 
+/// [`Listed`]'s methods for a type with `name`, `aliases` and `description` fields.
+macro_rules! listed_by_fields {
+    () => {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn aliases(&self) -> &'static [&'static str] {
+            self.aliases
+        }
+        fn description(&self) -> &'static str {
+            self.description
+        }
+    };
+}
+pub(crate) use listed_by_fields;
+
 impl<T: 'static> Listed for Entry<T> {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn aliases(&self) -> &'static [&'static str] {
-        self.aliases
-    }
-    fn description(&self) -> &'static str {
-        self.description
-    }
+    listed_by_fields!();
 }
 
 /// The item of `all` named `s` (a name or an alias, any case, `_` for `-`).
@@ -61,15 +69,7 @@ pub fn help<'a, T: Listed>(kind: &str, all: impl IntoIterator<Item = &'a T>) -> 
 macro_rules! registry_handle {
     ($handle:ident, $info:ident) => {
         impl $crate::timing::named::Listed for $info {
-            fn name(&self) -> &'static str {
-                self.name
-            }
-            fn aliases(&self) -> &'static [&'static str] {
-                self.aliases
-            }
-            fn description(&self) -> &'static str {
-                self.description
-            }
+            $crate::timing::named::listed_by_fields!();
         }
 
         impl PartialEq for $handle {
