@@ -90,6 +90,9 @@ pub struct Run {
     pub warp_policy: sim::timing::WarpPolicy,
     /// Task stealing forced on or off; `None`: the schedule policy's default.
     pub steal: Option<bool>,
+    /// Cap each steal at the recipient's free contexts (`--steal-cap`, a departure from
+    /// PAVER Algorithm 2, off by default; [`crate::Variant::StealCap`]).
+    pub steal_cap: bool,
     /// The TB groups of the PAVER runtime (required by [`TbPolicy::PAVER`]).
     pub schedule: Option<Schedule>,
     /// Data placement on a multi-module GPU (`interleave`, `first-touch`, `ld`).
@@ -114,6 +117,7 @@ impl Run {
             policy_name: name.to_ascii_lowercase(),
             warp_policy: d.warp_policy,
             steal: None,
+            steal_cap: false,
             schedule: None,
             placement: None,
             max_warp_instructions_per_tb: d.max_warp_instructions_per_tb,
@@ -287,6 +291,7 @@ impl<'w> Experiment<'w> {
         opts.policy_name = run.policy_name.clone();
         opts.warp_policy = run.warp_policy;
         opts.steal = run.steal;
+        opts.steal_cap = run.steal_cap;
         opts.max_warp_instructions_per_tb = run.max_warp_instructions_per_tb;
         opts.max_warp_instructions = run.max_warp_instructions;
         opts.threads = run.threads.max(1);

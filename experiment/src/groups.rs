@@ -15,6 +15,9 @@ pub struct GroupRequest {
     /// RB-TS's leaf rule: a part is a leaf when its size is `< x` (PAVER Algorithm 1; the
     /// default) rather than `<= x`.
     pub strict_less: bool,
+    /// The LRR floor ([`graph_partition::Params::at_least_lrr`]; off by default, not the
+    /// paper's).
+    pub at_least_lrr: bool,
     /// Keep groups of x TBs on grids smaller than one wave (PAVER as published).
     pub fixed_group_size: bool,
     /// SMs sharing one NoC port (the distributed policies form one TB range per cluster).
@@ -30,6 +33,7 @@ impl GroupRequest {
         GroupRequest {
             policy: policy.to_string(),
             strict_less: true,
+            at_least_lrr: false,
             fixed_group_size: false,
             sms_per_cluster: 1,
             seed: 1,
@@ -101,6 +105,7 @@ pub fn make_groups(
 ) -> Result<Schedule> {
     let mut params = Params::new(num_sms, tbs_per_sm);
     params.strict_less = req.strict_less;
+    params.at_least_lrr = req.at_least_lrr;
     params.fixed_group_size = req.fixed_group_size;
     params.sms_per_cluster = req.sms_per_cluster.max(1);
     params.seed = req.seed;

@@ -23,9 +23,11 @@ pub mod load;
 pub mod names;
 pub mod output;
 mod placement;
+pub mod variants;
 mod workload;
 
 pub use error::{Error, Result};
 pub use experiment::{recorded, timing_config, Experiment, GpuSetup, Run};
 pub use groups::GroupRequest;
+pub use variants::Variant;
 pub use workload::{Analysed, Counts, Workload};

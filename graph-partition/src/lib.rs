@@ -63,18 +63,32 @@ pub fn make_schedule(
         });
     }
     let start = std::time::Instant::now();
-    let groups = policy.groups(g, params)?;
+    let mut groups = policy.groups(g, params)?;
+    let mut ours = quality::quality(g, &groups, params.num_sms, params.tbs_per_sm);
+    let lrr = quality::lrr_quality(g, params.num_sms, params.tbs_per_sm);
+    let floor = params.at_least_lrr && policy.lrr_floor_applies();
+    let mut lrr_floor_taken = false;
+    if let Some(lrr_groups) = floor
+        .then(|| policy::at_least_lrr(g.num_tbs(), ours.concurrent_weight, lrr.concurrent_weight))
+        .flatten()
+    {
+        groups = lrr_groups;
+        ours = lrr;
+        lrr_floor_taken = true;
+    }
     let partition_ms = start.elapsed().as_secs_f64() * 1e3;
     let stats = ScheduleStats {
         num_tbs: g.num_tbs(),
         num_edges: g.num_edges(),
         num_groups: groups.len() as u32,
         max_group_size: groups.iter().map(Vec::len).max().unwrap_or(0) as u32,
-        quality: quality::quality(g, &groups, params.num_sms, params.tbs_per_sm),
-        lrr: quality::lrr_quality(g, params.num_sms, params.tbs_per_sm),
+        quality: ours,
+        lrr,
         partition_ms,
         seed: params.seed,
         strict_less: params.strict_less,
+        at_least_lrr: params.at_least_lrr,
+        lrr_floor_taken,
     };
     let schedule = Schedule {
         format: FORMAT.to_string(),

@@ -68,6 +68,15 @@ pub struct ScheduleStats {
     /// `size < x` (PAVER Algorithm 1, the default), false = `size <= x` (`--rb-leaf le`).
     /// Recorded for every policy, though only RB-TS reads it.
     pub strict_less: bool,
+    /// Whether the groups were made with the LRR floor (`--at-least-lrr`,
+    /// [`crate::Params::at_least_lrr`]; a departure from the paper, off by default). Absent
+    /// in schedules made before it was an option, when Kway-TS and RB-TS always had it.
+    #[serde(default)]
+    pub at_least_lrr: bool,
+    /// Whether the floor replaced the policy's groups with LRR's: the schedule's `policy`
+    /// names the policy asked for, its groups are LRR's (`quality` equals `lrr`).
+    #[serde(default)]
+    pub lrr_floor_taken: bool,
 }
 
 impl Schedule {

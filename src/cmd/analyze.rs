@@ -29,7 +29,7 @@ use serde_json::json;
 
 use experiment::{Experiment, GpuSetup, GroupRequest, Workload};
 
-use crate::cmd::partition::{self, LeafArgs, RbLeaf};
+use crate::cmd::partition::{self, LeafArgs};
 
 use crate::error::{write_atomic, write_atomic_with, write_pending, CliError, PendingFile};
 use crate::launch_args::KernelLaunchArgs;
@@ -494,7 +494,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             eprintln!("warning: {note}");
         }
         let mut req = GroupRequest::new(policy);
-        req.strict_less = p.leaf.rule() == RbLeaf::Lt;
+        p.leaf.apply(&mut req);
         req.fixed_group_size = p.fixed_group_size;
         // The graph shown above (this command's granularity), not the GPU's lines.
         let schedule = exp.schedule_with(&analysed, &req)?;

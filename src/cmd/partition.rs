@@ -96,6 +96,7 @@ impl PartitionOpts {
         experiment::GroupRequest {
             policy: self.policy.clone(),
             strict_less: self.leaf.rule() == RbLeaf::Lt,
+            at_least_lrr: self.leaf.at_least_lrr,
             fixed_group_size: self.fixed_group_size,
             sms_per_cluster: self.sms_per_cluster.max(1),
             seed: self.seed,
@@ -129,8 +130,9 @@ fn rb_leaf_values() -> impl clap::builder::TypedValueParser<Value = RbLeaf> {
     .map(|s| RbLeaf::parse(&s).unwrap_or_default())
 }
 
-/// `--rb-leaf lt|le` and its older spelling `--strict-less`, shared by every command that
-/// builds TB groups (`partition`, `analyze --policy`, `simulate`).
+/// `--rb-leaf lt|le` and its older spelling `--strict-less`, and `--at-least-lrr`: the
+/// grouping variants every command that builds TB groups takes (`partition`, `analyze
+/// --policy`, `simulate`).
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct LeafArgs {
     /// RB-TS leaf rule: `lt`, a part is a leaf when its size is < x (PAVER Algorithm 1 and
@@ -141,9 +143,21 @@ pub struct LeafArgs {
     /// Same as `--rb-leaf lt` (kept for scripts written when `le` was the default).
     #[arg(long, conflicts_with = "rb_leaf")]
     pub strict_less: bool,
+    /// Replace Kway-TS's or RB-TS's groups with LRR's when LRR's order keeps more
+    /// co-running weight (a departure from the paper, off by default; the default of both
+    /// before issue 39). Recorded in the schedule as `stats.at_least_lrr`, and whether it
+    /// took LRR's groups as `stats.lrr_floor_taken`.
+    #[arg(long)]
+    pub at_least_lrr: bool,
 }
 
 impl LeafArgs {
+    /// Sets `req`'s leaf rule and LRR floor from these flags.
+    pub fn apply(&self, req: &mut experiment::GroupRequest) {
+        req.strict_less = self.rule() == RbLeaf::Lt;
+        req.at_least_lrr = self.at_least_lrr;
+    }
+
     /// The rule asked for.
     pub fn rule(&self) -> RbLeaf {
         if self.strict_less {

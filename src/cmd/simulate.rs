@@ -21,7 +21,7 @@ use sim::timing::numa::PlacementKind;
 use sim::timing::prefetch::PrefetchPolicy;
 use sim::timing::{TbPolicy, WarpPolicy};
 
-use crate::cmd::partition::{self, LeafArgs, RbLeaf};
+use crate::cmd::partition::{self, LeafArgs};
 use crate::error::CliError;
 use crate::launch_args::KernelLaunchArgs;
 use crate::progress::Progress;
@@ -65,8 +65,13 @@ pub struct Args {
     /// No task stealing in the PAVER runtime, even for kway-ts and rb-ts schedules.
     #[arg(long)]
     no_steal: bool,
-    /// RB-TS leaf rule for the groups built here (without `--schedule`); see `paver
-    /// partition`.
+    /// Cap each steal at the recipient's free contexts, and never move a stolen TB again
+    /// (a departure from PAVER Algorithm 2, off by default; the runtime's stealing before
+    /// issue 39). Recorded in the stats as `steal_cap`.
+    #[arg(long)]
+    steal_cap: bool,
+    /// RB-TS leaf rule and the LRR floor for the groups built here (without `--schedule`);
+    /// see `paver partition`.
     #[command(flatten)]
     leaf: LeafArgs,
     /// Threads the run may use (results do not depend on it): with 2, the launch's buffers
@@ -139,7 +144,7 @@ impl Args {
     /// How the groups are built here (without `--schedule`).
     fn group_request(&self) -> GroupRequest {
         let mut req = GroupRequest::new(&self.tb_policy);
-        req.strict_less = self.leaf.rule() == RbLeaf::Lt;
+        self.leaf.apply(&mut req);
         req
     }
 }
@@ -223,6 +228,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     run.threads = args.threads;
     run.explain = args.explain;
     run.warp_policy = warp;
+    run.steal_cap = args.steal_cap;
     run.steal = match (args.steal, args.no_steal) {
         (true, _) => Some(true),
         (_, true) => Some(false),

@@ -17,7 +17,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use experiment::groups::RbLeaf;
-use experiment::{Experiment, GpuSetup, GroupRequest, Workload};
+use experiment::{Experiment, GpuSetup, GroupRequest, Variant, Workload};
 use graph_partition::Schedule;
 use sim::timing::{TbPolicy, WarpPolicy};
 
@@ -27,8 +27,9 @@ use super::record::{Record, Timing, FORMAT};
 use crate::Error;
 
 /// What a schedule is built for: GPU (as the plan spells it), PAVER policy, RB-TS leaf
-/// rule, and the SMs and TBs per SM of the GPU after the run's overrides.
-type ScheduleKey = (String, String, Option<String>, u32, u32);
+/// rule, the variants that change groups, and the SMs and TBs per SM of the GPU after the
+/// run's overrides.
+type ScheduleKey = (String, String, Option<String>, Vec<Variant>, u32, u32);
 
 /// The schedule a PAVER run on `e` needs.
 fn schedule_key(r: &RunSpec, e: &Experiment<'_>) -> ScheduleKey {
@@ -36,6 +37,7 @@ fn schedule_key(r: &RunSpec, e: &Experiment<'_>) -> ScheduleKey {
         r.gpu.clone(),
         r.tb_policy.clone(),
         r.rb_leaf.clone(),
+        variants(r).filter(|v| v.changes_groups()).collect(),
         e.gpu().core.num_sms,
         e.occupancy().tbs_per_sm,
     )
@@ -139,6 +141,11 @@ fn experiment_for<'w>(w: &'w Workload, run: &RunSpec) -> Result<Experiment<'w>, 
     Ok(e)
 }
 
+/// The run's variants (names checked when the plan was read).
+fn variants(r: &RunSpec) -> impl Iterator<Item = Variant> + '_ {
+    r.variants.iter().filter_map(|v| Variant::parse(v))
+}
+
 fn schedule_for(e: &Experiment<'_>, run: &RunSpec) -> Result<Schedule, String> {
     let mut req = GroupRequest::new(&run.tb_policy);
     req.strict_less = run
@@ -147,6 +154,9 @@ fn schedule_for(e: &Experiment<'_>, run: &RunSpec) -> Result<Schedule, String> {
         .and_then(RbLeaf::parse)
         .unwrap_or_default()
         == RbLeaf::Lt;
+    for v in variants(run) {
+        v.apply_to_groups(&mut req);
+    }
     e.schedule(&req).map_err(|e| match e {
         experiment::Error::Analysis(a) => format!("static analysis: {a}"),
         e => e.to_string(),
@@ -166,6 +176,9 @@ fn simulate(
     r.warp_policy = WarpPolicy::parse(&run.warp_policy)
         .ok_or_else(|| format!("unknown warp policy `{}`", run.warp_policy))?;
     r.steal = Some(run.steal);
+    for v in variants(run) {
+        v.apply_to_run(&mut r);
+    }
     r.max_warp_instructions_per_tb = run.max_instructions;
     r.max_warp_instructions = u64::MAX;
     r.schedule = schedule;
@@ -203,6 +216,7 @@ fn record(
         steal: run.steal,
         overrides: run.overrides.clone(),
         rb_leaf: run.rb_leaf.clone(),
+        variants: run.variants.clone(),
         max_instructions: run.max_instructions,
         locality_class: analysed.map(|a| a.locality_class.clone()),
         inter_tb_fraction: analysed.map(|a| a.inter_tb_fraction),

@@ -2,7 +2,8 @@
 //! into an ordered list of runs, each with a content key that identifies its inputs.
 //!
 //! A plan is a cross product: kernels (PTX + launch file, globs allowed) x GPUs x TB
-//! policies x RB-TS leaf rules (`rb-ts` only) x stealing (PAVER policies only) x warp
+//! policies x RB-TS leaf rules (`rb-ts` only) x variant sets (PAVER policies only) x
+//! stealing (PAVER policies only) x warp
 //! policies x override sets. The expansion
 //! order is the plan's own order, nested in that sequence, so that run `i` of a plan is the
 //! same run on every machine; `--shard I/N` takes the runs whose index is `I` modulo `N`.
@@ -43,6 +44,11 @@ struct PlanFile {
     /// list; default `lt`. Other policies do not read it and are run once.
     #[serde(default)]
     rb_leaf: Option<OneOrMany>,
+    /// Sets of named departures from the papers (`experiment::Variant`: `at-least-lrr`,
+    /// `steal-cap`) for the PAVER policies; default one empty set (the papers'
+    /// algorithms). Other policies do not read them and are run once.
+    #[serde(default)]
+    variants: Option<Vec<Vec<String>>>,
     /// Budget of warp instructions per TB.
     #[serde(default = "default_budget")]
     max_instructions: u64,
@@ -160,6 +166,9 @@ pub struct RunSpec {
     pub overrides: Vec<String>,
     /// RB-TS's leaf rule (`lt` or `le`) for `rb-ts` runs; `None` for the other policies.
     pub rb_leaf: Option<String>,
+    /// Named departures from the papers (`experiment::Variant` names, in their
+    /// documentation order) for PAVER runs; empty for the other policies.
+    pub variants: Vec<String>,
     /// Warp-instruction budget per TB.
     pub max_instructions: u64,
     /// Content key (hex SHA-256), see the module docs.
@@ -299,6 +308,18 @@ impl Plan {
                 }
             })
             .collect::<Result<_, _>>()?;
+        let variant_sets: Vec<Vec<String>> = match &file.variants {
+            None => vec![Vec::new()],
+            Some(sets) if sets.is_empty() => {
+                return Err(invalid(
+                    "`variants` is empty (use [[]] for none, or leave it out)".into(),
+                ))
+            }
+            Some(sets) => sets
+                .iter()
+                .map(|set| variant_set(set).map_err(invalid))
+                .collect::<Result<_, _>>()?,
+        };
         let overrides = file.overrides.clone().unwrap_or_else(|| vec![Vec::new()]);
         if overrides.is_empty() {
             return Err(invalid(
@@ -346,43 +367,54 @@ impl Plan {
                     } else {
                         vec![None]
                     };
+                    let sets: &[Vec<String>] = if is_paver(p) {
+                        &variant_sets
+                    } else {
+                        &[Vec::new()]
+                    };
                     for rb_leaf in &leaves {
-                        for &steal in &steals {
-                            for w in &warp_policies {
-                                for set in &overrides {
-                                    let mut key = serde_json::json!({
-                                        "paver": crate::PAVER_VERSION,
-                                        "build": build_id(),
-                                        "ptx": l.ptx_sha256,
-                                        "launch": l.launch_sha256,
-                                        "kernel": l.kernel,
-                                        "gpu": fingerprints[&(g.clone(), set.clone())],
-                                        "tb_policy": p,
-                                        "warp_policy": w,
-                                        "steal": steal,
-                                        "max_instructions": file.max_instructions,
-                                    });
-                                    if let Some(r) = rb_leaf {
-                                        key["rb_leaf"] = r.as_str().into();
+                        for variants in sets {
+                            for &steal in &steals {
+                                for w in &warp_policies {
+                                    for set in &overrides {
+                                        let mut key = serde_json::json!({
+                                            "paver": crate::PAVER_VERSION,
+                                            "build": build_id(),
+                                            "ptx": l.ptx_sha256,
+                                            "launch": l.launch_sha256,
+                                            "kernel": l.kernel,
+                                            "gpu": fingerprints[&(g.clone(), set.clone())],
+                                            "tb_policy": p,
+                                            "warp_policy": w,
+                                            "steal": steal,
+                                            "max_instructions": file.max_instructions,
+                                        });
+                                        if let Some(r) = rb_leaf {
+                                            key["rb_leaf"] = r.as_str().into();
+                                        }
+                                        if !variants.is_empty() {
+                                            key["variants"] = variants.clone().into();
+                                        }
+                                        // Only when given, so that plans without it keep their
+                                        // keys: the budget decides which loads are resolved.
+                                        if let Some(m) = file.analysis_max_memory_mib {
+                                            key["analysis_max_memory_mib"] = m.into();
+                                        }
+                                        runs.push(RunSpec {
+                                            index: runs.len(),
+                                            launch: li,
+                                            gpu: g.clone(),
+                                            gpu_name: names[g].clone(),
+                                            tb_policy: p.clone(),
+                                            warp_policy: w.clone(),
+                                            steal,
+                                            overrides: set.clone(),
+                                            rb_leaf: rb_leaf.clone(),
+                                            variants: variants.clone(),
+                                            max_instructions: file.max_instructions,
+                                            key: sha256_hex(key.to_string().as_bytes()),
+                                        });
                                     }
-                                    // Only when given, so that plans without it keep their
-                                    // keys: the budget decides which loads are resolved.
-                                    if let Some(m) = file.analysis_max_memory_mib {
-                                        key["analysis_max_memory_mib"] = m.into();
-                                    }
-                                    runs.push(RunSpec {
-                                        index: runs.len(),
-                                        launch: li,
-                                        gpu: g.clone(),
-                                        gpu_name: names[g].clone(),
-                                        tb_policy: p.clone(),
-                                        warp_policy: w.clone(),
-                                        steal,
-                                        overrides: set.clone(),
-                                        rb_leaf: rb_leaf.clone(),
-                                        max_instructions: file.max_instructions,
-                                        key: sha256_hex(key.to_string().as_bytes()),
-                                    });
                                 }
                             }
                         }
@@ -419,8 +451,9 @@ impl Plan {
         } else {
             format!(" [{}]", r.overrides.join(" "))
         };
+        let variants: String = r.variants.iter().map(|v| format!(" +{v}")).collect();
         format!(
-            "{:>5}  {} {}  {}  {}{steal} {}{sets}",
+            "{:>5}  {} {}  {}  {}{variants}{steal} {}{sets}",
             r.index,
             l.ptx.display(),
             l.launch.display(),
@@ -429,6 +462,25 @@ impl Plan {
             r.warp_policy
         )
     }
+}
+
+/// A plan's set of variant names, checked and in [`experiment::Variant::ALL`]'s order
+/// (so `["steal-cap", "at-least-lrr"]` and its reverse are one run).
+fn variant_set(set: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for name in set {
+        let v = experiment::Variant::parse(&name.to_ascii_lowercase()).ok_or_else(|| {
+            let known: Vec<&str> = experiment::Variant::ALL.iter().map(|v| v.name()).collect();
+            format!(
+                "variants: unknown variant `{name}` (expected {})",
+                known.join(", ")
+            )
+        })?;
+        out.push(v);
+    }
+    out.sort();
+    out.dedup();
+    Ok(out.into_iter().map(|v| v.name().to_string()).collect())
 }
 
 /// Files matching `pattern` (a path or a glob), sorted; an error when none does.

@@ -69,6 +69,11 @@ pub struct Record {
     /// before the rule was recorded, when sweeps always used `le` (see [`Record::rb_leaf`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rb_leaf: Option<String>,
+    /// Named departures from the papers the run was made with (`experiment::Variant`
+    /// names: `at-least-lrr`, `steal-cap`); absent when none. Records of Kway-TS and RB-TS
+    /// made before issue 39 had `at-least-lrr` and `steal-cap` without saying so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
     /// Warp-instruction budget per TB.
     pub max_instructions: u64,
     /// PAVER §6.2 class of the launch: `high` (at least half of the data references are to
@@ -231,6 +236,7 @@ const INPUT_COLUMNS: &[&str] = &[
     "warp_policy",
     "steal",
     "rb_leaf",
+    "variants",
     "overrides",
     "locality_class",
     "inter_tb_fraction",
@@ -297,6 +303,7 @@ pub fn to_csv(records: &[Record]) -> String {
                 ("warp_policy".into(), r.warp_policy.clone()),
                 ("steal".into(), r.steal.to_string()),
                 ("rb_leaf".into(), r.rb_leaf().unwrap_or("").to_string()),
+                ("variants".into(), r.variants.join(";")),
                 ("overrides".into(), r.overrides.join(";")),
                 (
                     "locality_class".into(),
@@ -381,6 +388,7 @@ mod tests {
             steal: false,
             overrides: vec![],
             rb_leaf: None,
+            variants: Vec::new(),
             max_instructions: 1,
             locality_class: Some("high".into()),
             inter_tb_fraction: Some(0.75),

@@ -70,15 +70,20 @@ fn launch_label(r: &Record) -> String {
     format!("{} ({stem})", r.kernel)
 }
 
-/// The policy as a column: RB-TS's leaf rule and stealing are named only where they
-/// depart from the defaults (`rb-ts` steals with leaves `< x`; `rb-ts le` has leaves
-/// `<= x`, as every `rb-ts` record made before the rule was recorded; `rb-ts no-steal`
-/// does not steal; `mst-ts steal` does).
+/// The policy as a column: RB-TS's leaf rule, the variants and stealing are named only
+/// where they depart from the defaults (`rb-ts` steals with leaves `< x`; `rb-ts le` has
+/// leaves `<= x`, as every `rb-ts` record made before the rule was recorded; `rb-ts
+/// +steal-cap` ran with that variant; `rb-ts no-steal` does not steal; `mst-ts steal`
+/// does).
 pub fn policy_label(r: &Record) -> String {
     let mut label = r.tb_policy.clone();
     if let Some(rule) = r.rb_leaf().filter(|&rule| rule != "lt") {
         label.push(' ');
         label.push_str(rule);
+    }
+    for v in &r.variants {
+        label.push_str(" +");
+        label.push_str(v);
     }
     if is_paver(&r.tb_policy) && r.steal != sim::timing::steals_by_default(&r.tb_policy) {
         label.push_str(if r.steal { " steal" } else { " no-steal" });
@@ -285,9 +290,12 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
             ];
             for (p, rule) in variants {
                 let find = |steal: bool| {
-                    by_policy
-                        .values()
-                        .find(|r| r.tb_policy == p && r.steal == steal && r.rb_leaf() == rule)
+                    by_policy.values().find(|r| {
+                        r.tb_policy == p
+                            && r.steal == steal
+                            && r.rb_leaf() == rule
+                            && r.variants.is_empty()
+                    })
                 };
                 if let (Some(w), Some(n)) = (find(true), find(false)) {
                     let name = match rule {
@@ -538,6 +546,7 @@ mod tests {
             steal,
             overrides: vec![],
             rb_leaf: (policy == "rb-ts").then(|| "lt".into()),
+            variants: Vec::new(),
             max_instructions: 1,
             locality_class: Some(if kernel == "a" { "high" } else { "low" }.into()),
             inter_tb_fraction: None,

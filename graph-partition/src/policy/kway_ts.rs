@@ -4,9 +4,6 @@
 //! TB), so the TBs of a part that run together share the most. Groups = parts, ordered by
 //! their smallest TB id (METIS's part labels carry no meaning); empty parts are dropped.
 //!
-//! The partition is kept only when it captures at least LRR's co-running weight, else
-//! LRR's groups ([`super::at_least_lrr`]).
-//!
 //! METIS honours its imbalance tolerance (`ufactor`) on large graphs but may exceed it on
 //! small or odd ones. A deterministic repair pass then moves TBs out of any part larger than
 //! `cap = max(ceil(n/k), floor(n/k * (1 + ufactor/1000)))`, each time the TB (and target
@@ -34,6 +31,9 @@ impl Policy for KwayTs {
     fn name(&self) -> &'static str {
         "kway-ts"
     }
+    fn lrr_floor_applies(&self) -> bool {
+        true
+    }
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
         p.validate()?;
         if let Some(groups) = super::without_locality(g) {
@@ -54,7 +54,7 @@ impl Policy for KwayTs {
             .into_iter()
             .map(|m| ws.run(g, &m, Some(&labels)).order)
             .collect();
-        Ok(super::at_least_lrr(g, p, groups))
+        Ok(groups)
     }
 }
 

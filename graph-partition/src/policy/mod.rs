@@ -61,6 +61,11 @@ pub struct Params {
     /// faithful reproduction); by default groups shrink so every SM gets work (see
     /// [`Params::group_size`]).
     pub fixed_group_size: bool,
+    /// A departure from the papers, off by default (`--at-least-lrr`): when a policy's
+    /// groups keep less co-running weight than LRR's order, [`crate::make_schedule`]
+    /// replaces them with LRR's groups and says so in the schedule (`stats.at_least_lrr`,
+    /// `stats.lrr_floor_taken`). See [`at_least_lrr`].
+    pub at_least_lrr: bool,
 }
 
 impl Params {
@@ -76,6 +81,7 @@ impl Params {
             seed: 1,
             kway_ufactor: 30,
             fixed_group_size: false,
+            at_least_lrr: false,
         }
     }
 
@@ -131,6 +137,11 @@ pub trait Policy {
     }
     /// Ordered groups covering every TB of `g` exactly once.
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups>;
+    /// Whether [`Params::at_least_lrr`] may replace this policy's groups with LRR's (the
+    /// METIS policies, Kway-TS and RB-TS, for which the floor was made).
+    fn lrr_floor_applies(&self) -> bool {
+        false
+    }
 }
 
 /// The groups of the locality policies (MST-TS, Kway-TS, RB-TS) on a graph without a
@@ -143,23 +154,18 @@ pub(crate) fn without_locality(g: &Graph) -> Option<Groups> {
     (g.num_edges() == 0).then(|| (0..g.num_tbs()).map(|tb| vec![tb]).collect())
 }
 
-/// Kway-TS's and RB-TS's answer: their partition, unless LRR's order keeps more edge weight
-/// between TBs that run on one SM at the same time ([`crate::quality`]'s
-/// `concurrent_weight`, windows of x TBs), in which case LRR's groups (one TB each, in id
-/// order) are returned instead. METIS balances parts and minimises the cut of the whole
-/// graph, not the weight inside each SM's windows, and on some grids LRR's fixed stride
-/// is already the best grouping: doitgen's paper launch on Volta (80 SMs, a multiple of
-/// the 8 TBs that share a column strip, so LRR's windows hold one class each), or 25 TBs
-/// on Fermi's 15 SMs (LRR pairs TBs `s` and `s + 15`, one grid column apart). Keeping the
-/// better of the two makes the policies never capture less than the baseline they replace.
-pub(crate) fn at_least_lrr(g: &Graph, p: &Params, groups: Groups) -> Groups {
-    let ours = crate::quality::quality(g, &groups, p.num_sms, p.tbs_per_sm).concurrent_weight;
-    let lrr = crate::quality::lrr_quality(g, p.num_sms, p.tbs_per_sm).concurrent_weight;
-    if ours < lrr {
-        (0..g.num_tbs()).map(|tb| vec![tb]).collect()
-    } else {
-        groups
-    }
+/// The LRR floor (`--at-least-lrr`, [`Params::at_least_lrr`]; off by default, not in the
+/// paper): `Some(LRR's groups)` when `groups` keep less co-running weight than LRR's order
+/// ([`crate::quality`]'s `concurrent_weight`: edges between TBs in one window of x TBs on
+/// one SM), `ours` and `lrr` being those two weights. METIS balances parts and minimises
+/// the cut of the whole graph, not the weight inside each SM's windows, and on some grids
+/// LRR's fixed stride is already the best grouping: doitgen's paper launch on Volta (80
+/// SMs, a multiple of the 8 TBs that share a column strip, so LRR's windows hold one class
+/// each), or 25 TBs on Fermi's 15 SMs (LRR pairs TBs `s` and `s + 15`, one grid column
+/// apart). With the floor a policy never captures less than the baseline it replaces; the
+/// schedule records that it took LRR's groups, so a policy never silently becomes another.
+pub fn at_least_lrr(num_tbs: u32, ours: u64, lrr: u64) -> Option<Groups> {
+    (ours < lrr).then(|| (0..num_tbs).map(|tb| vec![tb]).collect())
 }
 
 /// The policies that need nothing but the graph and [`Params`], by name.

@@ -11,9 +11,6 @@
 //! still holds, so a share of x (a grid just short of a wave) gives leaves below x, as a
 //! full wave does.
 //!
-//! Kept only when it captures at least LRR's co-running weight, else LRR's groups
-//! ([`super::at_least_lrr`]).
-//!
 //! Leaf order: left to right in the bisection tree (the half holding the smaller TB id is
 //! the left child, since METIS's 0/1 labels carry no meaning),
 //! which the text asks for ("leaf nodes prioritised from left to right"). Algorithm 1 as
@@ -33,6 +30,9 @@ pub struct RbTs;
 impl Policy for RbTs {
     fn name(&self) -> &'static str {
         "rb-ts"
+    }
+    fn lrr_floor_applies(&self) -> bool {
+        true
     }
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
         p.validate()?;
@@ -95,6 +95,6 @@ impl Policy for RbTs {
             leaves.insert(largest, (l, left));
         }
         let groups = leaves.into_iter().map(|(_, v)| v.into_tbs()).collect();
-        Ok(super::at_least_lrr(g, p, groups))
+        Ok(groups)
     }
 }

@@ -85,6 +85,9 @@ pub struct SimOptions {
     /// takes the schedule policy's default, [`steals_by_default`] (on for Kway-TS and
     /// RB-TS, off otherwise).
     pub steal: Option<bool>,
+    /// Cap the TBs one steal moves at the recipient's free contexts (`--steal-cap`, a
+    /// departure from PAVER Algorithm 2, off by default; see [`tb_sched::Paver`]).
+    pub steal_cap: bool,
     /// Budget of warp instructions per TB (runaway loops).
     pub max_warp_instructions_per_tb: u64,
     /// Budget of warp instructions of the whole launch, counted as the TBs' instructions
@@ -124,6 +127,7 @@ impl SimOptions {
             warp_policy: WarpPolicy::GTO,
             schedule: None,
             steal: None,
+            steal_cap: false,
             max_warp_instructions_per_tb: 100_000_000,
             max_warp_instructions: u64::MAX,
             max_cycles: u64::MAX,
@@ -283,6 +287,7 @@ fn make_scheduler(
         tbs_per_sm,
         schedule,
         steal: opts.steals(),
+        steal_cap: opts.steal_cap,
     })
 }
 
@@ -603,6 +608,7 @@ pub fn simulate_with_info(
         tb_policy: opts.policy_name.clone(),
         warp_policy: format!("{:?}", opts.warp_policy).to_ascii_lowercase(),
         steal: opts.steals(),
+        steal_cap: opts.steals() && opts.steal_cap,
         tbs: u64::from(num_tbs),
         tbs_per_sm: x,
         occupancy: occ,
@@ -624,6 +630,8 @@ pub fn simulate_with_info(
                 num_sms: s.num_sms,
                 tbs_per_sm: s.tbs_per_sm,
                 groups: s.groups.len(),
+                at_least_lrr: s.stats.as_ref().is_some_and(|st| st.at_least_lrr),
+                lrr_floor_taken: s.stats.as_ref().is_some_and(|st| st.lrr_floor_taken),
             }),
         l1,
         l1_bytes,

@@ -42,6 +42,14 @@ pub struct ScheduleShape {
     pub tbs_per_sm: u32,
     /// Groups.
     pub groups: usize,
+    /// The schedule was made with the LRR floor (`stats.at_least_lrr` of the schedule;
+    /// a departure from the paper, off by default).
+    #[serde(default)]
+    pub at_least_lrr: bool,
+    /// The floor replaced the grouping policy's groups with LRR's
+    /// (`stats.lrr_floor_taken` of the schedule).
+    #[serde(default)]
+    pub lrr_floor_taken: bool,
 }
 
 /// Everything a run reports.
@@ -55,6 +63,10 @@ pub struct Stats {
     pub warp_policy: String,
     /// Task stealing enabled (PAVER policies).
     pub steal: bool,
+    /// Stolen TBs capped at the recipient's free contexts (`--steal-cap`; a departure from
+    /// PAVER Algorithm 2, off by default).
+    #[serde(default)]
+    pub steal_cap: bool,
     /// TBs in the grid.
     pub tbs: u64,
     /// Resident TBs per SM used.

@@ -41,6 +41,8 @@ pub struct DispatchContext<'a> {
     pub schedule: Option<&'a Schedule>,
     /// Whether the run steals (PAVER §5.2).
     pub steal: bool,
+    /// Whether a steal moves at most the recipient's free contexts (`--steal-cap`).
+    pub steal_cap: bool,
 }
 
 /// A TB policy: its names, what it does, and how to make its scheduler.

@@ -18,33 +18,37 @@
 //! slots (x), so a pair schedule on a one-slot SM degrades to single issue instead of
 //! never issuing.
 //!
-//! **Task stealing** (§5.2, Algorithm 2, §5.3). It runs only when the global queue is
-//! empty, for an SM (the recipient) that has a free context and an exhausted group:
-//! - *Waiting TBs* of an SM are the TBs of its group that wait for a context: the group's
-//!   unissued TBs beyond the SM's free contexts (`max(0, (tail - next) - free)`). A TB that
-//!   a free context will take anyway (the hardware issues one per cycle) is not waiting, so
-//!   on a grid smaller than one wave — every TB fits at once — nothing is ever stolen.
+//! **Task stealing** (§5.2, Algorithm 2, §5.3), to the letter by default. It runs only when
+//! the global queue is empty, for an SM (the recipient) that has a free context and an
+//! exhausted group:
+//! - *Waiting TBs* of an SM are Algorithm 2's `SM.tail - SM.next`, the unissued TBs of its
+//!   group, read at the end of the cycle's issue: the TBs a free context takes this cycle
+//!   (the hardware issues `nextTB` as soon as a context frees) have left the group by then,
+//!   so the count is `max(0, (tail - next) - free)` while the SMs are visited. On a grid
+//!   smaller than one wave, where every TB fits at once, nothing is ever stolen.
 //! - Donor = the SM with the most waiting TBs (`Max_waiting`; ties: the lowest SM id, as
-//!   the strict `>` of Algorithm 2 line 5), among SMs whose group has not been stolen
-//!   already: **a TB moves at most once**, and a recipient's group consists of stolen TBs
-//!   only (it was empty when it stole), so such a group is never a donor.
+//!   the strict `>` of Algorithm 2 line 5), over every SM but the recipient (line 3 loops
+//!   over all SMs: a group that holds stolen TBs may give them up again).
 //! - `Average_waiting` = (sum of every SM's waiting TBs) / (number of SMs), **integer
 //!   division rounding down** (the 16-bit registers and divider of §5.2); the count stolen
 //!   is `Max_waiting - Average_waiting`, i.e. `ceil(Max - Sum/N)`: at least one TB
-//!   whenever the donor has one waiting, and at most all of the donor's waiting TBs —
-//!   **capped at the recipient's free contexts**. Algorithm 2 leaves open what a recipient
-//!   does with more stolen TBs than it can start; taken literally they wait on the
-//!   recipient, and since a TB moves at most once they stay there while other SMs drain
-//!   and idle: the tail Algorithm 2 means to remove comes back one level down (measured
-//!   in docs/VALIDATION.md, "TB grouping in the timing simulator": RB-TS's tail on
-//!   backprop, titanv, shrinks from 400 to 200 cycles with the cap). With the cap every
-//!   stolen TB starts at once and the rest stay on the donor, where the next recipient
-//!   (every SM that frees a context runs Algorithm 2 again) takes them. The paper's
-//!   example (4 waiting, 2 stolen) is unchanged for a recipient with two free contexts.
+//!   whenever the donor has one waiting, and at most all of the donor's waiting TBs. The
+//!   recipient may get more TBs than it has free contexts: they wait in its group (they
+//!   are its waiting TBs now, and a later recipient may take them).
 //! - The stolen TBs are the donor's tail, in their group order (the paper's example: the
 //!   donor waits on TB0..TB3 and 2 are stolen: the donor keeps TB0, TB1 and the recipient
 //!   gets TB2, TB3).
-//! - `stolen` counts TBs moved.
+//! - `stolen` counts TBs moved (a TB moved twice counts twice).
+//!
+//! **`--steal-cap`** (a departure, off by default; the runtime's stealing from issue 12 to
+//! issue 39): the count stolen is also capped at the recipient's free contexts, and a
+//! group holding stolen TBs is never a donor (a TB moves at most once). Algorithm 2 leaves
+//! open what a recipient does with more stolen TBs than it can start; taken literally
+//! they wait on the recipient while other SMs drain, and the tail Algorithm 2 means to
+//! remove can come back one level down (docs/VALIDATION.md, "TB grouping in the timing
+//! simulator": RB-TS's tail on backprop, titanv, was 400 cycles uncapped and 200 capped
+//! with the once-only rule). The paper's example (4 waiting, 2 stolen) is the same under
+//! either rule for a recipient with two free contexts.
 
 use super::{DispatchContext, TbPolicyInfo, TbScheduler};
 use crate::SimError;
@@ -56,9 +60,12 @@ pub struct Paver {
     queue: VecDeque<Vec<u32>>,
     /// Per SM: the unissued TBs of its group (front = `next`, back = `tail`).
     local: Vec<VecDeque<u32>>,
-    /// Per SM: its group holds stolen TBs (which never move again).
+    /// Per SM: its group holds stolen TBs (which never move again under `--steal-cap`).
     stolen_group: Vec<bool>,
     steal: bool,
+    /// `--steal-cap`: a steal takes at most the recipient's free contexts, and stolen TBs
+    /// never move again (see the module docs).
+    steal_cap: bool,
     issue_unit: u32,
     stolen: u64,
     pending: u64,
@@ -77,6 +84,7 @@ impl Paver {
             local: vec![VecDeque::new(); num_sms as usize],
             stolen_group: vec![false; num_sms as usize],
             steal,
+            steal_cap: false,
             issue_unit: 1,
             stolen: 0,
             pending,
@@ -92,6 +100,14 @@ impl Paver {
         self
     }
 
+    /// Caps each steal at the recipient's free contexts and moves a TB at most once
+    /// (`--steal-cap`).
+    #[must_use]
+    pub fn with_steal_cap(mut self, cap: bool) -> Paver {
+        self.steal_cap = cap;
+        self
+    }
+
     /// Algorithm 2 for recipient SM `sm`, with `free` the free contexts of every SM now.
     fn steal_for(&mut self, sm: usize, free: &[u32]) {
         let n = self.local.len() as u64;
@@ -104,7 +120,7 @@ impl Paver {
         for (i, q) in self.local.iter().enumerate() {
             let w = waiting(i, q);
             total += w;
-            if w > max && i != sm && !self.stolen_group[i] {
+            if w > max && i != sm && !(self.steal_cap && self.stolen_group[i]) {
                 max = w;
                 donor = Some(i);
             }
@@ -112,9 +128,12 @@ impl Paver {
         let Some(donor) = donor else {
             return;
         };
-        // Algorithm 2's count, capped at the recipient's free contexts (see the module doc).
-        let room = u64::from(free.get(sm).copied().unwrap_or(0));
-        let take = max.saturating_sub(total / n.max(1)).min(max).min(room) as usize;
+        // Algorithm 2's count; under `--steal-cap` at most the recipient's free contexts.
+        let mut take = max.saturating_sub(total / n.max(1)).min(max);
+        if self.steal_cap {
+            take = take.min(u64::from(free.get(sm).copied().unwrap_or(0)));
+        }
+        let take = take as usize;
         if take == 0 {
             return;
         }
@@ -174,7 +193,8 @@ fn runtime(c: &DispatchContext<'_>) -> Result<Box<dyn TbScheduler>, SimError> {
     let s = c.schedule.ok_or(SimError::NoSchedule)?;
     Ok(Box::new(
         Paver::new(s.groups.clone(), c.num_sms, c.steal)
-            .with_issue_unit(s.issue_unit.min(c.tbs_per_sm)),
+            .with_issue_unit(s.issue_unit.min(c.tbs_per_sm))
+            .with_steal_cap(c.steal_cap),
     ))
 }
 
@@ -261,9 +281,20 @@ mod tests {
         assert_eq!(p.stolen(), 2);
         assert_eq!(p.local[0], VecDeque::from(vec![0, 1]));
         assert_eq!(p.local[1], VecDeque::from(vec![3]));
-        // With one free context the recipient takes one: TB3, the tail; TB2 stays on the
-        // donor, where the next recipient can take it.
+        // With one free context, Algorithm 2 still steals two: the recipient issues TB2 and
+        // TB3 waits in its group.
         let mut p = Paver::new(vec![vec![9, 0, 1, 2, 3], vec![8]], 2, true);
+        out.clear();
+        p.assign(&[1, 1], &mut out);
+        out.clear();
+        p.assign(&[0, 1], &mut out);
+        assert_eq!(out, vec![(1, 2)]);
+        assert_eq!(p.stolen(), 2);
+        assert_eq!(p.local[0], VecDeque::from(vec![0, 1]));
+        assert_eq!(p.local[1], VecDeque::from(vec![3]));
+        // Under `--steal-cap` the recipient takes one: TB3, the tail; TB2 stays on the
+        // donor, where the next recipient can take it.
+        let mut p = Paver::new(vec![vec![9, 0, 1, 2, 3], vec![8]], 2, true).with_steal_cap(true);
         out.clear();
         p.assign(&[1, 1], &mut out);
         out.clear();
@@ -329,9 +360,36 @@ mod tests {
     }
 
     #[test]
-    fn a_tb_moves_at_most_once() {
-        // 3 SMs x 2 contexts. SM 0's group has 7 TBs, SMs 1 and 2 one each.
+    fn stolen_tbs_may_be_stolen_again() {
+        // Algorithm 2 to the letter. 3 SMs x 2 contexts. SM 0's group has 7 TBs, SMs 1 and
+        // 2 one each.
         let mut p = Paver::new(vec![(0..7).collect(), vec![7], vec![8]], 3, true);
+        let mut out = Vec::new();
+        p.assign(&[2, 2, 2], &mut out);
+        assert_eq!(out, vec![(0, 0), (1, 7), (2, 8)]);
+        // SM 1's TB finishes (2 free): waiting 6, 0, 0; Average floor(6/3) = 2, 6 - 2 = 4
+        // stolen: TBs 3..=6 (the tail); it issues TB 3.
+        out.clear();
+        p.assign(&[0, 2, 0], &mut out);
+        assert_eq!(out, vec![(1, 3)]);
+        assert_eq!(p.stolen(), 4);
+        // SM 2's TB finishes: SM 0 waits on TBs 1, 2, SM 1 (no free context now) on 4, 5,
+        // 6: the donor is SM 1, Average floor(5/3) = 1, 3 - 1 = 2 stolen: TBs 5, 6 move a
+        // second time.
+        out.clear();
+        p.assign(&[0, 0, 2], &mut out);
+        assert_eq!(out, vec![(2, 5)]);
+        assert_eq!(p.stolen(), 6);
+        assert_eq!(p.local[0], VecDeque::from(vec![1, 2]));
+        assert_eq!(p.local[1], VecDeque::from(vec![4]));
+        assert_eq!(p.local[2], VecDeque::from(vec![6]));
+    }
+
+    #[test]
+    fn under_the_steal_cap_a_tb_moves_at_most_once() {
+        // 3 SMs x 2 contexts. SM 0's group has 7 TBs, SMs 1 and 2 one each.
+        let mut p =
+            Paver::new(vec![(0..7).collect(), vec![7], vec![8]], 3, true).with_steal_cap(true);
         let mut out = Vec::new();
         p.assign(&[2, 2, 2], &mut out);
         assert_eq!(out, vec![(0, 0), (1, 7), (2, 8)]);

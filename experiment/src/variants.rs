@@ -1,0 +1,90 @@
+//! Named departures from the papers' algorithms (issue 39). The defaults are the papers'
+//! algorithms, to the letter where a paper is explicit; each variant here changes one
+//! thing a paper does not say, is off unless asked for, and is recorded wherever its
+//! results are: in the schedule (`stats.at_least_lrr`), the simulator's stats
+//! (`steal_cap`, `schedule.at_least_lrr`) and a sweep's records (`variants`).
+//!
+//! On the command line each is a flag of its own (`--at-least-lrr`, `--steal-cap`); a sweep
+//! plan lists sets of them by name (`variants = [[], ["steal-cap"]]`, docs/SWEEP.md).
+
+use crate::{GroupRequest, Run};
+
+/// A named departure from the papers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Variant {
+    /// Kway-TS's or RB-TS's groups replaced by LRR's when LRR's order keeps more co-running
+    /// weight ([`graph_partition::policy::at_least_lrr`]). Changes the groups.
+    AtLeastLrr,
+    /// A steal takes at most the recipient's free contexts and a stolen TB never moves
+    /// again (`sim::timing::tb_sched::Paver::with_steal_cap`). Changes the runtime only.
+    StealCap,
+}
+
+impl Variant {
+    /// Every variant, in documentation order.
+    pub const ALL: [Variant; 2] = [Variant::AtLeastLrr, Variant::StealCap];
+
+    /// The name on the command line (as a flag, `--NAME`), in plans and records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::AtLeastLrr => "at-least-lrr",
+            Variant::StealCap => "steal-cap",
+        }
+    }
+
+    /// One line for help texts.
+    pub fn description(self) -> &'static str {
+        match self {
+            Variant::AtLeastLrr => {
+                "Kway-TS's and RB-TS's groups replaced by LRR's when LRR keeps more co-running weight"
+            }
+            Variant::StealCap => {
+                "task stealing takes at most the recipient's free contexts; a TB moves at most once"
+            }
+        }
+    }
+
+    /// The variant named `name`.
+    pub fn parse(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// Whether the variant changes the TB groups (so a schedule made without it differs).
+    pub fn changes_groups(self) -> bool {
+        matches!(self, Variant::AtLeastLrr)
+    }
+
+    /// Sets the variant in a grouping request.
+    pub fn apply_to_groups(self, req: &mut GroupRequest) {
+        if self == Variant::AtLeastLrr {
+            req.at_least_lrr = true;
+        }
+    }
+
+    /// Sets the variant in a run.
+    pub fn apply_to_run(self, run: &mut Run) {
+        if self == Variant::StealCap {
+            run.steal_cap = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_each_sets_one_thing() {
+        for v in Variant::ALL {
+            assert_eq!(Variant::parse(v.name()), Some(v));
+            let mut req = GroupRequest::new("rb-ts");
+            v.apply_to_groups(&mut req);
+            assert_eq!(
+                req != GroupRequest::new("rb-ts"),
+                v.changes_groups(),
+                "{v:?}"
+            );
+        }
+        assert_eq!(Variant::parse("steal_cap"), None);
+    }
+}
