@@ -71,11 +71,6 @@ proptest! {
             prop_assert_eq!(groups, (0..g.num_tbs()).map(|tb| vec![tb]).collect::<Vec<_>>());
             return Ok(());
         }
-        let lrr: Vec<Vec<u32>> = (0..g.num_tbs()).map(|tb| vec![tb]).collect();
-        if groups == lrr {
-            // The partition kept less co-running weight than LRR (`policy::at_least_lrr`).
-            return Ok(());
-        }
         let k = p.num_sms.min(g.num_tbs().max(1));
         let cap = graph_partition::policy::kway_cap(g.num_tbs(), k, p.kway_ufactor) as usize;
         prop_assert!(groups.len() <= k as usize);
@@ -85,13 +80,33 @@ proptest! {
     }
 
     #[test]
-    fn kway_ts_and_rb_ts_keep_at_least_lrrs_co_running_weight(g in arb_graph(), p in arb_params()) {
+    fn the_lrr_floor_is_taken_exactly_when_the_policy_keeps_less_than_lrr(
+        g in arb_graph(),
+        p in arb_params(),
+    ) {
+        // `--at-least-lrr`: Kway-TS and RB-TS keep their own groups when they keep at
+        // least LRR's co-running weight, else take LRR's (and say so); off, never.
         use graph_partition::quality::{lrr_quality, quality};
         let lrr = lrr_quality(&g, p.num_sms, p.tbs_per_sm).concurrent_weight;
-        let kway = KwayTs.groups(&g, &p).unwrap();
-        let rb = RbTs.groups(&g, &p).unwrap();
-        prop_assert!(quality(&g, &kway, p.num_sms, p.tbs_per_sm).concurrent_weight >= lrr);
-        prop_assert!(quality(&g, &rb, p.num_sms, p.tbs_per_sm).concurrent_weight >= lrr);
+        let launch = Launch { kernel: "k".into(), grid: [g.num_tbs(), 1, 1], block: [32, 1, 1] };
+        let floored = Params { at_least_lrr: true, ..p.clone() };
+        for policy in [&KwayTs as &dyn Policy, &RbTs] {
+            let own = policy.groups(&g, &p).unwrap();
+            let ours = quality(&g, &own, p.num_sms, p.tbs_per_sm).concurrent_weight;
+            let plain = make_schedule(&g, policy, &p, &launch).unwrap();
+            prop_assert_eq!(&plain.groups, &own);
+            prop_assert!(!plain.stats.as_ref().unwrap().lrr_floor_taken);
+            let f = make_schedule(&g, policy, &floored, &launch).unwrap();
+            let st = f.stats.unwrap();
+            prop_assert!(st.at_least_lrr);
+            prop_assert_eq!(st.lrr_floor_taken, ours < lrr);
+            prop_assert!(st.quality.concurrent_weight >= lrr);
+            if ours < lrr {
+                prop_assert_eq!(f.groups, (0..g.num_tbs()).map(|tb| vec![tb]).collect::<Vec<_>>());
+            } else {
+                prop_assert_eq!(f.groups, own);
+            }
+        }
     }
 
     #[test]

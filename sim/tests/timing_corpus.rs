@@ -2,8 +2,9 @@
 //! dynamic footprints (edge weight = 128 B lines two TBs both read) until the static analysis
 //! is wired in.
 //!
-//! * High inter-TB locality (mm_naive, syrk, syr2k, hotspot, srad): RB-TS and Kway-TS both
-//!   reduce L2 accesses versus LRR. The corpus' small launches are too small for the question
+//! * High inter-TB locality (mm_naive, syrk, syr2k, hotspot, srad): RB-TS and Kway-TS, as
+//!   the paper defines them, both reduce L2 accesses versus LRR, except RB-TS on SYRK
+//!   (`PAPER_RB_TS_ABOVE_LRR`, explained there; `--rb-leaf le` reduces them). The corpus' small launches are too small for the question
 //!   (9-25 TBs), and they keep their GPU reference outputs. On them, with 2 SMs x 2 TBs and a
 //!   4 KB L1, RB-TS lost on syr2k (+3.8 %: its 3 x 3 grid gives a one-TB leaf, so the PAVER
 //!   runtime pairs every later leaf's first TB with the previous leaf's second) and srad
@@ -94,21 +95,17 @@ fn graph(m: &ptx_parser::Module, b: &BoundLaunch) -> Graph {
 }
 
 fn schedule(g: &Graph, kind: PolicyKind, b: &BoundLaunch) -> Schedule {
+    schedule_with(g, kind, b, &Params::new(SMS, X))
+}
+
+/// The schedule of `kind` with parameters `p`.
+fn schedule_with(g: &Graph, kind: PolicyKind, b: &BoundLaunch, p: &Params) -> Schedule {
     let launch = graph_partition::Launch {
         kernel: b.kernel.clone(),
         grid: [b.grid.x as u32, b.grid.y as u32, b.grid.z as u32],
         block: [b.block.x as u32, b.block.y as u32, b.block.z as u32],
     };
-    // RB-TS's `<= x` leaf rule (`--rb-leaf le`), the rule this trend was measured with. With
-    // the default `< x` (PAVER Algorithm 1) and x = 4, the 8 x 8 grids of mm_naive, syrk
-    // and syr2k bisect to leaves of 2, each SM gets two unrelated pairs, LRR's
-    // column-aligned windows keep more co-running weight, and RB-TS returns LRR's order
-    // (`at_least_lrr`): the same L2 accesses and cycles as LRR, exactly (measured on branch
-    // h-leaf; hotspot -17.5 % and srad -6.2 % L2 accesses under `< x`). See
-    // docs/VALIDATION.md, "The paper's leaf rule as the default".
-    let mut p = Params::new(SMS, X);
-    p.strict_less = false;
-    make_schedule(g, kind.policy().as_ref(), &p, &launch).expect("schedule")
+    make_schedule(g, kind.policy().as_ref(), p, &launch).expect("schedule")
 }
 
 /// Volta (its 32 KB L1 included) scaled down to `SMS` SMs with `X` TBs each.
@@ -157,6 +154,17 @@ fn pct(a: u64, b: u64) -> f64 {
     100.0 * (a as f64 / b as f64 - 1.0)
 }
 
+/// Where the papers' algorithms (RB-TS's `< x` leaf rule, Algorithm 1; no LRR floor) make
+/// at least LRR's L2 accesses in this test. SYRK's 8 x 8 grid with x = 4: RB-TS's leaves
+/// are pairs, so each SM runs two unrelated pairs, while LRR puts TB `t` on SM `t mod 8`,
+/// a grid column, whose four co-running TBs all read the A band of that column. The
+/// ledger (`paver simulate --explain` with this test's configuration, docs/EXPLAIN.md):
+/// no refetches under either policy; RB-TS's TBs hit other TBs' lines 441,135 times
+/// against LRR's 567,432, 8,192 misses against 7,264. RB-TS with `--rb-leaf le` (2 x 2
+/// squares: four bands for four TBs, against the column's five) makes fewer than LRR:
+/// asserted below.
+const PAPER_RB_TS_ABOVE_LRR: &[&str] = &["syrk"];
+
 #[test]
 fn rb_ts_and_kway_ts_reduce_l2_accesses_on_high_locality_kernels() {
     let launches = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/timing_launches");
@@ -185,13 +193,34 @@ fn rb_ts_and_kway_ts_reduce_l2_accesses_on_high_locality_kernels() {
                 pct(s.cycles, lrr.cycles),
             ));
             assert_eq!(s.warp_instructions, lrr.warp_instructions);
+            let listed = kind == PolicyKind::RbTs && PAPER_RB_TS_ABOVE_LRR.contains(&dir);
+            if (s.l2.accesses >= lrr.l2.accesses) != listed {
+                worse.push(format!("{dir} {kind:?} (listed: {listed})"));
+            }
+        }
+        if PAPER_RB_TS_ABOVE_LRR.contains(&dir) {
+            let mut le = Params::new(SMS, X);
+            le.strict_less = false;
+            let s = sim(
+                &m,
+                &b,
+                TbPolicy::PAVER,
+                Some(schedule_with(&g, PolicyKind::RbTs, &b, &le)),
+            );
+            report.push_str(&format!(
+                "{dir} RbTs --rb-leaf le: L2 accesses {} vs LRR {}\n",
+                s.l2.accesses, lrr.l2.accesses
+            ));
             if s.l2.accesses >= lrr.l2.accesses {
-                worse.push(format!("{dir} {kind:?}"));
+                worse.push(format!("{dir} RbTs --rb-leaf le"));
             }
         }
     }
     eprint!("{report}");
-    assert!(worse.is_empty(), "no L2 reduction: {worse:?}\n{report}");
+    assert!(
+        worse.is_empty(),
+        "L2 accesses not as listed (PAPER_RB_TS_ABOVE_LRR): {worse:?}\n{report}"
+    );
 }
 
 /// The L2 comparison on other configurations (reported, not asserted): SM count, TB limit

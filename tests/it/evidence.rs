@@ -1,7 +1,12 @@
-//! Evidence for issue 12: on every corpus launch (`kernels/*/small*.json` and `paper*.json`)
-//! and on the four GPU configurations (gtx480, titanx_pascal, titanv, h100), RB-TS and
-//! Kway-TS capture at least LRR's weight among co-running TBs (`concurrent_weight` of
-//! `graph_partition::quality`: edges between TBs in one window of x TBs on one SM).
+//! Evidence for issues 12 and 39: on every corpus launch (`kernels/*/small*.json` and
+//! `paper*.json`) and on the four GPU configurations (gtx480, titanx_pascal, titanv, h100),
+//! RB-TS and Kway-TS, as the paper defines them (no LRR floor), capture at least LRR's
+//! weight among co-running TBs (`concurrent_weight` of `graph_partition::quality`: edges
+//! between TBs in one window of x TBs on one SM), except on the launches of
+//! [`BELOW_LRR`], each explained there. LRR's weight is computed here from the graph's
+//! edges, independently of the policy code (TB `t` runs on SM `t mod N` in window
+//! `(t div N) div x`), and must equal what the schedule records. With `--at-least-lrr`
+//! (a named departure, off by default) the exceptions, and only they, take LRR's groups.
 //!
 //! x comes from the launch file's recorded ptxas numbers (`resources`: registers and static
 //! shared memory for `sm_70`, `sm_90` on H100) plus the launch's dynamic shared memory,
@@ -10,22 +15,13 @@
 //! static analysis's (128 B lines), as `paver analyze` builds it, one per launch for all
 //! four GPUs.
 //!
-//! Cost (measured on the shared 2-core machine, analysis + graph + 8 partitionings per
+//! Cost (measured on the shared 2-core machine, analysis + graph + partitionings per
 //! launch): most launches take well under a second, but the paper launches of the dense
 //! kernels take 5-27 s each (syr2k 27 s, mm_tiled 20 s, lud_step 13 s, mm_naive 13 s,
 //! fdtd3d 13 s, srad 10 s and 12 s, doitgen, dwt2d) and those above 20,000 TBs more. The
 //! default test runs every small launch and the paper launches outside `HEAVY` of at
 //! most `DEFAULT_MAX_TBS` TBs (about 20 s); the rest run in the ignored test:
 //! `cargo test --release --test it -- --ignored --nocapture evidence_large`.
-//!
-//! There is no exception: Kway-TS and RB-TS fall back to LRR's order when their partition
-//! would keep less co-running weight than LRR (`graph_partition::policy::at_least_lrr`),
-//! which happens on doitgen's paper launch on titanv (Volta's 80 SMs are a multiple of the
-//! 8 TBs sharing a C4 column strip, so LRR's windows hold one class each: LRR is optimal
-//! there, 15,519,744, while METIS reaches 98.8 % with Kway-TS and 80.6 % with RB-TS) and on
-//! mm_tiled's small launch on gtx480 (25 TBs on 15 SMs: LRR pairs TBs s and s + 15 of one
-//! grid column; RB-TS's balanced bisections reach 846 against LRR's 864). The test still
-//! checks the policies' output end to end, from the analysis to the groups.
 //!
 //! The timing-simulator evidence (fewer L2 accesses, at most 2 % slower) is at the end.
 
@@ -63,6 +59,37 @@ const HEAVY: [&str; 10] = [
     "doitgen/paper.json",
     "dwt2d/paper.json",
 ];
+
+/// Where the paper's Kway-TS or RB-TS keeps less co-running weight than LRR: (launch,
+/// GPU, policy). METIS balances parts and minimises the cut of the whole graph, not the
+/// weight inside each SM's windows of x TBs, and on these grids LRR's fixed stride is
+/// already the better grouping:
+/// - mm_tiled's small launch on gtx480: 25 TBs on 15 SMs: LRR pairs TBs `s` and `s + 15`
+///   of one grid column on one SM; RB-TS's balanced bisections reach 846 against LRR's
+///   864.
+/// - doitgen's paper launch on titanv (in the ignored test): Volta's 80 SMs are a multiple
+///   of the 8 TBs sharing a C4 column strip, so LRR's windows hold one class each: LRR is
+///   optimal there, 15,519,744, while METIS reaches 98.8 % with Kway-TS and 80.6 % with
+///   RB-TS.
+///
+/// A launch that falls below LRR and is not listed fails the test, and so does a listed
+/// one that no longer does.
+const BELOW_LRR: &[(&str, &str, &str)] = &[
+    ("mm_tiled/small.json", "gtx480", "rb-ts"),
+    ("doitgen/paper.json", "titanv", "kway-ts"),
+    ("doitgen/paper.json", "titanv", "rb-ts"),
+];
+
+/// LRR's co-running weight on `g`, from its edges: TB `t` runs on SM `t mod n` in window
+/// `(t div n) div x` (LRR hands TB `t` to SM `t mod n`, and each SM runs its TBs x at a
+/// time in that order).
+fn lrr_concurrent_weight(g: &graph_partition::Graph, n: u32, x: u32) -> u64 {
+    let place = |t: u32| (t % n, (t / n) / x.max(1));
+    g.edges()
+        .filter(|&(i, j, _)| place(i) == place(j))
+        .map(|(_, _, w)| w)
+        .sum()
+}
 
 /// Analyses one launch and checks both policies on every GPU; returns the failures.
 fn check_launch(path: &Path, failures: &mut Vec<String>) {
@@ -111,22 +138,43 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
         };
         let x = occupancy(&gpu, &k).unwrap().tbs_per_sm;
         let params = Params::new(gpu.core.num_sms, x);
+        let lrr = lrr_concurrent_weight(&g, gpu.core.num_sms, x);
         for kind in [PolicyKind::RbTs, PolicyKind::KwayTs] {
             let t = Instant::now();
             let s = make_schedule(&g, kind.policy().as_ref(), &params, &launch).unwrap();
             let st = s.stats.unwrap();
-            let (conc, lrr) = (st.quality.concurrent_weight, st.lrr.concurrent_weight);
+            let conc = st.quality.concurrent_weight;
+            assert_eq!(
+                st.lrr.concurrent_weight, lrr,
+                "{label} on {gpu_name}: LRR's weight"
+            );
+            assert!(!st.at_least_lrr && !st.lrr_floor_taken);
             println!(
                 "{label:<48} {n:>7} {:>9} {gpu_name:<14} {x:>2} {:<8} {conc:>12} {lrr:>12} {graph_s:>7.2} {:>7.2}",
                 g.num_edges(),
                 kind.name(),
                 t.elapsed().as_secs_f64()
             );
-            if conc < lrr {
+            let listed = BELOW_LRR.contains(&(label.as_str(), gpu_name, kind.name()));
+            if (conc < lrr) != listed {
                 failures.push(format!(
-                    "{label} on {gpu_name} (x = {x}), {}: co-running weight {conc} < LRR's {lrr}",
-                    kind.name()
+                    "{label} on {gpu_name} (x = {x}), {}: co-running weight {conc}, LRR's {lrr}, {}",
+                    kind.name(),
+                    if listed { "listed in BELOW_LRR" } else { "not listed in BELOW_LRR" }
                 ));
+            }
+            // The floor (`--at-least-lrr`) takes LRR's groups exactly there.
+            let floored = Params {
+                at_least_lrr: true,
+                ..params.clone()
+            };
+            let f = make_schedule(&g, kind.policy().as_ref(), &floored, &launch).unwrap();
+            let fs = f.stats.unwrap();
+            assert_eq!(fs.lrr_floor_taken, conc < lrr, "{label} on {gpu_name}");
+            if fs.lrr_floor_taken {
+                assert_eq!(f.groups, (0..n).map(|tb| vec![tb]).collect::<Vec<_>>());
+            } else {
+                assert_eq!(f.groups, s.groups);
             }
         }
     }
@@ -163,7 +211,7 @@ fn run(keep: &dyn Fn(u64, bool, bool) -> bool) {
 }
 
 #[test]
-fn rb_ts_and_kway_ts_keep_at_least_lrrs_co_running_weight_on_four_gpus() {
+fn rb_ts_and_kway_ts_keep_at_least_lrrs_co_running_weight_except_where_listed() {
     run(&|tbs, paper, heavy| !paper || (tbs <= DEFAULT_MAX_TBS && !heavy));
 }
 
