@@ -18,8 +18,9 @@ pub struct GroupRequest {
     /// The LRR floor ([`graph_partition::Params::at_least_lrr`]; off by default, not the
     /// paper's).
     pub at_least_lrr: bool,
-    /// Keep groups of x TBs on grids smaller than one wave (PAVER as published).
-    pub fixed_group_size: bool,
+    /// Shrink the groups to one SM's share on grids smaller than one wave
+    /// ([`graph_partition::Params::shrink_groups`]; off by default, not the paper's).
+    pub shrink_groups: bool,
     /// SMs sharing one NoC port (the distributed policies form one TB range per cluster).
     pub sms_per_cluster: u32,
     /// METIS seed.
@@ -27,14 +28,14 @@ pub struct GroupRequest {
 }
 
 impl GroupRequest {
-    /// `policy` with the papers' settings: leaf rule `< x`, groups shrunk on sub-wave grids,
-    /// one SM per cluster, seed 1.
+    /// `policy` with the papers' settings: leaf rule `< x`, groups of x on every grid, no
+    /// LRR floor, one SM per cluster, seed 1.
     pub fn new(policy: &str) -> GroupRequest {
         GroupRequest {
             policy: policy.to_string(),
             strict_less: true,
             at_least_lrr: false,
-            fixed_group_size: false,
+            shrink_groups: false,
             sms_per_cluster: 1,
             seed: 1,
         }
@@ -106,7 +107,7 @@ pub fn make_groups(
     let mut params = Params::new(num_sms, tbs_per_sm);
     params.strict_less = req.strict_less;
     params.at_least_lrr = req.at_least_lrr;
-    params.fixed_group_size = req.fixed_group_size;
+    params.shrink_groups = req.shrink_groups;
     params.sms_per_cluster = req.sms_per_cluster.max(1);
     params.seed = req.seed;
     Ok(graph_partition::make_schedule(

@@ -4,7 +4,8 @@
 //! results are: in the schedule (`stats.at_least_lrr`), the simulator's stats
 //! (`steal_cap`, `schedule.at_least_lrr`) and a sweep's records (`variants`).
 //!
-//! On the command line each is a flag of its own (`--at-least-lrr`, `--steal-cap`); a sweep
+//! On the command line each is a flag of its own (`--at-least-lrr`, `--shrink-groups`,
+//! `--steal-cap`); a sweep
 //! plan lists sets of them by name (`variants = [[], ["steal-cap"]]`, docs/SWEEP.md).
 
 use crate::{GroupRequest, Run};
@@ -15,6 +16,9 @@ pub enum Variant {
     /// Kway-TS's or RB-TS's groups replaced by LRR's when LRR's order keeps more co-running
     /// weight ([`graph_partition::policy::at_least_lrr`]). Changes the groups.
     AtLeastLrr,
+    /// On a grid smaller than one wave, MST-TS's and RB-TS's groups shrink to one SM's
+    /// share ([`graph_partition::Params::shrink_groups`]). Changes the groups.
+    ShrinkGroups,
     /// A steal takes at most the recipient's free contexts and a stolen TB never moves
     /// again (`sim::timing::tb_sched::Paver::with_steal_cap`). Changes the runtime only.
     StealCap,
@@ -22,12 +26,17 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in documentation order.
-    pub const ALL: [Variant; 2] = [Variant::AtLeastLrr, Variant::StealCap];
+    pub const ALL: [Variant; 3] = [
+        Variant::AtLeastLrr,
+        Variant::ShrinkGroups,
+        Variant::StealCap,
+    ];
 
     /// The name on the command line (as a flag, `--NAME`), in plans and records.
     pub fn name(self) -> &'static str {
         match self {
             Variant::AtLeastLrr => "at-least-lrr",
+            Variant::ShrinkGroups => "shrink-groups",
             Variant::StealCap => "steal-cap",
         }
     }
@@ -37,6 +46,9 @@ impl Variant {
         match self {
             Variant::AtLeastLrr => {
                 "Kway-TS's and RB-TS's groups replaced by LRR's when LRR keeps more co-running weight"
+            }
+            Variant::ShrinkGroups => {
+                "MST-TS's and RB-TS's groups shrink to one SM's share on a grid smaller than one wave"
             }
             Variant::StealCap => {
                 "task stealing takes at most the recipient's free contexts; a TB moves at most once"
@@ -51,13 +63,15 @@ impl Variant {
 
     /// Whether the variant changes the TB groups (so a schedule made without it differs).
     pub fn changes_groups(self) -> bool {
-        matches!(self, Variant::AtLeastLrr)
+        matches!(self, Variant::AtLeastLrr | Variant::ShrinkGroups)
     }
 
     /// Sets the variant in a grouping request.
     pub fn apply_to_groups(self, req: &mut GroupRequest) {
-        if self == Variant::AtLeastLrr {
-            req.at_least_lrr = true;
+        match self {
+            Variant::AtLeastLrr => req.at_least_lrr = true,
+            Variant::ShrinkGroups => req.shrink_groups = true,
+            Variant::StealCap => {}
         }
     }
 

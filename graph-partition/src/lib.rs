@@ -89,6 +89,7 @@ pub fn make_schedule(
         strict_less: params.strict_less,
         at_least_lrr: params.at_least_lrr,
         lrr_floor_taken,
+        shrink_groups: params.shrink_groups,
     };
     let schedule = Schedule {
         format: FORMAT.to_string(),

@@ -77,6 +77,12 @@ pub struct ScheduleStats {
     /// names the policy asked for, its groups are LRR's (`quality` equals `lrr`).
     #[serde(default)]
     pub lrr_floor_taken: bool,
+    /// Whether MST-TS's and RB-TS's groups shrank to one SM's share on a grid smaller than
+    /// one wave (`--shrink-groups`, [`crate::Params::shrink_groups`]; a departure from the
+    /// paper, off by default). Absent in schedules made before issue 39, when it was the
+    /// default (unless `--fixed-group-size`).
+    #[serde(default)]
+    pub shrink_groups: bool,
 }
 
 impl Schedule {

@@ -363,13 +363,17 @@ fn busy_sms(groups: &[Vec<u32>], num_sms: u32) -> usize {
         .count()
 }
 
+/// `--shrink-groups` (a named departure from the paper, off by default).
 #[test]
 fn groups_shrink_so_every_sm_gets_work_on_a_small_grid() {
     // 256 TBs (16x16 GEMM) on Volta's 80 SMs with x = 8: one wave holds 640 > 256 TBs.
     // Groups of 8 would be 256 / 8 = 32 groups, 48 SMs idle; the group size shrinks to one
     // SM's share, ceil(256 / 80) = 4 TBs, and the policies make (at least) 80 groups.
     let g = graph_partition::synthetic::gemm(16);
-    let p = Params::new(80, 8);
+    let p = Params {
+        shrink_groups: true,
+        ..Params::new(80, 8)
+    };
     assert!(p.shrinks(256));
     assert_eq!(p.group_size(256), 4);
     for policy in [&RbTs as &dyn Policy, &MstTs, &KwayTs] {
@@ -388,7 +392,7 @@ fn groups_shrink_so_every_sm_gets_work_on_a_small_grid() {
     // The paper's fixed x: a part of 8 is not < 8, so the balanced bisection of 256 = 2^8
     // TBs goes one level below 8: leaves of 4, 2^6 = 64 groups on 64 SMs (16 idle).
     let mut fixed = p.clone();
-    fixed.fixed_group_size = true;
+    fixed.shrink_groups = false;
     assert!(!fixed.shrinks(256));
     assert_eq!(fixed.group_size(256), 8);
     let rb = RbTs.groups(&g, &fixed).unwrap();
@@ -424,6 +428,7 @@ fn rb_ts_leaf_bound_on_a_grid_just_short_of_a_wave() {
         ],
     );
     let mut p = Params::new(2, 4);
+    p.shrink_groups = true;
     assert!(p.shrinks(7));
     assert_eq!(p.group_size(7), 4);
     let groups = RbTs.groups(&graph, &p).unwrap();
@@ -436,8 +441,13 @@ fn rb_ts_leaf_bound_on_a_grid_just_short_of_a_wave() {
 
 #[test]
 fn group_size_is_x_from_one_wave_up() {
-    // N * x = 2 * 4 = 8 TBs is one wave: from 8 TBs on groups keep x; below, ceil(n / N).
-    let p = Params::new(2, 4);
+    // N * x = 2 * 4 = 8 TBs is one wave: from 8 TBs on groups keep x; below, with
+    // `--shrink-groups`, ceil(n / N); without (the paper's, the default), x everywhere.
+    assert!((1..=100).all(|n| Params::new(2, 4).group_size(n) == 4));
+    let p = Params {
+        shrink_groups: true,
+        ..Params::new(2, 4)
+    };
     assert_eq!(p.group_size(8), 4);
     assert_eq!(p.group_size(100), 4);
     assert_eq!(p.group_size(7), 4);

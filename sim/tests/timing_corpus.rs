@@ -428,7 +428,7 @@ fn no_stealing_on_a_grid_smaller_than_one_wave() {
         (PolicyKind::RbTs, true),
     ] {
         let mut p = Params::new(15, 4);
-        p.fixed_group_size = fixed;
+        p.shrink_groups = !fixed;
         let s = make_schedule(&g, kind.policy().as_ref(), &p, &launch).expect("schedule");
         let st = sim_on(&m, &b, TbPolicy::PAVER, Some(s), true, &cfg);
         assert_eq!(st.tbs_per_sm, 4);

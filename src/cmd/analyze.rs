@@ -149,9 +149,6 @@ struct AnalyzePartition {
     ptxas: Option<PathBuf>,
     #[command(flatten)]
     leaf: LeafArgs,
-    /// Keep groups of x TBs on grids smaller than one wave (see `paver partition`).
-    #[arg(long)]
-    fixed_group_size: bool,
 }
 
 /// Phase durations for `--timings`.
@@ -495,7 +492,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         let mut req = GroupRequest::new(policy);
         p.leaf.apply(&mut req);
-        req.fixed_group_size = p.fixed_group_size;
         // The graph shown above (this command's granularity), not the GPU's lines.
         let schedule = exp.schedule_with(&analysed, &req)?;
         let occ = exp.occupancy();

@@ -78,10 +78,6 @@ pub struct PartitionOpts {
     pub ptxas: Option<PathBuf>,
     #[command(flatten)]
     pub leaf: LeafArgs,
-    /// Keep groups of x TBs on grids smaller than one wave (PAVER as published); by
-    /// default MST-TS and RB-TS shrink them to floor(TBs / SMs) so every SM gets work.
-    #[arg(long)]
-    pub fixed_group_size: bool,
     /// SMs sharing one NoC port (distributed policies form one TB range per cluster).
     #[arg(long, default_value_t = 1)]
     pub sms_per_cluster: u32,
@@ -97,7 +93,7 @@ impl PartitionOpts {
             policy: self.policy.clone(),
             strict_less: self.leaf.rule() == RbLeaf::Lt,
             at_least_lrr: self.leaf.at_least_lrr,
-            fixed_group_size: self.fixed_group_size,
+            shrink_groups: self.leaf.shrink_groups,
             sms_per_cluster: self.sms_per_cluster.max(1),
             seed: self.seed,
         }
@@ -130,8 +126,8 @@ fn rb_leaf_values() -> impl clap::builder::TypedValueParser<Value = RbLeaf> {
     .map(|s| RbLeaf::parse(&s).unwrap_or_default())
 }
 
-/// `--rb-leaf lt|le` and its older spelling `--strict-less`, and `--at-least-lrr`: the
-/// grouping variants every command that builds TB groups takes (`partition`, `analyze
+/// `--rb-leaf lt|le` and its older spelling `--strict-less`, `--at-least-lrr` and
+/// `--shrink-groups`: the grouping variants every command that builds TB groups takes (`partition`, `analyze
 /// --policy`, `simulate`).
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct LeafArgs {
@@ -149,6 +145,16 @@ pub struct LeafArgs {
     /// took LRR's groups as `stats.lrr_floor_taken`.
     #[arg(long)]
     pub at_least_lrr: bool,
+    /// On a grid smaller than one wave, shrink MST-TS's and RB-TS's groups to one SM's
+    /// share, ceil(TBs / SMs), so every SM gets work (a departure from the paper, off by
+    /// default; the default before issue 39). Recorded in the schedule as
+    /// `stats.shrink_groups`.
+    #[arg(long, conflicts_with = "fixed_group_size")]
+    pub shrink_groups: bool,
+    /// Groups of x TBs on every grid, as PAVER publishes them: the default since issue 39
+    /// (accepted for scripts written before).
+    #[arg(long)]
+    pub fixed_group_size: bool,
 }
 
 impl LeafArgs {
@@ -156,6 +162,7 @@ impl LeafArgs {
     pub fn apply(&self, req: &mut experiment::GroupRequest) {
         req.strict_less = self.rule() == RbLeaf::Lt;
         req.at_least_lrr = self.at_least_lrr;
+        req.shrink_groups = self.shrink_groups;
     }
 
     /// The rule asked for.

@@ -414,8 +414,8 @@ mod tests {
             "{header:?}"
         );
         assert!(!header.contains(&"sms"));
-        // steal false, rb_leaf empty (not rb-ts), overrides empty.
-        assert!(lines[1].starts_with("k,titanv,lrr,gto,false,,,high,0.75,ok,,\"a,b.ptx\""));
+        // steal false, rb_leaf empty (not rb-ts), variants empty, overrides empty.
+        assert!(lines[1].starts_with("k,titanv,lrr,gto,false,,,,high,0.75,ok,,\"a,b.ptx\""));
         assert!(lines[1].ends_with(",10,7,3"), "{}", lines[1]);
         assert!(lines[2].contains("\"boom \"\"x\"\"\""), "{}", lines[2]);
         assert!(

@@ -57,10 +57,11 @@ pub struct Params {
     /// Kway-TS imbalance tolerance in thousandths (METIS `ufactor`; 30 = 3 %, METIS's
     /// k-way default).
     pub kway_ufactor: u32,
-    /// Keep the paper's group size x even when the grid has fewer TBs than `N * x` (a
-    /// faithful reproduction); by default groups shrink so every SM gets work (see
-    /// [`Params::group_size`]).
-    pub fixed_group_size: bool,
+    /// A departure from the papers, off by default (`--shrink-groups`): on a grid smaller
+    /// than one wave, shrink the groups to one SM's share so every SM gets work (see
+    /// [`Params::group_size`]). Off, the groups have the paper's size x whatever the grid
+    /// (`--fixed-group-size`, the default since issue 39).
+    pub shrink_groups: bool,
     /// A departure from the papers, off by default (`--at-least-lrr`): when a policy's
     /// groups keep less co-running weight than LRR's order, [`crate::make_schedule`]
     /// replaces them with LRR's groups and says so in the schedule (`stats.at_least_lrr`,
@@ -71,7 +72,7 @@ pub struct Params {
 impl Params {
     /// Parameters for `num_sms` SMs with `tbs_per_sm` TB slots each, other fields default
     /// (RB-TS's leaf rule `< x`, one SM per cluster, METIS seed 1, 3 % k-way imbalance,
-    /// groups shrinking on grids smaller than one wave).
+    /// the paper's group size x on every grid, no LRR floor).
     pub fn new(num_sms: u32, tbs_per_sm: u32) -> Params {
         Params {
             num_sms,
@@ -80,25 +81,25 @@ impl Params {
             sms_per_cluster: 1,
             seed: 1,
             kway_ufactor: 30,
-            fixed_group_size: false,
+            shrink_groups: false,
             at_least_lrr: false,
         }
     }
 
     /// Whether a grid of `num_tbs` TBs is smaller than one wave (`N * x`) and its groups
-    /// shrink (unless `fixed_group_size`).
+    /// shrink (with `shrink_groups`).
     pub fn shrinks(&self, num_tbs: u32) -> bool {
         let wave = u64::from(self.num_sms) * u64::from(self.tbs_per_sm.max(1));
-        !self.fixed_group_size && u64::from(num_tbs) < wave
+        self.shrink_groups && u64::from(num_tbs) < wave
     }
 
     /// The group size the graph policies (MST-TS's first groups, RB-TS's largest leaves) use for a
-    /// grid of `num_tbs` TBs. With at least `N * x` TBs it is x, the paper's. With fewer
-    /// (a grid smaller than one wave), groups of x would leave SMs idle (256 TBs in groups
-    /// of 8 occupy 32 of Volta's 80 SMs), so it shrinks to `ceil(num_tbs / N)`, the share of
-    /// one SM; MST-TS then cuts its order into exactly N groups and RB-TS bisects leaves
-    /// further until there are N (see their modules). `fixed_group_size` keeps x. Kway-TS
-    /// needs no shrinking: it always makes `min(N, num_tbs)` parts.
+    /// grid of `num_tbs` TBs: x, the paper's. On a grid smaller than one wave groups of x
+    /// leave SMs idle (256 TBs in groups of 8 occupy 32 of Volta's 80 SMs); with
+    /// `shrink_groups` it shrinks there to `ceil(num_tbs / N)`, the share of one SM, and
+    /// MST-TS then cuts its order into exactly N groups and RB-TS bisects leaves further
+    /// until there are N (see their modules). Kway-TS needs no shrinking: it always makes
+    /// `min(N, num_tbs)` parts.
     pub fn group_size(&self, num_tbs: u32) -> u32 {
         let x = self.tbs_per_sm.max(1);
         if self.shrinks(num_tbs) {

@@ -3,8 +3,8 @@
 //! [`crate::mst`]). Consecutive TBs of that order form the groups: the first group of each
 //! of the N SMs holds x TBs, every later group one TB. With N = 2, x = 2 and MST order
 //! 0,4,1,5,2,3,7,6 this gives (0,4), (1,5), (2), (3), (7), (6), the paper's example.
-//! On a grid smaller than one wave (fewer than N·x TBs, unless
-//! [`Params::fixed_group_size`]) the order is cut into exactly N consecutive groups of
+//! On a grid smaller than one wave (fewer than N·x TBs, with
+//! [`Params::shrink_groups`]) the order is cut into exactly N consecutive groups of
 //! `ceil(n/N)` or `floor(n/N)` TBs (the larger first), so every SM gets one group.
 
 use super::{Groups, Params, Policy};

@@ -3,7 +3,7 @@
 //! paper's `< maxTB`, [`Params::strict_less`], the default; at most x without it),
 //! otherwise it goes to the back of the queue. The root is always bisected, as in Algorithm 1 (line 7); a part of one TB
 //! is always a leaf (it cannot be split). On a grid smaller than one wave (fewer than N·x
-//! TBs, unless [`Params::fixed_group_size`]) a leaf is also at most one SM's share,
+//! TBs, with [`Params::shrink_groups`]) a leaf is also at most one SM's share,
 //! [`Params::group_size`] = `ceil(n/N)`, and while there are fewer than N leaves the
 //! largest leaf (the leftmost of equal ones) is bisected once more, so every SM gets a
 //! group. The share bound is inclusive under either rule: a leaf of the share is the one
