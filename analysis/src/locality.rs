@@ -49,8 +49,17 @@ pub struct Stats {
     pub spscore: f64,
     /// TBs with at least one edge.
     pub shared_tbs: u64,
-    /// Fraction of data references (TB, unit) whose unit is also read by another TB.
+    /// Fraction of data references (TB, unit) whose unit is also read by another TB. Not the
+    /// paper's column of that name (see [`Stats::degree_fraction`] and analysis/README.md);
+    /// kept under this key because sweeps classify launches by it.
     pub degree_of_sharing: f64,
+    /// Mean number of other TBs a shared TB shares at least one unit with: `2 * edges /
+    /// shared_tbs` (0 without shared TBs). The paper's "shared blocks per shared TB".
+    pub mean_degree: f64,
+    /// [`Stats::mean_degree`] over the number of TBs: the paper's "ratio of shared blocks to
+    /// shared TBs" put, as its Table 2 column is, as a fraction of the grid (`k / total TBs`).
+    /// Equals `1 - spscore` when every TB is shared.
+    pub degree_fraction: f64,
     /// Number of edges (`i < j`).
     pub edges: u64,
     /// Fig. 2 categories, in units.
@@ -392,6 +401,15 @@ impl RowSums {
     }
 }
 
+/// Mean number of neighbours of the `shared` TBs with at least one of the `edges`.
+fn mean_degree(edges: u64, shared: u64) -> f64 {
+    if shared == 0 {
+        0.0
+    } else {
+        2.0 * edges as f64 / shared as f64
+    }
+}
+
 /// Builds the locality graph and the statistics of `fp`.
 pub fn build(fp: &Footprints) -> (Graph, Stats) {
     let n = fp.num_tbs;
@@ -555,6 +573,12 @@ pub fn build(fp: &Footprints) -> (Graph, Stats) {
         } else {
             shared_refs as f64 / total_refs as f64
         },
+        mean_degree: mean_degree(g.num_edges(), shared_tbs),
+        degree_fraction: if n == 0 {
+            0.0
+        } else {
+            mean_degree(g.num_edges(), shared_tbs) / f64::from(n)
+        },
         edges: g.num_edges(),
         categories: cats,
     };
@@ -612,6 +636,57 @@ mod tests {
         // TB1 w1, TB2 w0 -> inter; 5 inter (TB2 and TB5? no: TB5 reads param 1) -> unshared.
         assert_eq!(s.categories.both, 1);
     }
+    #[test]
+    fn table2_statistics_by_hand() {
+        // 4 TBs, one warp each, one parameter (units 0..=9):
+        //   TB0 {0, 1, 2}, TB1 {2, 3}, TB2 {3, 4, 5}, TB3 {9}.
+        // Edges: (0,1) via unit 2, (1,2) via unit 3: 2 edges, nonzeros 4 of 16.
+        // Shared TBs: 0, 1, 2 (TB3 shares nothing).
+        // References: 3 + 2 + 3 + 1 = 9; distinct units 7 (0..=5, 9).
+        // References to units read by >= 2 TBs: unit 2 twice, unit 3 twice = 4 of 9.
+        // Mean degree of the shared TBs: (1 + 2 + 1) / 3 = 2 * 2 / 3 = 4/3; over 4 TBs: 1/3.
+        let sets: Vec<Vec<Vec<u64>>> = vec![
+            vec![vec![0, 1, 2]],
+            vec![vec![2, 3]],
+            vec![vec![3, 4, 5]],
+            vec![vec![9]],
+        ];
+        let fp = Footprints::from_warp_units(&sets, |_| 128);
+        let (_, s) = build(&fp);
+        assert_eq!(s.total_tbs, 4);
+        assert_eq!(s.total_data_references, 9);
+        assert_eq!(s.distinct_units, 7);
+        assert_eq!(s.edges, 2);
+        assert_eq!(s.spscore, 1.0 - 4.0 / 16.0);
+        assert_eq!(s.shared_tbs, 3);
+        assert_eq!(s.degree_of_sharing, 4.0 / 9.0);
+        assert!((s.mean_degree - 4.0 / 3.0).abs() < 1e-12);
+        assert!((s.degree_fraction - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.categories.inter_tb, 2);
+        assert_eq!(s.categories.unshared, 5);
+
+        // Every TB shared (a 4-cycle), so degree_fraction = 1 - spscore: each TB has 2
+        // neighbours, 2/4 = 0.5 = 1 - (1 - 8/16).
+        let ring: Vec<Vec<Vec<u64>>> = (0..4u64).map(|i| vec![vec![i, (i + 1) % 4]]).collect();
+        let (_, r) = build(&Footprints::from_warp_units(&ring, |_| 128));
+        assert_eq!((r.edges, r.shared_tbs), (4, 4));
+        assert_eq!(r.mean_degree, 2.0);
+        assert_eq!(r.degree_fraction, 0.5);
+        assert_eq!(r.degree_fraction, 1.0 - r.spscore);
+
+        // Nothing shared, and nothing at all: no division by zero.
+        let (_, z) = build(&Footprints::from_warp_units(
+            &[vec![vec![1]], vec![vec![2]]],
+            |_| 128,
+        ));
+        assert_eq!(
+            (z.mean_degree, z.degree_fraction, z.spscore),
+            (0.0, 0.0, 1.0)
+        );
+        let (_, e) = build(&Footprints::from_warp_units(&[], |_| 128));
+        assert_eq!((e.mean_degree, e.degree_fraction), (0.0, 0.0));
+    }
+
     /// The pairwise reference: `(i, j, |units(i) ∩ units(j)|)` for `i < j`, sorted.
     fn pairwise(sets: &[Vec<Vec<u64>>]) -> Vec<(u32, u32, u64)> {
         let all: Vec<BTreeSet<u64>> = sets

@@ -221,6 +221,26 @@ fn normalised(
     }
 }
 
+/// The run's kernel time in seconds: simulated cycles / the GPU's core clock (PAVER §6.3:
+/// "kernel execution cycles and core frequency (from Table 1)").
+fn kernel_seconds(r: &Record) -> Option<f64> {
+    let mhz = r.stat("config.gpu.core.clock_mhz")?;
+    if mhz <= 0.0 {
+        return None;
+    }
+    Some(r.stat("cycles")? / (mhz * 1e6))
+}
+
+/// The JIT time a run pays, PAVER §6.3: the analysis and partition seconds that made a
+/// PAVER policy's groups; 0 for the policies without groups (LRR, BCS, ...).
+fn jit_seconds(r: &Record) -> f64 {
+    if is_paver(&r.tb_policy) {
+        r.timing.analysis_s + r.timing.partition_s
+    } else {
+        0.0
+    }
+}
+
 /// Every table the records support.
 pub fn tables(records: &[Record]) -> Vec<Table> {
     let (g, class) = grid(records);
@@ -259,6 +279,22 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
             false,
         ));
         out.push(normalised(
+            &format!("speedup_jit_{s}"),
+            format!("Speedup over LRR with the analysis time, {set} (PAVER Fig. 11's definition)"),
+            "LRR kernel time / (policy kernel time + analysis and partition time), kernel time = \
+             simulated cycles / core clock, PAVER §6.3's speedup: the PAVER policies pay the \
+             wall-clock seconds of the analysis and partition that made their groups on the \
+             machine that ran the sweep (so it varies between sweeps); LRR and BCS pay none.",
+            kernels,
+            &class,
+            |r, lrr| {
+                let base = kernel_seconds(lrr?)?;
+                let t = kernel_seconds(r)? + jit_seconds(r);
+                (t > 0.0).then(|| base / t)
+            },
+            true,
+        ));
+        out.push(normalised(
             &format!("jit_overhead_{s}"),
             format!("Analysis and partition time against kernel time, {set} (PAVER Fig. 10)"),
             "(analysis + partition seconds on this machine) / (simulated cycles / core clock). \
@@ -266,14 +302,8 @@ pub fn tables(records: &[Record]) -> Vec<Table> {
             kernels,
             &class,
             |r, _| {
-                let mhz = r.stat("config.gpu.core.clock_mhz")?;
-                let kernel_s = r.stat("cycles")? / (mhz * 1e6);
-                let jit = if is_paver(&r.tb_policy) {
-                    r.timing.analysis_s + r.timing.partition_s
-                } else {
-                    0.0
-                };
-                (kernel_s > 0.0).then_some(jit / kernel_s)
+                let kernel_s = kernel_seconds(r)?;
+                (kernel_s > 0.0).then(|| jit_seconds(r) / kernel_s)
             },
             false,
         ));
@@ -659,5 +689,51 @@ mod tests {
             "{md}"
         );
         assert_eq!(speed.csv().lines().count(), 1 + speed.rows.len());
+    }
+
+    #[test]
+    fn speedup_with_the_analysis_time_as_the_paper_defines_it() {
+        // 1000 MHz: LRR 1000 cycles = 1 us. RB-TS 800 cycles = 0.8 us, plus 0.15 us of
+        // analysis and 0.05 us of partition = 1 us: speedup 1.0 (0.8 us alone: 1.25).
+        // BCS pays no JIT time even when its record carries an analysis time.
+        let lrr = rec("a", "lrr", false, 1000, 100);
+        let mut rb = rec("a", "rb-ts", true, 800, 50);
+        rb.timing.analysis_s = 0.15e-6;
+        rb.timing.partition_s = 0.05e-6;
+        let mut bcs = rec("a", "bcs", false, 500, 100);
+        bcs.timing.analysis_s = 1.0;
+        // Kernel b at 2000 MHz: LRR 4000 cycles = 2 us; Kway-TS 2000 cycles = 1 us + 3 us
+        // of analysis = 4 us: 0.5.
+        let mut lrr_b = rec("b", "lrr", false, 4000, 100);
+        let mut kway = rec("b", "kway-ts", true, 2000, 100);
+        for r in [&mut lrr_b, &mut kway] {
+            r.stats.as_mut().unwrap()["config"]["gpu"]["core"]["clock_mhz"] = 2000.into();
+        }
+        kway.timing.analysis_s = 3e-6;
+        let ts = tables(&[lrr, rb, bcs, lrr_b, kway]);
+        let jit = ts
+            .iter()
+            .find(|t| t.name == "speedup_jit_titanv")
+            .expect("speedup with JIT");
+        assert_eq!(
+            jit.header,
+            vec!["kernel", "class", "lrr", "bcs", "kway-ts", "rb-ts"]
+        );
+        assert_eq!(
+            jit.rows[0],
+            vec!["a (small)", "high", "1.000", "2.000", "-", "1.000"]
+        );
+        assert_eq!(
+            jit.rows[1],
+            vec!["b (small)", "low", "1.000", "-", "0.500", "-"]
+        );
+        // The plain speedup beside it is unchanged.
+        let plain = ts.iter().find(|t| t.name == "speedup_titanv").unwrap();
+        assert_eq!(
+            plain.rows[0],
+            vec!["a (small)", "high", "1.000", "2.000", "-", "1.250"]
+        );
+        // b: 4000 / 2000 cycles.
+        assert_eq!(plain.rows[1][4], "2.000");
     }
 }

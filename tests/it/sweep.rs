@@ -265,10 +265,12 @@ fn sweep_records_resume_shards_and_report() {
     assert!(md.contains("### Effect of task stealing, gtx480 (PAVER Fig. 13)"));
     let t2 = std::fs::read_to_string(merged.join("tables/table2.csv")).unwrap();
     assert_eq!(t2.lines().count(), 4, "{t2}");
-    // Figures: speedup, L2, L1 and stealing per GPU, Fig. 2, and a heat map per launch
-    // (Fig. 5), each as SVG and PNG.
+    // Figures: speedup, speedup with the analysis time, L2, L1 and stealing per GPU, Fig. 2,
+    // and a heat map per launch (Fig. 5), each as SVG and PNG.
     let figs = std::fs::read_dir(merged.join("figures")).unwrap().count();
-    assert_eq!(figs, 2 * (2 * 4 + 1) + 2 * 3);
+    assert_eq!(figs, 2 * (2 * 5 + 1) + 2 * 3);
+    let jit = std::fs::read_to_string(merged.join("tables/speedup_jit_titanv.csv")).unwrap();
+    assert!(jit.starts_with("kernel,class,lrr"), "{jit}");
     let hm = std::fs::read_to_string(merged.join("tables/heatmaps.csv")).unwrap();
     assert_eq!(hm.lines().count(), 1 + 3, "{hm}");
     assert!(md.contains("![mm_naive (small)](figures/heatmap_mm_naive.small."));
