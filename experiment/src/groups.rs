@@ -21,6 +21,9 @@ pub struct GroupRequest {
     /// Shrink the groups to one SM's share on grids smaller than one wave
     /// ([`graph_partition::Params::shrink_groups`]; off by default, not the paper's).
     pub shrink_groups: bool,
+    /// LRR's groups on a locality graph without edges
+    /// ([`graph_partition::Params::edgeless_lrr`]; off by default, not the paper's).
+    pub edgeless_lrr: bool,
     /// SMs sharing one NoC port (the distributed policies form one TB range per cluster).
     pub sms_per_cluster: u32,
     /// METIS seed.
@@ -36,6 +39,7 @@ impl GroupRequest {
             strict_less: true,
             at_least_lrr: false,
             shrink_groups: false,
+            edgeless_lrr: false,
             sms_per_cluster: 1,
             seed: 1,
         }
@@ -108,6 +112,7 @@ pub fn make_groups(
     params.strict_less = req.strict_less;
     params.at_least_lrr = req.at_least_lrr;
     params.shrink_groups = req.shrink_groups;
+    params.edgeless_lrr = req.edgeless_lrr;
     params.sms_per_cluster = req.sms_per_cluster.max(1);
     params.seed = req.seed;
     Ok(graph_partition::make_schedule(

@@ -5,7 +5,7 @@
 //! (`steal_cap`, `schedule.at_least_lrr`) and a sweep's records (`variants`).
 //!
 //! On the command line each is a flag of its own (`--at-least-lrr`, `--shrink-groups`,
-//! `--steal-cap`); a sweep
+//! `--edgeless-lrr`, `--steal-cap`); a sweep
 //! plan lists sets of them by name (`variants = [[], ["steal-cap"]]`, docs/SWEEP.md).
 
 use crate::{GroupRequest, Run};
@@ -19,6 +19,9 @@ pub enum Variant {
     /// On a grid smaller than one wave, MST-TS's and RB-TS's groups shrink to one SM's
     /// share ([`graph_partition::Params::shrink_groups`]). Changes the groups.
     ShrinkGroups,
+    /// On a locality graph without edges, MST-TS, Kway-TS and RB-TS return LRR's groups
+    /// ([`graph_partition::Params::edgeless_lrr`]). Changes the groups.
+    EdgelessLrr,
     /// A steal takes at most the recipient's free contexts and a stolen TB never moves
     /// again (`sim::timing::tb_sched::Paver::with_steal_cap`). Changes the runtime only.
     StealCap,
@@ -26,9 +29,10 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in documentation order.
-    pub const ALL: [Variant; 3] = [
+    pub const ALL: [Variant; 4] = [
         Variant::AtLeastLrr,
         Variant::ShrinkGroups,
+        Variant::EdgelessLrr,
         Variant::StealCap,
     ];
 
@@ -37,6 +41,7 @@ impl Variant {
         match self {
             Variant::AtLeastLrr => "at-least-lrr",
             Variant::ShrinkGroups => "shrink-groups",
+            Variant::EdgelessLrr => "edgeless-lrr",
             Variant::StealCap => "steal-cap",
         }
     }
@@ -49,6 +54,9 @@ impl Variant {
             }
             Variant::ShrinkGroups => {
                 "MST-TS's and RB-TS's groups shrink to one SM's share on a grid smaller than one wave"
+            }
+            Variant::EdgelessLrr => {
+                "MST-TS, Kway-TS and RB-TS return LRR's groups on a locality graph without edges"
             }
             Variant::StealCap => {
                 "task stealing takes at most the recipient's free contexts; a TB moves at most once"
@@ -63,7 +71,10 @@ impl Variant {
 
     /// Whether the variant changes the TB groups (so a schedule made without it differs).
     pub fn changes_groups(self) -> bool {
-        matches!(self, Variant::AtLeastLrr | Variant::ShrinkGroups)
+        matches!(
+            self,
+            Variant::AtLeastLrr | Variant::ShrinkGroups | Variant::EdgelessLrr
+        )
     }
 
     /// Sets the variant in a grouping request.
@@ -71,6 +82,7 @@ impl Variant {
         match self {
             Variant::AtLeastLrr => req.at_least_lrr = true,
             Variant::ShrinkGroups => req.shrink_groups = true,
+            Variant::EdgelessLrr => req.edgeless_lrr = true,
             Variant::StealCap => {}
         }
     }

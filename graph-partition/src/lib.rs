@@ -90,6 +90,7 @@ pub fn make_schedule(
         at_least_lrr: params.at_least_lrr,
         lrr_floor_taken,
         shrink_groups: params.shrink_groups,
+        edgeless_lrr: params.edgeless_lrr,
     };
     let schedule = Schedule {
         format: FORMAT.to_string(),

@@ -83,6 +83,11 @@ pub struct ScheduleStats {
     /// default (unless `--fixed-group-size`).
     #[serde(default)]
     pub shrink_groups: bool,
+    /// Whether the locality policies returned LRR's groups on a graph without edges
+    /// (`--edgeless-lrr`, [`crate::Params::edgeless_lrr`]; a departure from the paper, off
+    /// by default). Absent in schedules made before issue 39, when it was always so.
+    #[serde(default)]
+    pub edgeless_lrr: bool,
 }
 
 impl Schedule {

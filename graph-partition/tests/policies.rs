@@ -206,23 +206,30 @@ fn rb_ts_leaves_left_to_right_not_breadth_first() {
 }
 
 #[test]
-fn locality_policies_keep_lrr_order_on_an_edgeless_graph() {
-    // No edge, no locality to group by: MST-TS, Kway-TS and RB-TS hand out LRR's groups
-    // instead of an arbitrary partition (which would be contiguous ranges per SM).
+fn with_edgeless_lrr_locality_policies_keep_lrr_order_on_an_edgeless_graph() {
+    // `--edgeless-lrr`: no edge, no locality to group by, so MST-TS, Kway-TS and RB-TS
+    // hand out LRR's groups instead of the paper's arbitrary partition (contiguous ranges
+    // per SM for the METIS policies), which is what they make without the option.
     let g = Graph::empty(10);
     let lrr = Lrr.groups(&g, &Params::new(2, 3)).unwrap();
     assert_eq!(lrr, (0..10).map(|tb| vec![tb]).collect::<Vec<_>>());
+    let edgeless = Params {
+        edgeless_lrr: true,
+        ..Params::new(2, 3)
+    };
     for policy in [&MstTs as &dyn Policy, &KwayTs, &RbTs] {
         assert_eq!(
-            policy.groups(&g, &Params::new(2, 3)).unwrap(),
+            policy.groups(&g, &edgeless).unwrap(),
             lrr,
             "{}",
             policy.name()
         );
     }
+    assert_ne!(RbTs.groups(&g, &Params::new(2, 3)).unwrap(), lrr);
+    assert_ne!(KwayTs.groups(&g, &Params::new(2, 3)).unwrap(), lrr);
     // One edge is enough to group by: RB-TS bisects again.
     let g = Graph::from_edges(10, &[(0, 9, 1)]).unwrap();
-    assert_ne!(RbTs.groups(&g, &Params::new(2, 3)).unwrap(), lrr);
+    assert_ne!(RbTs.groups(&g, &edgeless).unwrap(), lrr);
 }
 
 #[test]

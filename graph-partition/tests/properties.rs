@@ -67,9 +67,10 @@ proptest! {
     fn kway_ts_parts_balanced(g in arb_graph(), p in arb_params()) {
         let groups = KwayTs.groups(&g, &p).unwrap();
         if g.num_edges() == 0 {
-            // Nothing to group by: LRR's groups (see `policy::without_locality`).
-            prop_assert_eq!(groups, (0..g.num_tbs()).map(|tb| vec![tb]).collect::<Vec<_>>());
-            return Ok(());
+            // `--edgeless-lrr`: nothing to group by, LRR's groups (`policy::without_locality`).
+            let lrr: Vec<Vec<u32>> = (0..g.num_tbs()).map(|tb| vec![tb]).collect();
+            let q = Params { edgeless_lrr: true, ..p.clone() };
+            prop_assert_eq!(KwayTs.groups(&g, &q).unwrap(), lrr);
         }
         let k = p.num_sms.min(g.num_tbs().max(1));
         let cap = graph_partition::policy::kway_cap(g.num_tbs(), k, p.kway_ufactor) as usize;

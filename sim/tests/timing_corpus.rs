@@ -16,11 +16,13 @@
 //!   4 TBs per SM (two or more waves). `config_sweep` (ignored) runs other SM counts, TB
 //!   limits and L1 sizes.
 //! * No inter-TB locality (every small launch whose locality graph has no edge): RB-TS and
-//!   Kway-TS cost at most 1 % cycles versus LRR, same configuration. On an edgeless graph
-//!   the locality policies keep LRR's groups (`graph_partition::policy::without_locality`);
-//!   before that rule, METIS's contiguous parts cost blackscholes +2.0 % (each SM's requests
-//!   met other L2 slices and DRAM channels than under LRR). Now every one of these launches
-//!   runs exactly LRR's cycles, which also shows the runtime's hand-out adds nothing.
+//!   Kway-TS cost at most 1 % cycles versus LRR, same configuration, except where
+//!   `PAPER_ABOVE_1_PERCENT` lists (the paper's algorithms partition an edgeless graph
+//!   arbitrarily: METIS's contiguous parts cost blackscholes +2.0 % before issue 39, each
+//!   SM's requests meeting other L2 slices and DRAM channels than under LRR). With
+//!   `--edgeless-lrr` (`graph_partition::policy::without_locality`) every one of these
+//!   launches runs exactly LRR's cycles, which also shows the runtime's hand-out adds
+//!   nothing.
 //! * The PAVER runtime itself costs nothing: fed LRR's placement as groups it reproduces
 //!   LRR cycle for cycle.
 
@@ -291,36 +293,77 @@ fn no_locality_launches() -> Vec<(String, String)> {
     out
 }
 
+/// The launches without inter-TB locality on which the paper's RB-TS or Kway-TS cost more
+/// than 1 % cycles against LRR (8 SMs x 4 TBs here). Two causes, measured on 2026-11-29:
+/// - RB-TS on grids of 4-8 TBs (float_bound, noret: 4; libor, rr_friendly's two,
+///   storegpu_chunk_hash: 8), smaller than one wave: Algorithm 1 bisects to leaves below
+///   x = 4, so 8 TBs make four groups of 2 and four SMs idle while two TBs share each busy
+///   SM (libor +43.5 %, rr_friendly_window +56.3 %, storegpu +14.5 %, noret +6.2 %,
+///   rr_friendly_sync +3.8 %, float_bound +2.8 %). `--shrink-groups` gives each SM one.
+/// - negoff (16 TBs), both policies +13.3 %: METIS's parts of an edgeless graph are
+///   contiguous TB ranges, so each SM's requests meet other L2 slices and DRAM channels
+///   than under LRR's stride.
+/// `--edgeless-lrr` (a named departure, off by default) keeps LRR's groups on an edgeless
+/// graph and is held to 1 % everywhere below (it runs exactly LRR's cycles).
+const PAPER_ABOVE_1_PERCENT: &[(&str, PolicyKind)] = &[
+    ("float_bound", PolicyKind::RbTs),
+    ("libor", PolicyKind::RbTs),
+    ("negoff", PolicyKind::RbTs),
+    ("negoff", PolicyKind::KwayTs),
+    ("noret", PolicyKind::RbTs),
+    ("rr_friendly", PolicyKind::RbTs),
+    ("storegpu_hash", PolicyKind::RbTs),
+];
+
 #[test]
 fn rb_ts_and_kway_ts_cost_at_most_1_percent_without_inter_tb_locality() {
     let picked = no_locality_launches();
     assert!(picked.len() >= 5, "{picked:?}");
     let mut report = String::new();
     let mut slower = Vec::new();
+    let edgeless = Params {
+        edgeless_lrr: true,
+        ..Params::new(SMS, X)
+    };
     for (dir, launch) in &picked {
         let (m, b) = corpus(dir, launch);
         let g = graph(&m, &b);
+        assert_eq!(g.num_edges(), 0);
         let lrr = sim(&m, &b, TbPolicy::LRR, None);
         for kind in [PolicyKind::RbTs, PolicyKind::KwayTs] {
             let s = sim(&m, &b, TbPolicy::PAVER, Some(schedule(&g, kind, &b)));
+            let e = sim(
+                &m,
+                &b,
+                TbPolicy::PAVER,
+                Some(schedule_with(&g, kind, &b, &edgeless)),
+            );
             report.push_str(&format!(
-                "{dir}/{launch} ({} TBs) {kind:?}: cycles {} vs LRR {} ({:+.2} %)\n",
+                "{dir}/{launch} ({} TBs) {kind:?}: cycles {} vs LRR {} ({:+.2} %), --edgeless-lrr {} ({:+.2} %)\n",
                 b.grid.count(),
                 s.cycles,
                 lrr.cycles,
                 pct(s.cycles, lrr.cycles),
+                e.cycles,
+                pct(e.cycles, lrr.cycles),
             ));
-            // The graph has no edge, so both policies keep LRR's groups
-            // (`graph_partition::policy::without_locality`); what is left is the PAVER
-            // runtime's hand-out against the LRR scheduler's.
             let bound = 1.01;
-            if s.cycles as f64 > bound * lrr.cycles as f64 {
-                slower.push(format!("{dir}/{launch} {kind:?}"));
+            let listed = PAPER_ABOVE_1_PERCENT.contains(&(dir.as_str(), kind));
+            if (s.cycles as f64 > bound * lrr.cycles as f64) != listed {
+                slower.push(format!("{dir}/{launch} {kind:?} (listed: {listed})"));
+            }
+            // With LRR's groups what is left is the PAVER runtime's hand-out against the
+            // LRR scheduler's.
+            if e.cycles as f64 > bound * lrr.cycles as f64 {
+                slower.push(format!("{dir}/{launch} {kind:?} --edgeless-lrr"));
             }
         }
     }
     eprint!("{report}");
-    assert!(slower.is_empty(), "slower than LRR: {slower:?}\n{report}");
+    assert!(
+        slower.is_empty(),
+        "not as PAPER_ABOVE_1_PERCENT lists: {slower:?}\n{report}"
+    );
 }
 
 #[test]

@@ -67,6 +67,10 @@ pub struct Params {
     /// replaces them with LRR's groups and says so in the schedule (`stats.at_least_lrr`,
     /// `stats.lrr_floor_taken`). See [`at_least_lrr`].
     pub at_least_lrr: bool,
+    /// A departure from the papers, off by default (`--edgeless-lrr`): on a locality graph
+    /// without a single edge, MST-TS, Kway-TS and RB-TS return LRR's groups instead of
+    /// partitioning it (see `without_locality`).
+    pub edgeless_lrr: bool,
 }
 
 impl Params {
@@ -83,6 +87,7 @@ impl Params {
             kway_ufactor: 30,
             shrink_groups: false,
             at_least_lrr: false,
+            edgeless_lrr: false,
         }
     }
 
@@ -145,14 +150,14 @@ pub trait Policy {
     }
 }
 
-/// The groups of the locality policies (MST-TS, Kway-TS, RB-TS) on a graph without a
-/// single edge: there is no locality to group by, and any partition of it would be
-/// arbitrary (METIS's parts of an edgeless graph are contiguous TB ranges, which move each
-/// SM's requests to other L2 slices and DRAM channels than LRR's and cost up to 2 % on a
-/// DRAM-bound kernel). They keep the baseline order instead: LRR's groups, one TB each, in
-/// id order.
-pub(crate) fn without_locality(g: &Graph) -> Option<Groups> {
-    (g.num_edges() == 0).then(|| (0..g.num_tbs()).map(|tb| vec![tb]).collect())
+/// `--edgeless-lrr` ([`Params::edgeless_lrr`]; a departure from the paper, off by default):
+/// the groups of the locality policies (MST-TS, Kway-TS, RB-TS) on a graph without a single
+/// edge are LRR's, one TB each in id order. There is no locality to group by, and the
+/// paper's algorithms partition such a graph arbitrarily (METIS's parts of an edgeless graph
+/// are contiguous TB ranges, which move each SM's requests to other L2 slices and DRAM
+/// channels than LRR's and cost up to 2 % on a DRAM-bound kernel, blackscholes).
+pub(crate) fn without_locality(g: &Graph, p: &Params) -> Option<Groups> {
+    (p.edgeless_lrr && g.num_edges() == 0).then(|| (0..g.num_tbs()).map(|tb| vec![tb]).collect())
 }
 
 /// The LRR floor (`--at-least-lrr`, [`Params::at_least_lrr`]; off by default, not in the

@@ -23,7 +23,7 @@ impl Policy for MstTs {
     }
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
         p.validate()?;
-        if let Some(groups) = super::without_locality(g) {
+        if let Some(groups) = super::without_locality(g, p) {
             return Ok(groups);
         }
         let order = prim_order(g).order;

@@ -36,7 +36,7 @@ impl Policy for RbTs {
     }
     fn groups(&self, g: &Graph, p: &Params) -> Result<Groups> {
         p.validate()?;
-        if let Some(groups) = super::without_locality(g) {
+        if let Some(groups) = super::without_locality(g, p) {
             return Ok(groups);
         }
         let n = g.num_tbs();
