@@ -33,7 +33,7 @@
 
 use super::block_map::BlockMap;
 use super::hints::{LocalityHints, LocalityType};
-use super::prefetch::PrefetchPolicy;
+use super::prefetch::{PrefetchGuide, PrefetchPolicy, Throttle};
 use serde::{Deserialize, Serialize};
 use std::ops::AddAssign;
 use std::sync::Arc;
@@ -89,10 +89,28 @@ pub struct LdConfig {
     /// Period of the hard-pin reset timer in core cycles (0: pins are never reset).
     #[serde(default = "default_unpin")]
     pub unpin_cycles: u64,
+    /// Where the `ld` prefetcher may send a target ([`super::prefetch`], "Guidance").
+    #[serde(default)]
+    pub prefetch_guide: PrefetchGuide,
+    /// The `ld` prefetcher's accuracy window in prefetches sent per L1 (0: no throttle;
+    /// [`super::prefetch`], "Throttle").
+    #[serde(default = "default_window")]
+    pub prefetch_window: u64,
+    /// The accuracy, in percent, below which a window turns the `ld` prefetcher off.
+    #[serde(default = "default_accuracy")]
+    pub prefetch_accuracy_pct: u64,
 }
 
 fn default_unpin() -> u64 {
     DEFAULT_UNPIN_CYCLES
+}
+
+fn default_window() -> u64 {
+    super::prefetch::DEFAULT_PREFETCH_WINDOW
+}
+
+fn default_accuracy() -> u64 {
+    super::prefetch::DEFAULT_ACCURACY_PCT
 }
 
 impl Default for LdConfig {
@@ -101,6 +119,9 @@ impl Default for LdConfig {
             cache_policy: CachePolicy::Plain,
             prefetch: PrefetchPolicy::None,
             unpin_cycles: DEFAULT_UNPIN_CYCLES,
+            prefetch_guide: PrefetchGuide::Tiles,
+            prefetch_window: default_window(),
+            prefetch_accuracy_pct: default_accuracy(),
         }
     }
 }
@@ -140,6 +161,12 @@ pub struct LdStats {
     pub prefetches_useful: u64,
     /// Prefetches a demand read merged into while they were in flight.
     pub prefetches_late: u64,
+    /// `ld` targets not sent because no resident TB's D-Tile holds them (guidance).
+    #[serde(default)]
+    pub prefetches_unguided: u64,
+    /// `ld` prefetch triggers skipped while the accuracy throttle was off.
+    #[serde(default)]
+    pub prefetches_throttled: u64,
 }
 
 impl AddAssign<&LdStats> for LdStats {
@@ -153,6 +180,8 @@ impl AddAssign<&LdStats> for LdStats {
         self.prefetches_dropped += o.prefetches_dropped;
         self.prefetches_useful += o.prefetches_useful;
         self.prefetches_late += o.prefetches_late;
+        self.prefetches_unguided += o.prefetches_unguided;
+        self.prefetches_throttled += o.prefetches_throttled;
     }
 }
 
@@ -185,6 +214,8 @@ pub struct LdL1 {
     pf_inflight: BlockMap<bool>,
     /// The timer's next firing.
     next_reset: u64,
+    /// The `ld` prefetcher's accuracy throttle.
+    throttle: Throttle,
     pub(crate) stats: LdStats,
 }
 
@@ -212,6 +243,7 @@ impl LdL1 {
             } else {
                 cfg.unpin_cycles
             },
+            throttle: Throttle::new(cfg.prefetch_window, cfg.prefetch_accuracy_pct),
             stats: LdStats::default(),
         }
     }
@@ -304,6 +336,7 @@ impl LdL1 {
                 if *b & bit != 0 {
                     *b &= !bit;
                     self.stats.prefetches_useful += 1;
+                    self.throttle.on_used();
                 }
             }
         }
@@ -315,6 +348,7 @@ impl LdL1 {
             if !*m {
                 *m = true;
                 self.stats.prefetches_late += 1;
+                self.throttle.on_used();
             }
         }
     }
@@ -323,6 +357,9 @@ impl LdL1 {
     pub(crate) fn on_prefetch(&mut self, block: u64) {
         self.pf_inflight.insert(block, false);
         self.stats.prefetches_issued += 1;
+        if self.cfg.prefetch == PrefetchPolicy::Ld {
+            self.throttle.on_sent();
+        }
     }
 
     /// The fill of `block` arrived; `way`: where it was installed (`None`: bypassed), with
@@ -356,17 +393,38 @@ impl LdL1 {
     }
 
     /// Where the prefetcher sends a prefetch after a demand read miss of `block` (see
-    /// [`super::prefetch`]); `resident`: the linear ids of the TBs resident on the SM.
-    pub fn prefetch_target(&self, block: u64, resident: impl Iterator<Item = u32>) -> Option<u64> {
-        super::prefetch::target(
+    /// [`super::prefetch`]); `resident`: the linear ids of the TBs resident on the SM,
+    /// `block_bytes` the L1's block. Under `ld`, the throttle and the guidance apply
+    /// (counted in `prefetches_throttled` and `prefetches_unguided`).
+    pub fn prefetch_target(
+        &mut self,
+        block: u64,
+        block_bytes: u64,
+        resident: impl Iterator<Item = u32> + Clone,
+    ) -> Option<u64> {
+        let t = super::prefetch::target(
             self.cfg.prefetch,
             &self.hints,
             block,
             self.line,
             self.l1_bytes,
             self.grid,
-            resident,
-        )
+            resident.clone(),
+        )?;
+        if self.cfg.prefetch != PrefetchPolicy::Ld {
+            return Some(t);
+        }
+        if !self.throttle.allows() {
+            self.stats.prefetches_throttled += 1;
+            return None;
+        }
+        if self.cfg.prefetch_guide == PrefetchGuide::Tiles
+            && !super::prefetch::predicted(&self.hints, t, block_bytes, self.grid, resident)
+        {
+            self.stats.prefetches_unguided += 1;
+            return None;
+        }
+        Some(t)
     }
 }
 
