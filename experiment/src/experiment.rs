@@ -267,10 +267,18 @@ impl<'w> Experiment<'w> {
 
     /// The launch's Locality Descriptors in the simulator's terms, for the run-time
     /// mechanisms of the Locality Descriptor paper (§4.4-4.6).
+    /// The C-Tile -> D-Tile maps come from an analysis at 32 B sectors, the smallest block
+    /// an L1 fetches, so that the guided prefetcher can tell a sector a resident TB reads
+    /// from its neighbour in the same line that only another TB reads.
     pub fn hints(&self) -> Result<LocalityHints> {
         let w = self.workload;
         let a = w.analysis(self.granularity())?;
-        Ok(crate::hints::hints(a.descriptors(w), &w.bound))
+        let fine = w.analysis(Granularity::Sector)?;
+        Ok(crate::hints::hints(
+            a.descriptors(w),
+            fine.descriptors(w),
+            &w.bound,
+        ))
     }
 
     /// The data placement `name` asks for on this (multi-module) GPU, with Algorithm 2's

@@ -9,12 +9,17 @@ use analysis::descriptor::Derived;
 use launch::BoundLaunch;
 use sim::timing::hints::{LocalityHints, StructureHint, TileMap};
 
-/// The hints of `derived`, the launch `bound`'s descriptors.
-pub fn hints(derived: &[Derived], bound: &BoundLaunch) -> LocalityHints {
+/// The hints of `derived`, the launch `bound`'s descriptors, with the C-Tile -> D-Tile map
+/// of the same structure in `tiles` (the same launch analysed at a finer granularity).
+pub fn hints(derived: &[Derived], tiles: &[Derived], bound: &BoundLaunch) -> LocalityHints {
     let mut hints = LocalityHints::default();
     for d in derived {
         let bytes = bound.region_bytes(d.descriptor.param as usize).flatten();
-        let d_tiles = d.tile_map.iter().map(|t| t.d_tile.clone()).collect();
+        let fine = tiles
+            .iter()
+            .find(|t| t.descriptor.param == d.descriptor.param)
+            .unwrap_or(d);
+        let d_tiles = fine.tile_map.iter().map(|t| t.d_tile.clone()).collect();
         hints.insert(
             StructureHint::new(d.descriptor.clone(), bytes).with_tiles(TileMap { d_tiles }),
         );

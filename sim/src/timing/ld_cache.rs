@@ -322,6 +322,10 @@ impl LdL1 {
             self.stats.soft_pinned_insertions += 1;
         }
         self.rank[i] = r;
+        // Prefetched blocks of the evicted line no demand used: wasted.
+        for _ in 0..self.pf_bits[i].count_ones() {
+            self.throttle.on_wasted();
+        }
         self.pf_bits[i] = 0;
     }
 
@@ -357,9 +361,6 @@ impl LdL1 {
     pub(crate) fn on_prefetch(&mut self, block: u64) {
         self.pf_inflight.insert(block, false);
         self.stats.prefetches_issued += 1;
-        if self.cfg.prefetch == PrefetchPolicy::Ld {
-            self.throttle.on_sent();
-        }
     }
 
     /// The fill of `block` arrived; `way`: where it was installed (`None`: bypassed), with

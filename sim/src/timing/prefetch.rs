@@ -41,17 +41,22 @@
 //! LMD, SPMV). We add the accuracy feedback of feedback-directed prefetching (Srinath,
 //! Mutlu, Kim and Patt, HPCA 2007): accuracy = used prefetches / sent prefetches over an
 //! interval, a prefetch counting as used when a demand read hits its block or merges into
-//! it in flight (FDP counts a late prefetch as accurate). FDP's thresholds are 40 % (low)
+//! it in flight (FDP counts a late prefetch as accurate), and as wasted when its block is
+//! evicted before any use. FDP's thresholds are 40 % (low)
 //! and 75 % (high) and its interval 8,192 L2 evictions; its 5 aggressiveness levels have
 //! no counterpart here (our prefetcher sends one block at one distance), so only the low
-//! threshold is used: a window closes after `prefetch_window` (default
-//! [`DEFAULT_PREFETCH_WINDOW`]) prefetches sent by the L1, and when fewer than
-//! `prefetch_accuracy_pct` % (default [`DEFAULT_ACCURACY_PCT`], FDP's A_low) of that many
-//! were used during it, the prefetcher sends nothing for the next `prefetch_window` read
-//! misses (counted in `prefetches_throttled`), then starts a fresh window. The window is in
-//! prefetches, not FDP's evictions, and short: a corpus launch sends tens to hundreds of
-//! prefetches per SM, FDP's interval is for SPEC runs of hundreds of millions of
-//! instructions. `prefetch_window = 0` turns the throttle off.
+//! threshold is used: a window closes once the fate of `prefetch_window` (default
+//! [`DEFAULT_PREFETCH_WINDOW`]) prefetches of the L1 is known (used or wasted), and when
+//! fewer than `prefetch_accuracy_pct` % (default [`DEFAULT_ACCURACY_PCT`], FDP's A_low) of
+//! them were used, the prefetcher sends nothing for its next `prefetch_window` triggers (read
+//! misses with a target; counted in `prefetches_throttled`), then starts a fresh window.
+//! FDP divides by prefetches *sent* over a long interval; over our short windows the uses
+//! lag the sends (a burst of strided prefetches is used hundreds of cycles later: syrk's
+//! 640 prefetches were all used, yet a sent-based window of 32 judged them useless), so the
+//! denominator is the prefetches whose fate is known. The window is in prefetches, not FDP's
+//! evictions, and short: a corpus launch sends tens to hundreds of prefetches per SM, FDP's
+//! interval is for SPEC runs of hundreds of millions of instructions. `prefetch_window = 0`
+//! turns the throttle off.
 
 use super::hints::{LocalityHints, LocalityType, Sharing};
 use serde::{Deserialize, Serialize};
@@ -135,6 +140,7 @@ pub const DEFAULT_ACCURACY_PCT: u64 = 40;
 pub struct Throttle {
     window: u64,
     pct: u64,
+    /// Prefetches of the window whose fate is known (used, or evicted unused).
     sent: u64,
     used: u64,
     /// Read misses left in an off period.
@@ -164,25 +170,29 @@ impl Throttle {
         false
     }
 
-    /// A prefetch was sent; closes the window after `window` of them.
-    pub fn on_sent(&mut self) {
-        if self.window == 0 {
+    /// A prefetched block was evicted before any demand used it.
+    pub fn on_wasted(&mut self) {
+        self.resolve(false);
+    }
+
+    /// A prefetched block was used (a demand hit or merge).
+    pub fn on_used(&mut self) {
+        self.resolve(true);
+    }
+
+    /// One more prefetch's fate is known; closes the window after `window` of them.
+    fn resolve(&mut self, used: bool) {
+        if self.window == 0 || self.off_left > 0 {
             return;
         }
         self.sent += 1;
+        self.used += u64::from(used);
         if self.sent >= self.window {
             if self.used * 100 < self.pct * self.sent {
                 self.off_left = self.window;
             }
             self.sent = 0;
             self.used = 0;
-        }
-    }
-
-    /// A prefetched block was used (a demand hit or merge).
-    pub fn on_used(&mut self) {
-        if self.window > 0 && self.off_left == 0 {
-            self.used += 1;
         }
     }
 
@@ -449,41 +459,33 @@ mod tests {
         assert!(!go(launch::bind::buffer_base(3), &[1]), "no descriptor");
     }
 
-    /// The throttle by hand, window 4 at 40 %: 4 sent with 1 used (25 % < 40 %) -> off for
-    /// the next 4 read misses, then on again; a window with 2 of 4 used (50 %) keeps it on.
+    /// The throttle by hand, window 4 at 40 %: of 4 resolved prefetches 1 used (25 % < 40
+    /// %) -> off for the next 4 triggers, then on again; a window with 2 of 4 used (50 %)
+    /// keeps it on, and exactly 40 % (2 of 5) too.
     #[test]
     fn throttle_stops_below_the_threshold_and_recovers() {
         let mut t = Throttle::new(4, 40);
-        for i in 0..4 {
-            assert!(t.allows());
-            t.on_sent();
-            if i == 0 {
-                t.on_used();
-            }
-        }
+        t.on_used();
+        (0..3).for_each(|_| t.on_wasted());
         assert!(t.is_off());
         for _ in 0..4 {
-            t.on_used(); // uses during the off period do not count
-            assert!(!t.allows(), "off for one window of misses");
+            t.on_used(); // fates during the off period do not count
+            assert!(!t.allows(), "off for one window of triggers");
         }
         assert!(t.allows(), "recovers after the window");
-        for i in 0..4 {
-            t.on_sent();
-            if i < 2 {
-                t.on_used();
-            }
-        }
+        t.on_wasted();
+        t.on_used();
+        t.on_wasted();
+        t.on_used();
         assert!(!t.is_off(), "2 of 4 = 50 % >= 40 %");
         assert!(t.allows());
-        // Exactly at the threshold stays on: 2 of 5 = 40 %.
         let mut t = Throttle::new(5, 40);
-        t.on_used();
-        t.on_used();
-        (0..5).for_each(|_| t.on_sent());
-        assert!(!t.is_off());
+        (0..2).for_each(|_| t.on_used());
+        (0..3).for_each(|_| t.on_wasted());
+        assert!(!t.is_off(), "2 of 5 = 40 %, not below");
         // Window 0: never off.
         let mut t = Throttle::new(0, 40);
-        (0..100).for_each(|_| t.on_sent());
+        (0..100).for_each(|_| t.on_wasted());
         assert!(t.allows());
     }
 }
