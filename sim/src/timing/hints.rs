@@ -13,7 +13,8 @@
 //! A hint may also carry the descriptor's C-Tile -> D-Tile map as the analysis placed it
 //! ([`TileMap`]: per C-Tile, the element ranges of its D-Tile), which the guided
 //! prefetcher reads to tell whether a block is data a resident TB's C-Tile will use
-//! ([`StructureHint::in_d_tile`]).
+//! ([`StructureHint::in_d_tile`]), and whether a block of the structure is read twice at
+//! the L1's block size ([`StructureHint::l1_block_reuse`]), which the bypass reads.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +34,10 @@ pub struct StructureHint {
     /// The C-Tile -> D-Tile map (`None`: not given; the guided prefetcher then predicts no
     /// use of the structure).
     pub tiles: Option<TileMap>,
+    /// Whether some block of the structure, at the L1's block size, is read twice (by two
+    /// warps, or by one warp at two points); `None`: not known. The bypass of
+    /// `--cache-policy ld` reads it (`ld.bypass`, [`super::ld_cache::BypassRule`]).
+    pub l1_block_reuse: Option<bool>,
 }
 
 /// The C-Tile -> D-Tile map of one structure: C-Tile `i` (linear, x fastest, in the grid of
@@ -55,7 +60,14 @@ impl StructureHint {
             bytes,
             descriptor,
             tiles: None,
+            l1_block_reuse: None,
         }
+    }
+
+    /// The same hint with the block-reuse answer `reuse` at the L1's block size.
+    pub fn with_l1_block_reuse(mut self, reuse: Option<bool>) -> StructureHint {
+        self.l1_block_reuse = reuse;
+        self
     }
 
     /// The same hint with the C-Tile -> D-Tile map `tiles`.

@@ -6,7 +6,19 @@
 //!
 //! - NO-REUSE: the line is not inserted at all (bypass). The miss still takes an MSHR, so
 //!   requests to a block already in flight merge into it, but the fill only wakes its
-//!   waiters; every demand read of such a structure counts in `bypassed`.
+//!   waiters; every demand read of such a structure counts in `bypassed`. Which structures
+//!   are bypassed is `ld.bypass` ([`BypassRule`]): by default (`block`) a structure is
+//!   bypassed when its descriptor says NO-REUSE *and* no block of it, at the L1's block
+//!   size (a 32 B sector when the L1 is sectored, else the line), is read twice by the
+//!   launch (by two warps, or by one warp at two points: [`super::hints::StructureHint::
+//!   l1_block_reuse`], from the analysis's walk at that size). The descriptor's
+//!   LocalityType is defined over addresses (§3.3.4: "the same data"), so a thread that
+//!   walks a row reads each element once and its matrix is NO-REUSE, yet it reads each
+//!   128 B line 32 times; §4.4 says NO-REUSE data is bypassed "to reduce cache pollution",
+//!   which presumes no cache block of it would be hit. Bypassing such a row walk made
+//!   every iteration an L2 access (mvt_kernel1 on gtx480: 2,096 -> 65,584 L2 accesses,
+//!   5.2x the cycles). `element` bypasses every NO-REUSE structure, the text's rule taken
+//!   literally.
 //! - INTRA-THREAD: *hard-pinned*, inserted with the highest rank. When every way of the set
 //!   holds a hard-pinned line, the victim is way 0 (the paper's "specific cache way"), so
 //!   the other ways keep their part of the working set instead of being thrashed in turn
@@ -99,6 +111,39 @@ pub struct LdConfig {
     /// The accuracy, in percent, below which a window turns the `ld` prefetcher off.
     #[serde(default = "default_accuracy")]
     pub prefetch_accuracy_pct: u64,
+    /// Which NO-REUSE structures `--cache-policy ld` bypasses.
+    #[serde(default)]
+    pub bypass: BypassRule,
+}
+
+/// Which structures the `ld` cache policy bypasses (`ld.bypass`; see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BypassRule {
+    /// NO-REUSE structures no block of which (at the L1's block size) is read twice.
+    #[default]
+    Block,
+    /// Every NO-REUSE structure (reuse of elements alone, §4.4 literally).
+    Element,
+}
+
+impl super::named::Named for BypassRule {
+    const KIND: &'static str = "L1 bypass rule";
+    const ALL: &'static [super::named::Entry<BypassRule>] = &[
+        super::named::Entry {
+            value: BypassRule::Block,
+            name: "block",
+            aliases: &[],
+            description: "NO-REUSE structures none of whose L1 blocks (sectors or lines) is \
+                          read twice",
+        },
+        super::named::Entry {
+            value: BypassRule::Element,
+            name: "element",
+            aliases: &[],
+            description: "every NO-REUSE structure (no element read twice)",
+        },
+    ];
 }
 
 fn default_unpin() -> u64 {
@@ -122,6 +167,7 @@ impl Default for LdConfig {
             prefetch_guide: PrefetchGuide::Tiles,
             prefetch_window: default_window(),
             prefetch_accuracy_pct: default_accuracy(),
+            bypass: BypassRule::Block,
         }
     }
 }
@@ -262,13 +308,17 @@ impl LdL1 {
         self.cfg.cache_policy == CachePolicy::Ld
     }
 
-    /// Whether a fill of `addr` is not inserted (NO-REUSE under `--cache-policy ld`).
+    /// Whether a fill of `addr` is not inserted (NO-REUSE under `--cache-policy ld`, as
+    /// `ld.bypass` reads it).
     pub(crate) fn bypasses(&self, addr: u64) -> bool {
         self.managing()
-            && self
-                .hints
-                .of_addr(addr)
-                .is_some_and(|h| h.descriptor.locality_type == LocalityType::NoReuse)
+            && self.hints.of_addr(addr).is_some_and(|h| {
+                h.descriptor.locality_type == LocalityType::NoReuse
+                    && match self.cfg.bypass {
+                        BypassRule::Block => h.l1_block_reuse == Some(false),
+                        BypassRule::Element => true,
+                    }
+            })
     }
 
     /// The rank a line at `addr` is inserted with.
@@ -438,8 +488,9 @@ mod tests {
     use crate::timing::prefetch::Prefetch;
     use gpu::config::{SetIndex, SliceIndex};
 
-    /// Region 0: NO-REUSE; 1: INTRA-THREAD priority 1; 2: INTER-THREAD priority 1;
-    /// 3: INTER-THREAD priority 2; 4: INTRA-THREAD priority 2; region 7 has no descriptor.
+    /// Region 0: NO-REUSE, no block read twice; 1: INTRA-THREAD priority 1; 2: INTER-THREAD
+    /// priority 1; 3: INTER-THREAD priority 2; 4: INTRA-THREAD priority 2; 5: NO-REUSE
+    /// with blocks read twice (a row walk); region 7 has no descriptor.
     fn hints() -> Arc<LocalityHints> {
         let mut l = LocalityHints::default();
         for (region, locality, priority) in [
@@ -448,6 +499,7 @@ mod tests {
             (2, LocalityType::InterThread, 1),
             (3, LocalityType::InterThread, 2),
             (4, LocalityType::IntraThread, 2),
+            (5, LocalityType::NoReuse, 6),
         ] {
             let descriptor = Descriptor {
                 param: region,
@@ -463,7 +515,10 @@ mod tests {
                 compute_data_map: [1, 0, 0],
                 compute_data_rank: [1, 0, 0],
             };
-            l.insert(StructureHint::new(descriptor, Some(1 << 20)));
+            l.insert(
+                StructureHint::new(descriptor, Some(1 << 20))
+                    .with_l1_block_reuse(Some(region != 0)),
+            );
         }
         Arc::new(l)
     }
@@ -529,6 +584,24 @@ mod tests {
         load(&mut p, a(0, 0));
         assert!(p.is_present(a(0, 0)));
         assert_eq!(st(&p).bypassed, 0);
+    }
+
+    /// Region 5 is NO-REUSE by elements, but some of its lines are read twice: the default
+    /// rule inserts it (as the plain policy, rank 0), `ld.bypass = element` bypasses it.
+    #[test]
+    fn a_no_reuse_structure_whose_blocks_are_reread_is_cached() {
+        let mut c = cache(&ld_cfg(), 4);
+        assert_eq!(load(&mut c, a(5, 0)), Outcome::Miss);
+        assert_eq!(load(&mut c, a(5, 0) + 4), Outcome::Hit);
+        assert_eq!(st(&c).bypassed, 0);
+        let element = LdConfig {
+            bypass: BypassRule::Element,
+            ..ld_cfg()
+        };
+        let mut e = cache(&element, 4);
+        assert_eq!(load(&mut e, a(5, 0)), Outcome::Miss);
+        assert_eq!(load(&mut e, a(5, 0) + 4), Outcome::Miss);
+        assert_eq!(st(&e).bypassed, 2);
     }
 
     /// Four INTRA-THREAD lines fill the set (all hard-pinned); the fifth and sixth both go
