@@ -45,7 +45,8 @@ pub use graph_partition::descriptor::{Descriptor, LocalityType, Pattern, Sharing
 
 pub(crate) use crate::existence::{all_pairs, elem_bytes, existence_of, Tables};
 pub use crate::existence::{
-    existence_by_enumeration, existence_by_sorting, load_params, Existence, ENUM_BUDGET,
+    block_reuse, existence_by_enumeration, existence_by_sorting, load_params, Existence,
+    BLOCK_REUSE_BUDGET, ENUM_BUDGET,
 };
 
 /// Points enumeration may visit for the questions z3 would have decided, when z3 is not

@@ -269,3 +269,102 @@ pub(crate) fn all_pairs(loads: &[usize]) -> Vec<(usize, usize)> {
         .flat_map(|(x, &i)| loads[x..].iter().map(move |&j| (i, j)))
         .collect()
 }
+
+/// Whether a block of each data structure is read twice at the granularity `gran` (the
+/// L1's block: a 32 B sector or a line), per region id: by two warps (of one TB or of
+/// two), or by one warp at two points (two iterations, or two loads of one iteration). The
+/// threads of one warp reading a block at one point are one coalesced access, not a
+/// reuse. This is the question a cache bypass asks (`--cache-policy ld`): an L1 fill that
+/// no later access hits is wasted only when no block is read twice, whereas the
+/// descriptor's NO-REUSE is about elements (a thread walking a row reads each element once
+/// and each line 32 times).
+///
+/// Answered by walking whole TBs in order while the points stay within
+/// [`BLOCK_REUSE_BUDGET`] (a reuse is a fact about the walked TBs, and an affine kernel's
+/// TBs repeat one pattern). `None` for every structure when not even the first TB can be
+/// walked (more points than the budget, an evaluation error), and for a structure an unresolved
+/// load may read; structures no walked load reads stay `Some(false)`.
+pub fn block_reuse(a: &Analysis, launch: &BoundLaunch, gran: Granularity) -> Vec<Option<bool>> {
+    let n = launch.region_ids().last().map_or(0, |m| m + 1);
+    let params = load_params(a);
+    let unresolved = |i: usize| a.unresolved.get(i).is_some_and(Option::is_some);
+    let plan = crate::reuse::WalkPlan::of_loads(a, |i| {
+        params.get(i).copied().flatten().is_some() && !unresolved(i)
+    });
+    let mut w = crate::reuse::Walker::new(a, launch, gran, &plan);
+    w.limit = BLOCK_REUSE_BUDGET;
+    let mut out = vec![Some(false); n];
+    // A structure an unresolved load may read is undecided (every one, for a load of
+    // unknown target).
+    let mut undecided = vec![false; n];
+    for i in (0..a.model.loads.len()).filter(|&i| unresolved(i)) {
+        match params.get(i).copied().flatten() {
+            Some(p) => {
+                if let Some(u) = undecided.get_mut(p as usize) {
+                    *u = true;
+                }
+            }
+            None => undecided.iter_mut().for_each(|u| *u = true),
+        }
+    }
+    let mut owner: FxMap<u64, u64> = FxMap::default();
+    let mut ev = HashedEvents::default();
+    for tb in 0..launch.num_tbs() {
+        ev.0.clear();
+        if w.tb_events_into(tb, &mut ev).is_err() || w.truncated {
+            if tb == 0 {
+                return vec![None; n];
+            }
+            break;
+        }
+        // (unit, warp, point): a unit on two rows is read twice.
+        ev.0.sort_unstable();
+        ev.0.dedup();
+        for x in ev.0.windows(2) {
+            if x[0].0 == x[1].0 {
+                if let Some(o) = out.get_mut((x[0].0 >> PARAM_SHIFT) as usize) {
+                    *o = Some(true);
+                }
+            }
+        }
+        for &(u, _, _) in &ev.0 {
+            if *owner.entry(u).or_insert(tb) != tb {
+                if let Some(o) = out.get_mut((u >> PARAM_SHIFT) as usize) {
+                    *o = Some(true);
+                }
+            }
+        }
+    }
+    for (o, u) in out.iter_mut().zip(undecided) {
+        if u {
+            *o = None;
+        }
+    }
+    out
+}
+
+/// Most points [`block_reuse`] walks, over all TBs (a TB's events are sorted in memory:
+/// 24 B each).
+pub const BLOCK_REUSE_BUDGET: u64 = 1 << 22;
+
+/// Events as (unit, warp, a 64-bit hash of the point's key): a key is up to a few words
+/// per enclosing loop, and only its identity matters here.
+#[derive(Default)]
+struct HashedEvents(Vec<(u64, u32, u64)>);
+
+impl crate::reuse::EventSink for HashedEvents {
+    const KEYED: bool = true;
+    fn event(&mut self, prefix: &[u64], inst: u64, warp: u32, unit: u64) {
+        // splitmix64's finaliser over the words.
+        let mix = |mut z: u64| {
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        let mut h = mix(inst ^ 0x9e37_79b9_7f4a_7c15);
+        for &x in prefix {
+            h = mix(h.rotate_left(23) ^ x);
+        }
+        self.0.push((unit, warp, h));
+    }
+}

@@ -640,3 +640,41 @@ fn witnesses_are_sound_and_found_on_the_corpus() {
         );
     }
 }
+
+/// The bypass question at the L1's block (issue 39). mvt_kernel1's thread `i` reads
+/// `a[i*n + j]` for `j` in `0..n`: every element once (NO-REUSE), but each 128 B line 32
+/// times and each 32 B sector 8 times, at 32 (8) successive iterations of one thread. Its
+/// `y1[j]` is read by every warp. blackscholes's grid-stride loop reads `S[i + 4096 k]`:
+/// each warp one whole line per iteration, no line twice (NO-REUSE at every granularity).
+/// mvt_kernel2 reads `a[j*n + i]`: warp `w` reads line `j*n/32 + w` at iteration `j` alone.
+#[test]
+fn block_reuse_at_the_l1_block() {
+    for g in [Granularity::Line(128), Granularity::Sector] {
+        let (m, b) = load("mvt", "compute_70", "small.mvt_kernel1.json");
+        let a = analysis::analyze(m.kernel(&b.kernel).unwrap(), &b, Granularity::Element)
+            .expect("analysis");
+        let d = descriptor::compute(m.kernel(&b.kernel).unwrap(), &a, &b);
+        assert_eq!(d[0].descriptor.locality_type, LocalityType::NoReuse);
+        let r = descriptor::block_reuse(&a, &b, g);
+        assert_eq!(r[0], Some(true), "{g:?}: a row walk re-reads each block");
+        assert_eq!(r[2], Some(true), "{g:?}: y1 is read by every warp");
+
+        let (m, b) = load("mvt", "compute_70", "small.mvt_kernel2.json");
+        let a = analysis::analyze(m.kernel(&b.kernel).unwrap(), &b, Granularity::Element)
+            .expect("analysis");
+        let d = descriptor::compute(m.kernel(&b.kernel).unwrap(), &a, &b);
+        assert_eq!(d[0].descriptor.locality_type, LocalityType::NoReuse);
+        assert_eq!(descriptor::block_reuse(&a, &b, g)[0], Some(false), "{g:?}");
+
+        let (m, b) = load("blackscholes", "compute_70", "small.json");
+        let a = analysis::analyze(m.kernel(&b.kernel).unwrap(), &b, Granularity::Element)
+            .expect("analysis");
+        let d = descriptor::compute(m.kernel(&b.kernel).unwrap(), &a, &b);
+        let s = d.iter().find(|x| x.descriptor.param == 2).expect("S");
+        assert_eq!(s.descriptor.locality_type, LocalityType::NoReuse);
+        let r = descriptor::block_reuse(&a, &b, g);
+        for p in [2, 3, 4] {
+            assert_eq!(r[p], Some(false), "{g:?}: S, X, T stream");
+        }
+    }
+}

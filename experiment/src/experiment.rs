@@ -271,10 +271,28 @@ impl<'w> Experiment<'w> {
 
     /// The launch's Locality Descriptors in the simulator's terms, for the run-time
     /// mechanisms of the Locality Descriptor paper (§4.4-4.6).
+    /// The C-Tile -> D-Tile maps come from an analysis at 32 B sectors, the smallest block
+    /// an L1 fetches, so that the guided prefetcher can tell a sector a resident TB reads
+    /// from its neighbour in the same line that only another TB reads.
+    /// Block reuse is walked at the L1's fill unit (a 32 B sector on a sectored L1, else its
+    /// line), the block a bypass declines to keep.
     pub fn hints(&self) -> Result<LocalityHints> {
         let w = self.workload;
         let a = w.analysis(self.granularity())?;
-        Ok(crate::hints::hints(a.descriptors(w), &w.bound))
+        let fine = w.analysis(Granularity::Sector)?;
+        let l1 = &self.cfg.gpu.l1;
+        let block = if l1.sectored {
+            Granularity::Sector
+        } else {
+            Granularity::Line(u64::from(l1.line_bytes.max(32)))
+        };
+        let reuse = analysis::descriptor::block_reuse(&a.analysis, &w.bound, block);
+        Ok(crate::hints::hints(
+            a.descriptors(w),
+            fine.descriptors(w),
+            &reuse,
+            &w.bound,
+        ))
     }
 
     /// The data placement `name` asks for on this (multi-module) GPU, with Algorithm 2's

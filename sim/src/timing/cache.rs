@@ -711,6 +711,11 @@ impl<T> Cache<T> {
         self.ld.as_deref()
     }
 
+    /// The Locality Descriptor state, mutable (the prefetcher's throttle and counters).
+    pub fn ld_mut(&mut self) -> Option<&mut LdL1> {
+        self.ld.as_deref_mut()
+    }
+
     /// Core cycle `now` for the hard-pin reset timer (nothing without an [`LdL1`]).
     pub fn ld_tick(&mut self, now: u64) {
         if let Some(ld) = &mut self.ld {

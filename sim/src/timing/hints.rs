@@ -9,6 +9,12 @@
 //! binding gives every buffer (`launch::BoundLaunch::buffer_at`): parameters, then module
 //! variables, then struct fields' buffers, each at its own `(id + 1) << 36` base, so the
 //! structure an address belongs to is a shift away.
+//!
+//! A hint may also carry the descriptor's C-Tile -> D-Tile map as the analysis placed it
+//! ([`TileMap`]: per C-Tile, the element ranges of its D-Tile), which the guided
+//! prefetcher reads to tell whether a block is data a resident TB's C-Tile will use
+//! ([`StructureHint::in_d_tile`]), and whether a block of the structure is read twice at
+//! the L1's block size ([`StructureHint::l1_block_reuse`]), which the bypass reads.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +31,22 @@ pub struct StructureHint {
     pub bytes: Option<u64>,
     /// The structure's Locality Descriptor.
     pub descriptor: Descriptor,
+    /// The C-Tile -> D-Tile map (`None`: not given; the guided prefetcher then predicts no
+    /// use of the structure).
+    pub tiles: Option<TileMap>,
+    /// Whether some block of the structure, at the L1's block size, is read twice (by two
+    /// warps, or by one warp at two points); `None`: not known. The bypass of
+    /// `--cache-policy ld` reads it (`ld.bypass`, [`super::ld_cache::BypassRule`]).
+    pub l1_block_reuse: Option<bool>,
+}
+
+/// The C-Tile -> D-Tile map of one structure: C-Tile `i` (linear, x fastest, in the grid of
+/// C-Tiles of the descriptor's `c_tile` dimensions) reads the elements of `d_tiles[i]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TileMap {
+    /// Per C-Tile, its D-Tile's element ranges `[lo, hi)`, sorted and disjoint. C-Tiles past
+    /// the end are not listed (the analysis lists at most 4,096).
+    pub d_tiles: Vec<Vec<[u64; 2]>>,
 }
 
 impl StructureHint {
@@ -37,7 +59,51 @@ impl StructureHint {
             base: launch::bind::buffer_base(region),
             bytes,
             descriptor,
+            tiles: None,
+            l1_block_reuse: None,
         }
+    }
+
+    /// The same hint with the block-reuse answer `reuse` at the L1's block size.
+    pub fn with_l1_block_reuse(mut self, reuse: Option<bool>) -> StructureHint {
+        self.l1_block_reuse = reuse;
+        self
+    }
+
+    /// The same hint with the C-Tile -> D-Tile map `tiles`.
+    pub fn with_tiles(mut self, tiles: TileMap) -> StructureHint {
+        self.tiles = Some(tiles);
+        self
+    }
+
+    /// The linear C-Tile of TB `tb` (linear id, x fastest) in a grid of `grid` TBs.
+    pub fn c_tile_of(&self, tb: u32, grid: [u64; 3]) -> u64 {
+        let t = u64::from(tb);
+        let (gx, gy) = (grid[0].max(1), grid[1].max(1));
+        let xyz = [t % gx, (t / gx) % gy, t / (gx * gy)];
+        let ct = self.descriptor.c_tile.map(|c| c.max(1));
+        let n = [0, 1].map(|d| grid[d].max(1).div_ceil(ct[d]));
+        xyz[0] / ct[0] + n[0] * (xyz[1] / ct[1] + n[1] * (xyz[2] / ct[2]))
+    }
+
+    /// Whether bytes `addr..addr + len` of this structure overlap the D-Tile of C-Tile
+    /// `c_tile` (linear); `false` without a map or for a C-Tile the map does not list.
+    pub fn in_d_tile(&self, c_tile: u64, addr: u64, len: u64) -> bool {
+        let Some(ranges) = self
+            .tiles
+            .as_ref()
+            .and_then(|t| t.d_tiles.get(usize::try_from(c_tile).ok()?))
+        else {
+            return false;
+        };
+        let Some(off) = addr.checked_sub(self.base) else {
+            return false;
+        };
+        let eb = self.descriptor.element_bytes.max(1);
+        let (lo, hi) = (off / eb, (off + len.max(1)).div_ceil(eb));
+        // The first range ending after `lo`; it overlaps when it starts before `hi`.
+        let i = ranges.partition_point(|r| r[1] <= lo);
+        ranges.get(i).is_some_and(|r| r[0] < hi)
     }
 }
 
@@ -119,5 +185,38 @@ mod tests {
         let b2 = launch::bind::buffer_base(2);
         assert_eq!(h.of_addr(b2 + (1 << 20)).map(|s| s.region), Some(2));
         assert_eq!(h.of_addr(0), None, "below every region");
+    }
+
+    /// A 4 x 2 grid of TBs with 1 x 1 C-Tiles: TB 5 (x1 y1) is C-Tile 5. Its D-Tile holds
+    /// elements 8..16 and 40..48 (4 B each): bytes 32..64 and 160..192.
+    #[test]
+    fn a_block_is_in_the_d_tile_of_its_c_tile() {
+        let mut d_tiles = vec![Vec::new(); 8];
+        d_tiles[5] = vec![[8, 16], [40, 48]];
+        let h = hint(0, Some(4096)).with_tiles(TileMap { d_tiles });
+        assert_eq!(h.c_tile_of(5, [4, 2, 1]), 5);
+        let b = h.base;
+        assert!(h.in_d_tile(5, b + 32, 32));
+        assert!(h.in_d_tile(5, b, 64), "overlaps 32..64");
+        assert!(!h.in_d_tile(5, b, 32), "bytes 0..32 are elements 0..8");
+        assert!(
+            !h.in_d_tile(5, b + 64, 96),
+            "bytes 64..160: between the ranges"
+        );
+        assert!(h.in_d_tile(5, b + 128, 64));
+        assert!(
+            !h.in_d_tile(4, b + 32, 32),
+            "another C-Tile's D-Tile (empty)"
+        );
+        assert!(
+            !h.in_d_tile(9, b + 32, 32),
+            "a C-Tile the map does not list"
+        );
+        assert!(!hint(0, None).in_d_tile(5, b + 32, 32), "no map");
+        // C-Tiles of 4 x 1 TBs (the grid's whole x): TB 5 is C-Tile 1.
+        let mut wide = hint(0, None);
+        wide.descriptor.c_tile = [4, 1, 1];
+        assert_eq!(wide.c_tile_of(5, [4, 2, 1]), 1);
+        assert_eq!(wide.c_tile_of(3, [4, 2, 1]), 0);
     }
 }

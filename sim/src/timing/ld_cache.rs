@@ -6,7 +6,19 @@
 //!
 //! - NO-REUSE: the line is not inserted at all (bypass). The miss still takes an MSHR, so
 //!   requests to a block already in flight merge into it, but the fill only wakes its
-//!   waiters; every demand read of such a structure counts in `bypassed`.
+//!   waiters; every demand read of such a structure counts in `bypassed`. Which structures
+//!   are bypassed is `ld.bypass` ([`BypassRule`]): by default (`block`) a structure is
+//!   bypassed when its descriptor says NO-REUSE *and* no block of it, at the L1's block
+//!   size (a 32 B sector when the L1 is sectored, else the line), is read twice by the
+//!   launch (by two warps, or by one warp at two points: [`super::hints::StructureHint::
+//!   l1_block_reuse`], from the analysis's walk at that size). The descriptor's
+//!   LocalityType is defined over addresses (§3.3.4: "the same data"), so a thread that
+//!   walks a row reads each element once and its matrix is NO-REUSE, yet it reads each
+//!   128 B line 32 times; §4.4 says NO-REUSE data is bypassed "to reduce cache pollution",
+//!   which presumes no cache block of it would be hit. Bypassing such a row walk made
+//!   every iteration an L2 access (mvt_kernel1 on gtx480: 2,096 -> 65,584 L2 accesses,
+//!   5.2x the cycles). `element` bypasses every NO-REUSE structure, the text's rule taken
+//!   literally.
 //! - INTRA-THREAD: *hard-pinned*, inserted with the highest rank. When every way of the set
 //!   holds a hard-pinned line, the victim is way 0 (the paper's "specific cache way"), so
 //!   the other ways keep their part of the working set instead of being thrashed in turn
@@ -15,11 +27,21 @@
 //!   A timer unpins every hard-pinned line each `ld.unpin_cycles` core cycles (default
 //!   [`DEFAULT_UNPIN_CYCLES`]; 0: never), so that a working set whose threads have left
 //!   does not hold its ways for ever (`unpin_resets` counts the timer's firings).
-//! - INTER-THREAD: *soft-pinned*, ranked above unpinned lines and below hard-pinned ones,
-//!   without thrash control: among soft-pinned lines the descriptor priority decides (the
-//!   priority-1 structure's lines are kept longest), then LRU. The timer leaves them alone
-//!   (the paper ties the timer to hard pinning, and soft pinning has "no policy to control
-//!   thrashing").
+//! - INTER-THREAD COACCESSED IRREGULAR: *soft-pinned*, ranked above unpinned lines and
+//!   below hard-pinned ones, without thrash control: among soft-pinned lines the
+//!   descriptor priority decides (the priority-1 structure's lines are kept longest), then
+//!   LRU. The timer leaves them alone (the paper ties the timer to hard pinning, and soft
+//!   pinning has "no policy to control thrashing"). Which INTER-THREAD structures are
+//!   soft-pinned is `ld.soft_pin` ([`SoftPin`]): the paper says it twice, differently.
+//!   §4.4 says "we use soft pinning for data with INTER-THREAD locality type"; §4.2's
+//!   algorithm (Figure 11) soft-pins only COACCESSED IRREGULAR data, and gives COACCESSED
+//!   REGULAR data the strided prefetcher and NEARBY data the next-line prefetcher instead.
+//!   We follow Figure 11, the algorithm (`coaccessed-irregular`, the default): a
+//!   soft-pinned structure is never unpinned, so a small shared vector read once per pass
+//!   keeps one way of its sets for the whole launch while a row walk beside it needs every
+//!   way (atax_kernel1 on gtx480, `x` COACCESSED REGULAR beside `A`: 1.106x the plain
+//!   cycles, L2 accesses 10,841 -> 13,729; gemv_unroll 1.132x). `inter-thread` soft-pins
+//!   every INTER-THREAD structure, §4.4's sentence.
 //! - UNDECIDED structures and addresses without a descriptor: rank 0, the plain policy.
 //!
 //! The victim is the way of the lowest rank, LRU among equal ranks (an unpinned line always
@@ -32,8 +54,8 @@
 //! into one).
 
 use super::block_map::BlockMap;
-use super::hints::{LocalityHints, LocalityType};
-use super::prefetch::PrefetchPolicy;
+use super::hints::{LocalityHints, LocalityType, Pattern, Sharing};
+use super::prefetch::{PrefetchGuide, PrefetchPolicy, Throttle};
 use serde::{Deserialize, Serialize};
 use std::ops::AddAssign;
 use std::sync::Arc;
@@ -69,8 +91,8 @@ impl super::named::Named for CachePolicy {
             name: "ld",
             aliases: &[],
             description: "the Locality Descriptor's §4.4: NO-REUSE structures bypass the L1, \
-                          INTRA-THREAD ones are hard-pinned, INTER-THREAD ones soft-pinned \
-                          (stats key `ld`)",
+                          INTRA-THREAD ones are hard-pinned, INTER-THREAD COACCESSED \
+                          IRREGULAR ones soft-pinned (stats key `ld`)",
         },
     ];
 }
@@ -89,10 +111,94 @@ pub struct LdConfig {
     /// Period of the hard-pin reset timer in core cycles (0: pins are never reset).
     #[serde(default = "default_unpin")]
     pub unpin_cycles: u64,
+    /// Where the `ld` prefetcher may send a target ([`super::prefetch`], "Guidance").
+    #[serde(default)]
+    pub prefetch_guide: PrefetchGuide,
+    /// The `ld` prefetcher's accuracy window in prefetches sent per L1 (0: no throttle;
+    /// [`super::prefetch`], "Throttle").
+    #[serde(default = "default_window")]
+    pub prefetch_window: u64,
+    /// The accuracy, in percent, below which a window turns the `ld` prefetcher off.
+    #[serde(default = "default_accuracy")]
+    pub prefetch_accuracy_pct: u64,
+    /// Which NO-REUSE structures `--cache-policy ld` bypasses.
+    #[serde(default)]
+    pub bypass: BypassRule,
+    /// Which INTER-THREAD structures `--cache-policy ld` soft-pins.
+    #[serde(default)]
+    pub soft_pin: SoftPin,
+}
+
+/// Which INTER-THREAD structures the `ld` cache policy soft-pins (`ld.soft_pin`; see the
+/// module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SoftPin {
+    /// COACCESSED IRREGULAR ones (the paper's Figure 11).
+    #[default]
+    CoaccessedIrregular,
+    /// Every INTER-THREAD one (the paper's §4.4 text).
+    InterThread,
+}
+
+impl super::named::Named for SoftPin {
+    const KIND: &'static str = "soft-pinned structures";
+    const ALL: &'static [super::named::Entry<SoftPin>] = &[
+        super::named::Entry {
+            value: SoftPin::CoaccessedIrregular,
+            name: "coaccessed-irregular",
+            aliases: &[],
+            description: "INTER-THREAD COACCESSED IRREGULAR structures (Figure 11)",
+        },
+        super::named::Entry {
+            value: SoftPin::InterThread,
+            name: "inter-thread",
+            aliases: &[],
+            description: "every INTER-THREAD structure (the text of §4.4)",
+        },
+    ];
+}
+
+/// Which structures the `ld` cache policy bypasses (`ld.bypass`; see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BypassRule {
+    /// NO-REUSE structures no block of which (at the L1's block size) is read twice.
+    #[default]
+    Block,
+    /// Every NO-REUSE structure (reuse of elements alone, §4.4 literally).
+    Element,
+}
+
+impl super::named::Named for BypassRule {
+    const KIND: &'static str = "L1 bypass rule";
+    const ALL: &'static [super::named::Entry<BypassRule>] = &[
+        super::named::Entry {
+            value: BypassRule::Block,
+            name: "block",
+            aliases: &[],
+            description: "NO-REUSE structures none of whose L1 blocks (sectors or lines) is \
+                          read twice",
+        },
+        super::named::Entry {
+            value: BypassRule::Element,
+            name: "element",
+            aliases: &[],
+            description: "every NO-REUSE structure (no element read twice)",
+        },
+    ];
 }
 
 fn default_unpin() -> u64 {
     DEFAULT_UNPIN_CYCLES
+}
+
+fn default_window() -> u64 {
+    super::prefetch::DEFAULT_PREFETCH_WINDOW
+}
+
+fn default_accuracy() -> u64 {
+    super::prefetch::DEFAULT_ACCURACY_PCT
 }
 
 impl Default for LdConfig {
@@ -101,6 +207,11 @@ impl Default for LdConfig {
             cache_policy: CachePolicy::Plain,
             prefetch: PrefetchPolicy::None,
             unpin_cycles: DEFAULT_UNPIN_CYCLES,
+            prefetch_guide: PrefetchGuide::Tiles,
+            prefetch_window: default_window(),
+            prefetch_accuracy_pct: default_accuracy(),
+            bypass: BypassRule::Block,
+            soft_pin: SoftPin::CoaccessedIrregular,
         }
     }
 }
@@ -125,7 +236,7 @@ pub struct LdStats {
     pub bypassed: u64,
     /// Lines inserted hard-pinned (INTRA-THREAD).
     pub pinned_insertions: u64,
-    /// Lines inserted soft-pinned (INTER-THREAD).
+    /// Lines inserted soft-pinned (INTER-THREAD, `ld.soft_pin`).
     pub soft_pinned_insertions: u64,
     /// Victims taken by the way-0 rule (every way of the set hard-pinned).
     pub pinned_evictions: u64,
@@ -140,6 +251,12 @@ pub struct LdStats {
     pub prefetches_useful: u64,
     /// Prefetches a demand read merged into while they were in flight.
     pub prefetches_late: u64,
+    /// `ld` targets not sent because no resident TB's D-Tile holds them (guidance).
+    #[serde(default)]
+    pub prefetches_unguided: u64,
+    /// `ld` prefetch triggers skipped while the accuracy throttle was off.
+    #[serde(default)]
+    pub prefetches_throttled: u64,
 }
 
 impl AddAssign<&LdStats> for LdStats {
@@ -153,6 +270,8 @@ impl AddAssign<&LdStats> for LdStats {
         self.prefetches_dropped += o.prefetches_dropped;
         self.prefetches_useful += o.prefetches_useful;
         self.prefetches_late += o.prefetches_late;
+        self.prefetches_unguided += o.prefetches_unguided;
+        self.prefetches_throttled += o.prefetches_throttled;
     }
 }
 
@@ -185,6 +304,8 @@ pub struct LdL1 {
     pf_inflight: BlockMap<bool>,
     /// The timer's next firing.
     next_reset: u64,
+    /// The `ld` prefetcher's accuracy throttle.
+    throttle: Throttle,
     pub(crate) stats: LdStats,
 }
 
@@ -212,6 +333,7 @@ impl LdL1 {
             } else {
                 cfg.unpin_cycles
             },
+            throttle: Throttle::new(cfg.prefetch_window, cfg.prefetch_accuracy_pct),
             stats: LdStats::default(),
         }
     }
@@ -230,13 +352,17 @@ impl LdL1 {
         self.cfg.cache_policy == CachePolicy::Ld
     }
 
-    /// Whether a fill of `addr` is not inserted (NO-REUSE under `--cache-policy ld`).
+    /// Whether a fill of `addr` is not inserted (NO-REUSE under `--cache-policy ld`, as
+    /// `ld.bypass` reads it).
     pub(crate) fn bypasses(&self, addr: u64) -> bool {
         self.managing()
-            && self
-                .hints
-                .of_addr(addr)
-                .is_some_and(|h| h.descriptor.locality_type == LocalityType::NoReuse)
+            && self.hints.of_addr(addr).is_some_and(|h| {
+                h.descriptor.locality_type == LocalityType::NoReuse
+                    && match self.cfg.bypass {
+                        BypassRule::Block => h.l1_block_reuse == Some(false),
+                        BypassRule::Element => true,
+                    }
+            })
     }
 
     /// The rank a line at `addr` is inserted with.
@@ -249,8 +375,14 @@ impl LdL1 {
         };
         match d.locality_type {
             LocalityType::IntraThread => ranked(HARD, d.priority),
-            LocalityType::InterThread => ranked(SOFT, d.priority),
-            LocalityType::NoReuse | LocalityType::Undecided => 0,
+            LocalityType::InterThread
+                if self.cfg.soft_pin == SoftPin::InterThread
+                    || (d.sharing == Some(Sharing::Coaccessed)
+                        && d.pattern == Pattern::Irregular) =>
+            {
+                ranked(SOFT, d.priority)
+            }
+            LocalityType::InterThread | LocalityType::NoReuse | LocalityType::Undecided => 0,
         }
     }
 
@@ -290,6 +422,10 @@ impl LdL1 {
             self.stats.soft_pinned_insertions += 1;
         }
         self.rank[i] = r;
+        // Prefetched blocks of the evicted line no demand used: wasted.
+        for _ in 0..self.pf_bits[i].count_ones() {
+            self.throttle.on_wasted();
+        }
         self.pf_bits[i] = 0;
     }
 
@@ -304,6 +440,7 @@ impl LdL1 {
                 if *b & bit != 0 {
                     *b &= !bit;
                     self.stats.prefetches_useful += 1;
+                    self.throttle.on_used();
                 }
             }
         }
@@ -315,6 +452,7 @@ impl LdL1 {
             if !*m {
                 *m = true;
                 self.stats.prefetches_late += 1;
+                self.throttle.on_used();
             }
         }
     }
@@ -356,17 +494,38 @@ impl LdL1 {
     }
 
     /// Where the prefetcher sends a prefetch after a demand read miss of `block` (see
-    /// [`super::prefetch`]); `resident`: the linear ids of the TBs resident on the SM.
-    pub fn prefetch_target(&self, block: u64, resident: impl Iterator<Item = u32>) -> Option<u64> {
-        super::prefetch::target(
+    /// [`super::prefetch`]); `resident`: the linear ids of the TBs resident on the SM,
+    /// `block_bytes` the L1's block. Under `ld`, the throttle and the guidance apply
+    /// (counted in `prefetches_throttled` and `prefetches_unguided`).
+    pub fn prefetch_target(
+        &mut self,
+        block: u64,
+        block_bytes: u64,
+        resident: impl Iterator<Item = u32> + Clone,
+    ) -> Option<u64> {
+        let t = super::prefetch::target(
             self.cfg.prefetch,
             &self.hints,
             block,
             self.line,
             self.l1_bytes,
             self.grid,
-            resident,
-        )
+            resident.clone(),
+        )?;
+        if self.cfg.prefetch != PrefetchPolicy::Ld {
+            return Some(t);
+        }
+        if !self.throttle.allows() {
+            self.stats.prefetches_throttled += 1;
+            return None;
+        }
+        if self.cfg.prefetch_guide == PrefetchGuide::Tiles
+            && !super::prefetch::predicted(&self.hints, t, block_bytes, self.grid, resident)
+        {
+            self.stats.prefetches_unguided += 1;
+            return None;
+        }
+        Some(t)
     }
 }
 
@@ -379,8 +538,10 @@ mod tests {
     use crate::timing::prefetch::Prefetch;
     use gpu::config::{SetIndex, SliceIndex};
 
-    /// Region 0: NO-REUSE; 1: INTRA-THREAD priority 1; 2: INTER-THREAD priority 1;
-    /// 3: INTER-THREAD priority 2; 4: INTRA-THREAD priority 2; region 7 has no descriptor.
+    /// Region 0: NO-REUSE, no block read twice; 1: INTRA-THREAD priority 1; 2: INTER-THREAD
+    /// priority 1; 3: INTER-THREAD priority 2; 4: INTRA-THREAD priority 2; 5: NO-REUSE
+    /// with blocks read twice (a row walk); 6: INTER-THREAD COACCESSED REGULAR priority 3;
+    /// region 7 has no descriptor.
     fn hints() -> Arc<LocalityHints> {
         let mut l = LocalityHints::default();
         for (region, locality, priority) in [
@@ -389,6 +550,8 @@ mod tests {
             (2, LocalityType::InterThread, 1),
             (3, LocalityType::InterThread, 2),
             (4, LocalityType::IntraThread, 2),
+            (5, LocalityType::NoReuse, 6),
+            (6, LocalityType::InterThread, 3),
         ] {
             let descriptor = Descriptor {
                 param: region,
@@ -397,14 +560,21 @@ mod tests {
                 locality_type: locality,
                 priority,
                 sharing: (locality == LocalityType::InterThread).then_some(Sharing::Coaccessed),
-                pattern: Pattern::Irregular,
+                pattern: if region == 6 {
+                    Pattern::Regular
+                } else {
+                    Pattern::Irregular
+                },
                 stride_elements: None,
                 d_tile: [32, 1, 1],
                 c_tile: [1, 1, 1],
                 compute_data_map: [1, 0, 0],
                 compute_data_rank: [1, 0, 0],
             };
-            l.insert(StructureHint::new(descriptor, Some(1 << 20)));
+            l.insert(
+                StructureHint::new(descriptor, Some(1 << 20))
+                    .with_l1_block_reuse(Some(region != 0)),
+            );
         }
         Arc::new(l)
     }
@@ -470,6 +640,43 @@ mod tests {
         load(&mut p, a(0, 0));
         assert!(p.is_present(a(0, 0)));
         assert_eq!(st(&p).bypassed, 0);
+    }
+
+    /// Region 6 is INTER-THREAD COACCESSED REGULAR: Figure 11 gives it the strided
+    /// prefetcher, not soft pinning, so by default it is inserted unpinned;
+    /// `ld.soft_pin = inter-thread` soft-pins it.
+    #[test]
+    fn only_coaccessed_irregular_structures_are_soft_pinned() {
+        let mut c = cache(&ld_cfg(), 4);
+        load(&mut c, a(6, 0));
+        load(&mut c, a(2, 0));
+        assert_eq!(st(&c).soft_pinned_insertions, 1, "region 2 alone");
+        let every = LdConfig {
+            soft_pin: SoftPin::InterThread,
+            ..ld_cfg()
+        };
+        let mut e = cache(&every, 4);
+        load(&mut e, a(6, 0));
+        load(&mut e, a(2, 0));
+        assert_eq!(st(&e).soft_pinned_insertions, 2);
+    }
+
+    /// Region 5 is NO-REUSE by elements, but some of its lines are read twice: the default
+    /// rule inserts it (as the plain policy, rank 0), `ld.bypass = element` bypasses it.
+    #[test]
+    fn a_no_reuse_structure_whose_blocks_are_reread_is_cached() {
+        let mut c = cache(&ld_cfg(), 4);
+        assert_eq!(load(&mut c, a(5, 0)), Outcome::Miss);
+        assert_eq!(load(&mut c, a(5, 0) + 4), Outcome::Hit);
+        assert_eq!(st(&c).bypassed, 0);
+        let element = LdConfig {
+            bypass: BypassRule::Element,
+            ..ld_cfg()
+        };
+        let mut e = cache(&element, 4);
+        assert_eq!(load(&mut e, a(5, 0)), Outcome::Miss);
+        assert_eq!(load(&mut e, a(5, 0) + 4), Outcome::Miss);
+        assert_eq!(st(&e).bypassed, 2);
     }
 
     /// Four INTRA-THREAD lines fill the set (all hard-pinned); the fifth and sixth both go

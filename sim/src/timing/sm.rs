@@ -833,10 +833,11 @@ impl<'p> Sm<'p> {
                                 mem.send(self.id, block, self.block_bytes, ReqKind::Read, at);
                                 // `--prefetch` (issue 17, `super::prefetch`).
                                 let resident = self.ctxs.iter().flatten().map(|c| c.tb);
+                                let bytes = u64::from(self.block_bytes);
                                 if let Some(t) = self
                                     .l1
-                                    .ld()
-                                    .and_then(|x| x.prefetch_target(block, resident))
+                                    .ld_mut()
+                                    .and_then(|x| x.prefetch_target(block, bytes, resident))
                                 {
                                     if self.l1.prefetch(t) == Prefetch::Issued {
                                         mem.send(self.id, t, self.block_bytes, ReqKind::Read, at);
