@@ -303,6 +303,7 @@ fn no_locality_launches() -> Vec<(String, String)> {
 /// - negoff (16 TBs), both policies +13.3 %: METIS's parts of an edgeless graph are
 ///   contiguous TB ranges, so each SM's requests meet other L2 slices and DRAM channels
 ///   than under LRR's stride.
+///
 /// `--edgeless-lrr` (a named departure, off by default) keeps LRR's groups on an edgeless
 /// graph and is held to 1 % everywhere below (it runs exactly LRR's cycles).
 const PAPER_ABOVE_1_PERCENT: &[(&str, PolicyKind)] = &[
