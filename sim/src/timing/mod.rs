@@ -632,6 +632,8 @@ pub fn simulate_with_info(
                 groups: s.groups.len(),
                 at_least_lrr: s.stats.as_ref().is_some_and(|st| st.at_least_lrr),
                 lrr_floor_taken: s.stats.as_ref().is_some_and(|st| st.lrr_floor_taken),
+                shrink_groups: s.stats.as_ref().is_some_and(|st| st.shrink_groups),
+                edgeless_lrr: s.stats.as_ref().is_some_and(|st| st.edgeless_lrr),
             }),
         l1,
         l1_bytes,

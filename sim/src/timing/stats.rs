@@ -50,6 +50,14 @@ pub struct ScheduleShape {
     /// (`stats.lrr_floor_taken` of the schedule).
     #[serde(default)]
     pub lrr_floor_taken: bool,
+    /// The groups shrank to one SM's share on a sub-wave grid (`stats.shrink_groups` of
+    /// the schedule; a departure from the paper, off by default).
+    #[serde(default)]
+    pub shrink_groups: bool,
+    /// LRR's groups on a graph without edges (`stats.edgeless_lrr` of the schedule; a
+    /// departure from the paper, off by default).
+    #[serde(default)]
+    pub edgeless_lrr: bool,
 }
 
 /// Everything a run reports.
