@@ -31,7 +31,7 @@ pub use error::{Error, Result};
 pub use graph::{AnalysisGraph, Graph, Parsed, RowChunk, RowPart, SharedRows, ROW_CHUNK};
 pub use policy::{Groups, LdClustering, Params, Policy, PolicyKind, RankedCTile};
 pub use quality::Quality;
-pub use schedule::{Schedule, ScheduleStats, FORMAT};
+pub use schedule::{Departures, Schedule, ScheduleStats, FORMAT};
 
 /// The launch a schedule is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,10 +87,12 @@ pub fn make_schedule(
         partition_ms,
         seed: params.seed,
         strict_less: params.strict_less,
-        at_least_lrr: params.at_least_lrr,
-        lrr_floor_taken,
-        shrink_groups: params.shrink_groups,
-        edgeless_lrr: params.edgeless_lrr,
+        departures: Departures {
+            at_least_lrr: params.at_least_lrr,
+            lrr_floor_taken,
+            shrink_groups: params.shrink_groups,
+            edgeless_lrr: params.edgeless_lrr,
+        },
     };
     let schedule = Schedule {
         format: FORMAT.to_string(),

@@ -68,25 +68,30 @@ pub struct ScheduleStats {
     /// `size < x` (PAVER Algorithm 1, the default), false = `size <= x` (`--rb-leaf le`).
     /// Recorded for every policy, though only RB-TS reads it.
     pub strict_less: bool,
-    /// Whether the groups were made with the LRR floor (`--at-least-lrr`,
-    /// [`crate::Params::at_least_lrr`]; a departure from the paper, off by default). Absent
-    /// in schedules made before it was an option, when Kway-TS and RB-TS always had it.
-    #[serde(default)]
+    /// The named departures from the paper the groups were made with (issue 39), as keys
+    /// of this object.
+    #[serde(flatten)]
+    pub departures: Departures,
+}
+
+/// The named departures from the paper a schedule's groups were made with (issue 39; all
+/// off by default, the paper's algorithms). A key absent from a schedule reads `false`:
+/// schedules made before issue 39 omit them, though Kway-TS and RB-TS then always had the
+/// LRR floor and LRR's groups on edgeless graphs, and groups shrank on sub-wave grids
+/// unless `--fixed-group-size`. The simulator's stats copy them (`schedule`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Departures {
+    /// Made with the LRR floor (`--at-least-lrr`, [`crate::Params::at_least_lrr`]).
     pub at_least_lrr: bool,
-    /// Whether the floor replaced the policy's groups with LRR's: the schedule's `policy`
-    /// names the policy asked for, its groups are LRR's (`quality` equals `lrr`).
-    #[serde(default)]
+    /// The floor replaced the policy's groups with LRR's: the schedule's `policy` names the
+    /// policy asked for, its groups are LRR's (`quality` equals `lrr`).
     pub lrr_floor_taken: bool,
-    /// Whether MST-TS's and RB-TS's groups shrank to one SM's share on a grid smaller than
-    /// one wave (`--shrink-groups`, [`crate::Params::shrink_groups`]; a departure from the
-    /// paper, off by default). Absent in schedules made before issue 39, when it was the
-    /// default (unless `--fixed-group-size`).
-    #[serde(default)]
+    /// MST-TS's and RB-TS's groups shrank to one SM's share on a grid smaller than one wave
+    /// (`--shrink-groups`, [`crate::Params::shrink_groups`]).
     pub shrink_groups: bool,
-    /// Whether the locality policies returned LRR's groups on a graph without edges
-    /// (`--edgeless-lrr`, [`crate::Params::edgeless_lrr`]; a departure from the paper, off
-    /// by default). Absent in schedules made before issue 39, when it was always so.
-    #[serde(default)]
+    /// The locality policies returned LRR's groups on a graph without edges
+    /// (`--edgeless-lrr`, [`crate::Params::edgeless_lrr`]).
     pub edgeless_lrr: bool,
 }
 

@@ -96,11 +96,11 @@ proptest! {
             let ours = quality(&g, &own, p.num_sms, p.tbs_per_sm).concurrent_weight;
             let plain = make_schedule(&g, policy, &p, &launch).unwrap();
             prop_assert_eq!(&plain.groups, &own);
-            prop_assert!(!plain.stats.as_ref().unwrap().lrr_floor_taken);
+            prop_assert!(!plain.stats.as_ref().unwrap().departures.lrr_floor_taken);
             let f = make_schedule(&g, policy, &floored, &launch).unwrap();
             let st = f.stats.unwrap();
-            prop_assert!(st.at_least_lrr);
-            prop_assert_eq!(st.lrr_floor_taken, ours < lrr);
+            prop_assert!(st.departures.at_least_lrr);
+            prop_assert_eq!(st.departures.lrr_floor_taken, ours < lrr);
             prop_assert!(st.quality.concurrent_weight >= lrr);
             if ours < lrr {
                 prop_assert_eq!(f.groups, (0..g.num_tbs()).map(|tb| vec![tb]).collect::<Vec<_>>());

@@ -146,7 +146,7 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
                 st.lrr.concurrent_weight, lrr,
                 "{label} on {gpu_name}: LRR's weight"
             );
-            assert!(!st.at_least_lrr && !st.lrr_floor_taken);
+            assert_eq!(st.departures, graph_partition::Departures::default());
             println!(
                 "{label:<48} {n:>7} {:>9} {gpu_name:<14} {x:>2} {:<8} {conc:>12} {lrr:>12} {graph_s:>7.2} {:>7.2}",
                 g.num_edges(),
@@ -168,8 +168,12 @@ fn check_launch(path: &Path, failures: &mut Vec<String>) {
             };
             let f = make_schedule(&g, kind.policy().as_ref(), &floored, &launch).unwrap();
             let fs = f.stats.unwrap();
-            assert_eq!(fs.lrr_floor_taken, conc < lrr, "{label} on {gpu_name}");
-            if fs.lrr_floor_taken {
+            assert_eq!(
+                fs.departures.lrr_floor_taken,
+                conc < lrr,
+                "{label} on {gpu_name}"
+            );
+            if fs.departures.lrr_floor_taken {
                 assert_eq!(f.groups, (0..n).map(|tb| vec![tb]).collect::<Vec<_>>());
             } else {
                 assert_eq!(f.groups, s.groups);

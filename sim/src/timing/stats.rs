@@ -42,22 +42,10 @@ pub struct ScheduleShape {
     pub tbs_per_sm: u32,
     /// Groups.
     pub groups: usize,
-    /// The schedule was made with the LRR floor (`stats.at_least_lrr` of the schedule;
-    /// a departure from the paper, off by default).
-    #[serde(default)]
-    pub at_least_lrr: bool,
-    /// The floor replaced the grouping policy's groups with LRR's
-    /// (`stats.lrr_floor_taken` of the schedule).
-    #[serde(default)]
-    pub lrr_floor_taken: bool,
-    /// The groups shrank to one SM's share on a sub-wave grid (`stats.shrink_groups` of
-    /// the schedule; a departure from the paper, off by default).
-    #[serde(default)]
-    pub shrink_groups: bool,
-    /// LRR's groups on a graph without edges (`stats.edgeless_lrr` of the schedule; a
-    /// departure from the paper, off by default).
-    #[serde(default)]
-    pub edgeless_lrr: bool,
+    /// The named departures from the paper the groups were made with (the schedule's
+    /// `stats`; issue 39), as keys of this object.
+    #[serde(flatten)]
+    pub departures: graph_partition::Departures,
 }
 
 /// Everything a run reports.
