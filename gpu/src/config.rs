@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+pub use crate::dram::{BankHash, DramConfig, DramScheduler, Refresh};
 use crate::timing::{MemPathConfig, PipelineConfig};
 
 /// One GPU.
@@ -213,40 +214,6 @@ pub struct InterconnectConfig {
     pub flit_bytes: u32,
     /// Network clock.
     pub clock_mhz: u32,
-}
-
-/// DRAM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DramConfig {
-    /// Technology (`GDDR5`, `HBM2`...).
-    pub kind: String,
-    /// Memory channels (controllers).
-    pub channels: u32,
-    /// Minimum DRAM latency in core cycles (GPGPU-Sim `dram_latency`).
-    pub latency_cycles: u32,
-    /// DRAM command clock.
-    pub clock_mhz: u32,
-    /// Bus width per channel.
-    pub bus_bytes_per_channel: u32,
-    /// Transfers per command clock (4 = QDR).
-    pub data_rate: u32,
-    /// Peak bandwidth = channels x bus bytes x clock x data rate ([`DramConfig::peak_gbps`]).
-    /// Stated in the file for the reader and checked against the four fields it derives
-    /// from; the simulator uses those fields.
-    pub bandwidth_gbps: f64,
-}
-
-impl DramConfig {
-    /// Peak bandwidth in GB/s from the fields the DRAM model uses: channels x bus bytes x
-    /// command clock x data rate.
-    pub fn peak_gbps(&self) -> f64 {
-        f64::from(self.channels)
-            * f64::from(self.bus_bytes_per_channel)
-            * f64::from(self.clock_mhz)
-            * f64::from(self.data_rate)
-            / 1000.0
-    }
 }
 
 /// Largest GPU configuration file read (1 MiB; the shipped ones are about 5 KB).
@@ -545,6 +512,7 @@ impl GpuConfig {
                 )));
             }
         }
+        dram.check(c.clock_mhz, l2.line_bytes).map_err(bad)?;
         for (field, v, max) in [
             ("core.num_sms", u64::from(c.num_sms), LIMITS.sms),
             (

@@ -571,7 +571,7 @@ impl Numa {
 /// correlates with the L2's set function once the zone bits of a module's lines are fixed:
 /// on mcm4 it left some (slice, set) pairs unused and others at 4x the mean; a mixed hash
 /// does not (`every_l2_set_of_every_module_is_used`).
-fn slice_in_module(line: u64, spm: u32) -> u32 {
+pub(crate) fn slice_in_module(line: u64, spm: u32) -> u32 {
     let mut z = line.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
