@@ -165,15 +165,25 @@ impl DramMap {
 
     /// Where byte `addr` lives.
     pub fn locate(&self, addr: u64) -> DramLocation {
+        self.place(addr, self.module.map(|m| m.0))
+    }
+
+    /// Where byte `addr` lives on a multi-module GPU when its page is in module `module`
+    /// (the placement decides; on a GPU with one module, `module` is ignored).
+    pub fn locate_in(&self, addr: u64, module: u32) -> DramLocation {
+        self.place(addr, Some(module))
+    }
+
+    fn place(&self, addr: u64, module: Option<u32>) -> DramLocation {
         let line = addr / self.line;
-        let (slice, q) = match self.module {
-            None => {
-                let slice = self.slices.slice(line);
-                (slice, self.channels.line(slice, self.slices.local(line)))
-            }
-            Some((m, spm)) => {
+        let (slice, q) = match (self.module, module) {
+            (Some((_, spm)), Some(m)) => {
                 let slice = m * spm + super::super::numa::slice_in_module(line, spm);
                 (slice, self.channels.hashed_line(line))
+            }
+            _ => {
+                let slice = self.slices.slice(line);
+                (slice, self.channels.line(slice, self.slices.local(line)))
             }
         };
         let channel = self.channels.channel(slice);
