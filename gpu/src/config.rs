@@ -749,6 +749,73 @@ mod tests {
         }
     }
 
+    /// The DRAM device and controller fields (issue 38): every shipped file passes, and each
+    /// broken field is refused with its key.
+    #[test]
+    fn dram_fields_are_checked() {
+        for name in GpuConfig::builtin_names() {
+            let g = GpuConfig::builtin(name).unwrap();
+            let d = &g.dram;
+            assert_eq!(d.scheduler, DramScheduler::FrFcfs, "{name}");
+            // Whole bursts on the bus, and an L2 block in one row.
+            assert_eq!(
+                d.burst_length % (d.pseudo_channels * d.data_rate),
+                0,
+                "{name}"
+            );
+            assert!(d.row_bytes >= g.l2.line_bytes, "{name}");
+            assert!(
+                d.pipeline_core_cycles(g.core.clock_mhz) > 0,
+                "{name}: latency_cycles leaves no pipeline"
+            );
+        }
+        let volta = GpuConfig::builtin("volta").unwrap();
+        type Edit = fn(&mut GpuConfig);
+        let cases: [(Edit, &str); 9] = [
+            (
+                |g| g.dram.banks = 12,
+                "dram.banks = 12, but it must be a power of two",
+            ),
+            (|g| g.dram.banks = 0, "dram.banks = 0"),
+            (
+                |g| g.dram.bank_groups = 32,
+                "each pseudo-channel needs whole bank groups",
+            ),
+            (
+                |g| g.dram.burst_length = 3,
+                "dram.burst_length = 3 must be a multiple",
+            ),
+            (|g| g.dram.row_bytes = 64, "dram.row_bytes = 64 is smaller"),
+            (
+                |g| g.dram.t_rc = 10,
+                "dram.t_rc = 10 is less than dram.t_ras",
+            ),
+            (
+                |g| (g.dram.write_low, g.dram.write_high) = (100, 50),
+                "need write_low < write_high <= write_queue",
+            ),
+            (
+                |g| g.dram.t_rfc = g.dram.t_refi,
+                "dram.refresh = PerBank needs 0 < dram.t_rfc",
+            ),
+            (
+                |g| g.dram.latency_cycles = 10,
+                "dram.latency_cycles = 10 is less than",
+            ),
+        ];
+        for (edit, want) in cases {
+            let mut g = volta.clone();
+            edit(&mut g);
+            let e = g.validate("test").unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        // The FIFO model has no device part in its latency.
+        let mut fifo = volta.clone();
+        fifo.dram.scheduler = DramScheduler::Fifo;
+        fifo.dram.latency_cycles = 10;
+        fifo.validate("test").unwrap();
+    }
+
     #[test]
     fn from_path_refuses_devices() {
         let e = GpuConfig::from_path(Path::new("/dev/zero"))

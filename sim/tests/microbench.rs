@@ -30,7 +30,7 @@
 //! `cargo test --release -p sim --test microbench -- --nocapture` prints the measured
 //! values (docs/VALIDATION.md has the table). Bigger sweeps: `-- --ignored`.
 
-use gpu::config::DramScheduler;
+use gpu::config::{DramScheduler, Refresh};
 use gpu::GpuConfig;
 use launch::Launch;
 use sim::timing::dram::{DramLocation, DramMap};
@@ -568,15 +568,11 @@ fn numa_remote_chase_pays_the_configured_link_round_trip() {
         let round_trip =
             2.0 * f64::from(numa.link_latency_cycles) + (h + h + l1_block(g)) as f64 / link_rate;
         // The two placements put the chain in different channels, banks and rows: the
-        // DRAM row states of the measured steps differ (interleave: module = bits 16-17
-        // of the address).
+        // DRAM row states of the measured steps differ.
         let addrs: Vec<u64> = (0..4096).map(|i| buf0() + i * 128).collect();
-        let map = DramMap::new(g);
-        let modules = u64::from(numa.modules);
-        let page = numa.page_bytes;
-        let local_states = row_states_at(&addrs, |a| map.locate_in(a, 0));
-        let spread_states =
-            row_states_at(&addrs, |a| map.locate_in(a, ((a / page) % modules) as u32));
+        let map = DramMap::new(g).in_module(0);
+        let local_states = row_states_at(&addrs, |a| map.locate(a));
+        let spread_states = row_states_at(&addrs, |a| map.locate_interleaved(a));
         let rows = mean_dram_extra(&cfg, &spread_states[2048..])
             - mean_dram_extra(&cfg, &local_states[2048..]);
         let want = local + share * round_trip + rows;
@@ -812,12 +808,27 @@ fn l2_full_size() {
     l2_twice(&configs());
 }
 
+/// The configurations whose streaming bandwidth with 8 TBs per SM stays below 80 % of the
+/// expected (the banked DRAM model, issue 38). titanx_pascal: 63 % (296 of 467 B/cycle):
+/// GDDR5X keeps GDDR5's row cycle (tRC 41.6 ns = 104 DRAM cycles) while streaming a 2 KB row
+/// takes 128, and its 64-entry FR-FCFS read queue (GPGPU-Sim SM6_TITANX) holds few
+/// requests per open row when 224 TBs read 5.6 MB in three grid-stride passes: 17.5 % of
+/// the reads are row conflicts and the data bus is busy 62 % of the time. (With
+/// `--set dram.read_queue=256` it reaches 80 %: the queue depth NVIDIA's controller has is
+/// not public.)
+const STREAMING_BELOW_80_PERCENT: &[&str] = &["titanx_pascal"];
+
 /// Streaming: DRAM bytes per cycle against the number of TBs (256 threads, one word per
 /// sector, one pass): never above the configured peak nor above what the configured MSHRs
-/// allow ([`mshr_bound`]), within 20 % of the smaller of the two once every SM has 8 TBs.
+/// allow ([`mshr_bound`]), within 20 % of the smaller of the two once every SM has 8 TBs,
+/// where the peak is what all-bank refresh leaves of it (each channel takes no command for
+/// tRFC of every tREFI; per-bank refresh leaves the other banks working: no loss), but on
+/// the configurations [`STREAMING_BELOW_80_PERCENT`] lists (row switches the FR-FCFS queue
+/// cannot hide).
 /// Every shipped configuration but `icc` is bounded by its DRAM peak (the MSHR bound is
 /// 1.3x to 2.1x the peak); `icc`'s 8 L2 slices of 32 MSHRs (the ICC paper's Table 2) hold
-/// 32 KB in flight for at least 222 cycles: 148 B/cycle, 29 % of its 512 B/cycle peak.
+/// 32 KB in flight for at least 210 cycles (a row hit's DRAM time): 156 B/cycle, 30 % of its
+/// 512 B/cycle peak.
 #[test]
 fn streaming_bandwidth_saturates_at_the_configured_dram_bandwidth() {
     let mut report = String::new();
@@ -826,11 +837,17 @@ fn streaming_bandwidth_saturates_at_the_configured_dram_bandwidth() {
         let peak = dram_peak(g);
         let n = u64::from(g.core.num_sms);
         let expected = |tbs: u64| peak.min(mshr_bound(&cfg, tbs.min(n)));
-        let want = expected(8 * n);
-        // 6,000 cycles at the expected rate: the ramp-up (about one DRAM round trip) costs
-        // under 10 %. Twice that on a multi-module GPU, where three loads in four also
-        // cross the inter-module link twice.
-        let span = if g.numa.is_some() { 12_000.0 } else { 6_000.0 };
+        let refreshed = match g.dram.refresh {
+            Refresh::AllBank => peak * (1.0 - f64::from(g.dram.t_rfc) / f64::from(g.dram.t_refi)),
+            Refresh::None | Refresh::PerBank => peak,
+        };
+        let want = refreshed.min(mshr_bound(&cfg, n));
+        // 12,000 cycles at the expected rate: the ramp-up and the drain (each about one
+        // loaded DRAM round trip, 300 to 600 cycles with the banked DRAM model, whose
+        // queues fill) cost under 10 %. (6,000 before issue 38, when a round trip was the
+        // unloaded latency; 12,000 already on a multi-module GPU, where three loads in
+        // four also cross the inter-module link twice.)
+        let span = 12_000.0;
         let bytes = ((want * span) as u64 / KB + 1) * KB;
         let mut line = format!(
             "{:14} peak {peak:7.1}, MSHR bound {:7.1}, expected {want:7.1} B/cycle:",
@@ -865,7 +882,8 @@ fn streaming_bandwidth_saturates_at_the_configured_dram_bandwidth() {
             );
             last = bw;
         }
-        assert!(last >= 0.8 * want, "{line}");
+        let listed = STREAMING_BELOW_80_PERCENT.contains(&g.name.as_str());
+        assert_eq!(last < 0.8 * want, listed, "listed {listed}: {line}");
         report.push_str(&line);
         report.push('\n');
     }

@@ -397,15 +397,16 @@ impl MemSystem {
 
     /// The channel-local line number of `block` in `slice`'s channel ([`super::dram::map`]).
     fn dram_line(&self, slice: u32, block: u64) -> u64 {
+        if let Some(n) = &self.numa {
+            return self
+                .channel_map
+                .hashed_line(n.module_line(block), n.modules());
+        }
         let line = match self.l2_line_shift {
             Some(k) => block >> k,
             None => block / self.l2_line,
         };
-        if self.numa.is_some() {
-            self.channel_map.hashed_line(line)
-        } else {
-            self.channel_map.line(slice, self.slice_map.local(line))
-        }
+        self.channel_map.line(slice, self.slice_map.local(line))
     }
 
     /// Slice `slice` missed `block`: the read goes to its DRAM channel at `at`.

@@ -288,10 +288,10 @@ pub struct Channel {
     /// Earliest column and row commands (one of each per cycle).
     col_cmd_ok: u64,
     row_cmd_ok: u64,
-    /// Requests in the controller's pipeline, in arrival order.
-    pending: VecDeque<Req>,
-    /// Requests past the pipeline waiting for a queue entry, per kind.
-    overflow: [VecDeque<Req>; 2],
+    /// Per kind: requests in the controller's pipeline, and past it waiting for a queue
+    /// entry, in arrival order (the arrival times of a kind never decrease). A request that
+    /// has arrived waits here only while its queue is full.
+    pending: [VecDeque<Req>; 2],
     /// Requests in the bank queues, per kind.
     queued: [usize; 2],
     /// Banks with queued requests, and with row hits, per kind.
@@ -357,8 +357,7 @@ impl Channel {
             wr_ok: 0,
             col_cmd_ok: 0,
             row_cmd_ok: 0,
-            pending: VecDeque::new(),
-            overflow: [VecDeque::new(), VecDeque::new()],
+            pending: [VecDeque::new(), VecDeque::new()],
             queued: [0; 2],
             has: [Bits::new(banks), Bits::new(banks)],
             hit: [Bits::new(banks), Bits::new(banks)],
@@ -406,7 +405,7 @@ impl Channel {
             self.stats.reads += 1;
         }
         self.stats.bytes += u64::from(bytes);
-        self.pending.push_back(Req {
+        self.pending[usize::from(write)].push_back(Req {
             seq: 0,
             bank,
             row,
@@ -447,14 +446,16 @@ impl Channel {
         }
     }
 
-    /// Tests: a step at DRAM cycle `t` (= core cycle, with equal clocks) whether or not the
-    /// channel asked for one, as a channel polled every cycle would take.
+    /// Tests: at core cycle `now`, a step at every DRAM cycle from `from` to the last one
+    /// by `now`, whether or not the channel asked for them, as a channel polled every cycle
+    /// would take; returns the next DRAM cycle to poll.
     #[cfg(test)]
-    fn poll(&mut self, t: u64, out: &mut Vec<Done>) {
-        if self.next != NONE && self.next < t {
-            panic!("a step due at {} was skipped", self.next);
+    fn poll(&mut self, from: u64, now: u64, out: &mut Vec<Done>) -> u64 {
+        let until = self.t.dram_floor(now);
+        for t in from..=until {
+            self.step(t, now, out);
         }
-        self.step(t, t, out);
+        until.max(from.saturating_sub(1)) + 1
     }
 
     /// Closes the rows refreshes have closed by DRAM cycle `t` and holds those banks for
@@ -491,27 +492,35 @@ impl Channel {
         self.next_ref = earliest;
     }
 
-    /// Moves requests waiting for a queue entry, then those due by `t` from the pipeline,
-    /// into the queues, in arrival order per kind.
+    /// Moves the requests that have arrived by `t` into their queues while there is room,
+    /// in arrival order.
     fn admit(&mut self, t: u64) {
         for k in [READ, WRITE] {
-            while self.queued[k] < self.cap(k) {
-                let Some(r) = self.overflow[k].pop_front() else {
-                    break;
-                };
-                self.enqueue(k, r);
+            while self.queued[k] < self.cap(k) && self.arrived(k, t) {
+                if let Some(r) = self.pending[k].pop_front() {
+                    self.enqueue(k, r);
+                }
             }
         }
-        while self.pending.front().is_some_and(|r| r.arrive <= t) {
-            let Some(r) = self.pending.pop_front() else {
-                break;
-            };
-            let k = usize::from(r.write);
-            if self.overflow[k].is_empty() && self.queued[k] < self.cap(k) {
-                self.enqueue(k, r);
-            } else {
-                self.overflow[k].push_back(r);
-            }
+    }
+
+    /// Whether the oldest pending request of kind `k` has arrived by `t`.
+    fn arrived(&self, k: usize, t: u64) -> bool {
+        self.pending[k].front().is_some_and(|r| r.arrive <= t)
+    }
+
+    /// Whether a request of kind `k` has arrived and has room in its queue.
+    fn admissible(&self, k: usize, t: u64) -> bool {
+        self.queued[k] < self.cap(k) && self.arrived(k, t)
+    }
+
+    /// The arrival of the next request of kind `k` that will find room (`NONE`: none
+    /// pending, or its queue is full: a column command frees an entry, and admits it).
+    fn next_arrival(&self, k: usize) -> u64 {
+        if self.queued[k] < self.cap(k) {
+            self.pending[k].front().map_or(NONE, |r| r.arrive)
+        } else {
+            NONE
         }
     }
 
@@ -548,12 +557,11 @@ impl Channel {
         self.note(b);
     }
 
-    /// Pending writes and reads, queued or waiting for an entry.
+    /// Writes and reads in the queues. (An arrived request waits outside only while its
+    /// queue is full, which every decision on these counts sees already: full is at least
+    /// the high watermark, and not empty.)
     fn waiting(&self) -> (usize, usize) {
-        (
-            self.queued[WRITE] + self.overflow[WRITE].len(),
-            self.queued[READ] + self.overflow[READ].len(),
-        )
+        (self.queued[WRITE], self.queued[READ])
     }
 
     /// The read / write mode for the next commands (draining, forced): drain writes from
@@ -671,16 +679,14 @@ impl Channel {
     /// nothing to do); the bank that issued is looked at again.
     fn step(&mut self, t: u64, now: u64, out: &mut Vec<Done>) {
         self.refresh(t);
-        if self.pending.front().is_some_and(|r| r.arrive <= t)
-            || !(self.overflow[READ].is_empty() && self.overflow[WRITE].is_empty())
-        {
+        if self.admissible(READ, t) || self.admissible(WRITE, t) {
             self.admit(t);
         }
         self.mode();
         #[cfg(debug_assertions)]
         self.check_bounds();
         let (w, r) = self.waiting();
-        let mut next = self.pending.front().map_or(NONE, |r| r.arrive);
+        let mut next = self.next_arrival(READ).min(self.next_arrival(WRITE));
         if w + r == 0 {
             self.next = if next == NONE { NONE } else { next.max(t + 1) };
             return;
@@ -792,7 +798,7 @@ impl Channel {
             (false, false) => self.stats.row_hits += 1,
         }
         self.note(b);
-        if !self.overflow[k].is_empty() {
+        if self.arrived(k, t) {
             self.admit(t);
         }
     }
@@ -865,7 +871,16 @@ mod tests {
     /// write)` handed over in order, wake-ups at the cycles it asks for; the reads' data
     /// times by block (the request's index).
     fn run(d: &DramConfig, reqs: &[(u64, u32, u64, bool)]) -> (Vec<(u64, u64)>, DramStats) {
-        let t = Timing::new(d, 1000);
+        run_at(d, 1000, reqs)
+    }
+
+    /// [`run`] with the core clock at `core_mhz`.
+    fn run_at(
+        d: &DramConfig,
+        core_mhz: u32,
+        reqs: &[(u64, u32, u64, bool)],
+    ) -> (Vec<(u64, u64)>, DramStats) {
+        let t = Timing::new(d, core_mhz);
         let mut c = Channel::new(t, 0, 1);
         let mut wakes = std::collections::BTreeSet::new();
         let mut out = Vec::new();
@@ -995,17 +1010,25 @@ mod tests {
     }
 
     /// The event-driven channel against the same channel stepped at every DRAM cycle (the
-    /// obvious, slow schedule): on random traffic with refresh, every read's data comes
-    /// back at the same cycle, so skipping the cycles the channel did not ask for changes
-    /// nothing.
+    /// obvious, slow schedule), each GPU at its own clocks (several DRAM cycles per core
+    /// cycle on some), with queues small enough to fill, mostly reads and mixed traffic,
+    /// refresh on: every read's data comes back at the same cycle, so skipping the cycles
+    /// the channel did not ask for changes nothing.
     #[test]
     fn waking_only_when_asked_equals_stepping_every_cycle() {
-        for (gpu, seed) in [("h100", 7u64), ("titanv", 11), ("gtx480", 13)] {
-            let mut d = GpuConfig::builtin(gpu).expect("gpu").dram;
+        for (gpu, seed, writes) in [
+            ("h100", 7u64, 3),
+            ("titanv", 11, 3),
+            ("gtx480", 13, 3),
+            ("titanx_pascal", 17, 50),
+            ("h100", 19, 50),
+        ] {
+            let g = GpuConfig::builtin(gpu).expect("gpu");
+            let mut d = g.dram.clone();
             (d.read_queue, d.write_queue, d.write_high, d.write_low) = (12, 8, 6, 2);
-            d.clock_mhz = 1000;
             d.refresh = Refresh::PerBank;
             (d.t_refi, d.t_rfc) = (900, 60);
+            let core = g.core.clock_mhz;
             let mut x = seed;
             let mut rnd = |n: u64| {
                 x ^= x << 13;
@@ -1016,22 +1039,22 @@ mod tests {
             let mut reqs = Vec::new();
             let mut at = 0;
             for _ in 0..1500 {
-                at += rnd(5);
-                reqs.push((at, rnd(u64::from(d.banks)) as u32, rnd(4), rnd(3) == 0));
+                at += rnd(3);
+                reqs.push((at, rnd(u64::from(d.banks)) as u32, rnd(4), rnd(writes) == 0));
             }
-            let (fast, _) = run(&d, &reqs);
-            // Every cycle: hand over the requests due, then one step.
-            let mut c = Channel::new(Timing::new(&d, 1000), 0, 1);
+            let (fast, _) = run_at(&d, core, &reqs);
+            // Every core cycle: hand over the requests due, then a step at every DRAM cycle.
+            let mut c = Channel::new(Timing::new(&d, core), 0, 1);
             let mut out = Vec::new();
-            let (mut i, mut t) = (0, 0);
+            let (mut i, mut now, mut from) = (0, 0, 0);
             while i < reqs.len() || !c.is_idle() {
-                while i < reqs.len() && reqs[i].0 == t {
+                while i < reqs.len() && reqs[i].0 == now {
                     let (at, bank, row, write) = reqs[i];
                     c.push(bank, row, 1, 32, write, tag(i as u64), at);
                     i += 1;
                 }
-                c.poll(t, &mut out);
-                t += 1;
+                from = c.poll(from, now, &mut out);
+                now += 1;
             }
             let mut slow: Vec<(u64, u64)> = out.iter().map(|d| (d.tag.block, d.at)).collect();
             slow.sort_unstable();

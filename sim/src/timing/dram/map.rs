@@ -105,10 +105,12 @@ impl ChannelMap {
         local * self.per + (u64::from(slice) - first)
     }
 
-    /// The channel-local number of line `line` when its slice is not from a [`SliceMap`]
-    /// (a multi-module GPU): the line number over the channel count.
-    pub fn hashed_line(&self, line: u64) -> u64 {
-        line / self.channels
+    /// The channel-local number of a line of a multi-module GPU, number `line` of its
+    /// module's memory (`numa::Numa::module_line`): there the slice is a hash inside the
+    /// module, so the module's line number over its channel count (one line per channel
+    /// per number on average; lines that share a number share a row).
+    pub fn hashed_line(&self, line: u64, modules: u32) -> u64 {
+        line / (self.channels / u64::from(modules.max(1))).max(1)
     }
 }
 
@@ -135,6 +137,9 @@ pub struct DramMap {
     /// On a multi-module GPU: the module every page is placed in (the slices per module),
     /// as first-touch placement puts the data of one SM's thread.
     module: Option<(u32, u32)>,
+    /// On a multi-module GPU: the page shift and the module count.
+    interleave: Option<(u32, u32)>,
+    modules: u32,
 }
 
 impl DramMap {
@@ -151,11 +156,16 @@ impl DramMap {
             banks: BankMap::new(&g.dram, g.l2.line_bytes),
             line: u64::from(g.l2.line_bytes.max(1)),
             module: g.numa.as_ref().map(|n| (0, g.l2.slices / n.modules.max(1))),
+            interleave: g
+                .numa
+                .as_ref()
+                .map(|n| (n.page_bytes.max(1).trailing_zeros(), n.modules.max(1))),
+            modules: g.numa.as_ref().map_or(1, |n| n.modules.max(1)),
         }
     }
 
-    /// On a multi-module GPU, the mapping of data placed in module `module` (first touch
-    /// from one of its SMs); no effect on a GPU with one module.
+    /// On a multi-module GPU, the mapping of data placed in module `module` by first touch
+    /// (whole pages, as one SM's thread places them); no effect on a GPU with one module.
     pub fn in_module(mut self, module: u32) -> DramMap {
         if let Some(m) = &mut self.module {
             m.0 = module;
@@ -165,21 +175,37 @@ impl DramMap {
 
     /// Where byte `addr` lives.
     pub fn locate(&self, addr: u64) -> DramLocation {
-        self.place(addr, self.module.map(|m| m.0))
-    }
-
-    /// Where byte `addr` lives on a multi-module GPU when its page is in module `module`
-    /// (the placement decides; on a GPU with one module, `module` is ignored).
-    pub fn locate_in(&self, addr: u64, module: u32) -> DramLocation {
-        self.place(addr, Some(module))
-    }
-
-    fn place(&self, addr: u64, module: Option<u32>) -> DramLocation {
         let line = addr / self.line;
+        match self.module {
+            Some((m, _)) => self.place(line, Some((m, line))),
+            None => self.place(line, None),
+        }
+    }
+
+    /// Where byte `addr` lives on a multi-module GPU with pages interleaved over the
+    /// modules (`--placement interleave`: the module is the page number's low bits); as
+    /// [`DramMap::locate`] on a GPU with one module.
+    pub fn locate_interleaved(&self, addr: u64) -> DramLocation {
+        let line = addr / self.line;
+        match self.interleave {
+            Some((page_shift, modules)) => {
+                let m = ((addr >> page_shift) % u64::from(modules)) as u32;
+                let zone = modules.trailing_zeros();
+                let module_line =
+                    super::super::numa::without_field(addr, page_shift, zone) / self.line;
+                self.place(line, Some((m, module_line)))
+            }
+            None => self.place(line, None),
+        }
+    }
+
+    /// The location of line `line`; on a multi-module GPU, in module `m` as line
+    /// `module_line` of that module's memory.
+    fn place(&self, line: u64, module: Option<(u32, u64)>) -> DramLocation {
         let (slice, q) = match (self.module, module) {
-            (Some((_, spm)), Some(m)) => {
+            (Some((_, spm)), Some((m, module_line))) => {
                 let slice = m * spm + super::super::numa::slice_in_module(line, spm);
-                (slice, self.channels.hashed_line(line))
+                (slice, self.channels.hashed_line(module_line, self.modules))
             }
             _ => {
                 let slice = self.slices.slice(line);
@@ -194,5 +220,98 @@ impl DramMap {
             bank,
             row,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{HashMap, HashSet};
+
+    /// A sequential walk fills rows: on every shipped GPU the rows it touches hold about
+    /// as many bytes as it reads (no row opened for a fraction of its page), and it uses
+    /// every bank of every channel.
+    #[test]
+    fn a_sequential_walk_fills_rows_and_uses_every_bank() {
+        for name in GpuConfig::builtin_names() {
+            let g = GpuConfig::builtin(name).expect("builtin");
+            let map = DramMap::new(&g).in_module(0);
+            let line = u64::from(g.l2.line_bytes);
+            let bytes = 64u64 << 20;
+            let mut rows = HashSet::new();
+            let mut banks = HashSet::new();
+            for a in (0..bytes).step_by(line as usize) {
+                let l = map.locate(a);
+                rows.insert((l.channel, l.bank, l.row));
+                banks.insert((l.channel, l.bank));
+            }
+            let full = bytes / u64::from(g.dram.row_bytes);
+            let n = rows.len() as u64;
+            assert!(
+                n >= full && n <= full + full / 20,
+                "{name}: {n} rows for {full} rows' worth of data"
+            );
+            // (On a multi-module GPU the walk is in module 0, a module's channels.)
+            let channels = g.dram.channels / g.numa.as_ref().map_or(1, |n| n.modules);
+            assert_eq!(
+                banks.len() as u64,
+                u64::from(channels) * u64::from(g.dram.banks),
+                "{name}"
+            );
+        }
+    }
+
+    /// The channel-local numbering of a single-module GPU: in one channel, a walk's lines
+    /// get numbers that never step back by more than the channel's slices (the lines of one
+    /// group of `2^k` lines reach a channel's two slices in either order) and repeat rarely
+    /// (where two IPOLY blocks meet), and end dense (no gaps).
+    #[test]
+    fn channel_local_lines_are_dense_and_ordered() {
+        for name in ["gtx480", "titanx_pascal", "titanv", "h100", "icc"] {
+            let g = GpuConfig::builtin(name).expect("builtin");
+            let s = &g.l2;
+            let slices = SliceMap::new(s.slice_index, s.slices, s.set_index, s.sets_per_slice);
+            let ch = ChannelMap::new(s.slices, g.dram.channels);
+            let mut last: HashMap<u32, u64> = HashMap::new();
+            let (mut repeats, mut backwards, lines) = (0, 0, 1u64 << 18);
+            for l in 0..lines {
+                let slice = slices.slice(l);
+                let q = ch.line(slice, slices.local(l));
+                if let Some(&p) = last.get(&ch.channel(slice)) {
+                    repeats += u64::from(q == p);
+                    backwards += u64::from(q + ch.per < p);
+                }
+                last.insert(ch.channel(slice), q);
+            }
+            // Each channel ends near lines / channels: the numbering is dense.
+            let per = lines / u64::from(g.dram.channels);
+            for (&c, &q) in &last {
+                assert!(
+                    q + 1 >= per * 98 / 100 && q < per * 102 / 100,
+                    "{name} channel {c}: {q} of {per}"
+                );
+            }
+            assert!(
+                repeats * 100 < lines && backwards * 100 < lines,
+                "{name}: {repeats} repeats, {backwards} backwards"
+            );
+        }
+    }
+
+    /// XOR bank hashing: lines a power-of-two number of rows apart that share every
+    /// bank bit without the hash land in different banks with it.
+    #[test]
+    fn xor_hash_spreads_rows_of_one_bank_position() {
+        let g = GpuConfig::builtin("titanv").expect("titanv");
+        let mut linear = g.dram.clone();
+        linear.bank_hash = BankHash::Linear;
+        let (x, l) = (BankMap::new(&g.dram, 128), BankMap::new(&linear, 128));
+        // One row stripe of a channel: banks x lines per row.
+        let stripe = u64::from(g.dram.banks) * u64::from(g.dram.row_bytes / 128);
+        let xs: HashSet<u32> = (0..16).map(|r| x.locate(r * stripe).0).collect();
+        let ls: HashSet<u32> = (0..16).map(|r| l.locate(r * stripe).0).collect();
+        assert_eq!((xs.len(), ls.len()), (16, 1));
+        let rows: HashSet<u64> = (0..16).map(|r| x.locate(r * stripe).1).collect();
+        assert_eq!(rows.len(), 16);
     }
 }
