@@ -8,9 +8,12 @@
 //! one column command (READ / WRITE) and one row command (ACTIVATE / PRECHARGE), HBM's dual
 //! command bus (GPGPU-Sim `-dram_dual_bus_interface`; GDDR's tCCD of two or more cycles
 //! leaves the single bus the same room). Candidates are found per bank, not per request:
-//! each bank keeps its requests in arrival order and counts those that hit its open row,
-//! and two bit sets name the banks with requests and with row hits, so a step costs the
-//! banks that have work.
+//! each bank keeps its requests in arrival order and knows its oldest row hit; the banks
+//! with row hits are kept oldest hit first, so the column command is the first of them that
+//! can issue; the banks needing a row command (a bit set) are scanned only once a lower
+//! bound on their next command time has come (timing constraints only grow; a bank that
+//! changes is added to the bound at once). A test steps the same channel at every DRAM
+//! cycle and checks that the data come back at the same cycles.
 
 use super::{DramStats, Tag};
 use gpu::config::{DramConfig, Refresh};
