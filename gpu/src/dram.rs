@@ -228,20 +228,25 @@ impl DramConfig {
                 self.banks
             ));
         }
-        if self.banks % self.bank_groups != 0 || self.bank_groups % self.pseudo_channels != 0 {
+        if !self.banks.is_multiple_of(self.bank_groups)
+            || !self.bank_groups.is_multiple_of(self.pseudo_channels)
+        {
             return Err(format!(
                 "dram.banks = {}, dram.bank_groups = {}, dram.pseudo_channels = {}: each pseudo-channel needs whole bank groups of whole banks",
                 self.banks, self.bank_groups, self.pseudo_channels
             ));
         }
-        if self.bus_bytes_per_channel % self.pseudo_channels != 0 {
+        if !self
+            .bus_bytes_per_channel
+            .is_multiple_of(self.pseudo_channels)
+        {
             return Err(format!(
                 "dram.bus_bytes_per_channel = {} does not split into dram.pseudo_channels = {}",
                 self.bus_bytes_per_channel, self.pseudo_channels
             ));
         }
         let per_cycle = self.pseudo_channels * self.data_rate;
-        if self.burst_length % per_cycle != 0 {
+        if !self.burst_length.is_multiple_of(per_cycle) {
             return Err(format!(
                 "dram.burst_length = {} must be a multiple of pseudo_channels x data_rate = {per_cycle} (a burst takes whole DRAM cycles on the channel's bus)",
                 self.burst_length

@@ -15,11 +15,10 @@
 //! changes is added to the bound at once). A test steps the same channel at every DRAM
 //! cycle and checks that the data come back at the same cycles.
 
+use super::bank::{each, Bank, Bits, Order, Pc, Req, NONE};
 use super::{DramStats, Tag};
 use gpu::config::{DramConfig, Refresh};
 use std::collections::VecDeque;
-
-const NONE: u64 = u64::MAX;
 const READ: usize = 0;
 const WRITE: usize = 1;
 
@@ -119,151 +118,6 @@ impl Timing {
     /// The first core cycle at or after DRAM cycle `dram`.
     fn core_ceil(&self, dram: u64) -> u64 {
         (dram * self.core_mhz).div_ceil(self.dram_mhz)
-    }
-}
-
-/// A request in the controller.
-#[derive(Clone, Copy, Debug)]
-struct Req {
-    /// Arrival order in the channel.
-    seq: u64,
-    bank: u32,
-    row: u64,
-    bursts: u32,
-    /// DRAM cycle it leaves the pipeline for the queues.
-    arrive: u64,
-    /// Core cycle it was handed to the channel.
-    pushed: u64,
-    tag: Tag,
-    write: bool,
-    /// An ACTIVATE was issued for it (a row miss, or a conflict with `pre`).
-    act: bool,
-    /// A PRECHARGE was issued for it (a row conflict).
-    pre: bool,
-}
-
-struct Bank {
-    /// The open row, `NONE` when precharged.
-    open: u64,
-    /// Earliest column command (ACTIVATE + tRCD).
-    col_ok: u64,
-    /// Earliest PRECHARGE (tRAS, tRTP, write recovery).
-    pre_ok: u64,
-    /// Earliest ACTIVATE (tRC, PRECHARGE + tRP, refresh).
-    act_ok: u64,
-    /// Start of the bank's next refresh.
-    next_ref: u64,
-    /// Per kind: the arrival number of the oldest queued request hitting the open row
-    /// (valid while `hits` is not 0) and of the oldest queued request, kept here so that
-    /// comparing banks does not touch their queues.
-    hit_seq: [u64; 2],
-    front_seq: [u64; 2],
-    /// Per kind: queued requests hitting the open row, and where the oldest is.
-    hits: [u32; 2],
-    hit_pos: [u32; 2],
-    /// Queued reads and writes, each in arrival order.
-    q: [VecDeque<Req>; 2],
-}
-
-impl Bank {
-    /// The oldest request of kind `k` hitting the open row is at `from` or later (one of
-    /// `hits` is): finds it.
-    fn next_hit(&mut self, k: usize, from: usize) {
-        let open = self.open;
-        if let Some(i) = self.q[k].iter().skip(from).position(|r| r.row == open) {
-            self.hit_pos[k] = (from + i) as u32;
-            self.hit_seq[k] = self.q[k][from + i].seq;
-        }
-    }
-
-    /// Counts the requests of kind `k` hitting the open row and finds the oldest.
-    fn find_hits(&mut self, k: usize) {
-        let open = self.open;
-        let q = &self.q[k];
-        let mut n = 0;
-        let mut first = None;
-        for (i, r) in q.iter().enumerate() {
-            if r.row == open {
-                n += 1;
-                first.get_or_insert(i);
-            }
-        }
-        self.hits[k] = n;
-        if let Some(i) = first {
-            self.hit_pos[k] = i as u32;
-            self.hit_seq[k] = q[i].seq;
-        }
-    }
-
-    fn set_front(&mut self, k: usize) {
-        self.front_seq[k] = self.q[k].front().map_or(NONE, |r| r.seq);
-    }
-}
-
-#[derive(Clone, Copy, Default)]
-struct Pc {
-    /// Earliest column command (tCCD_S).
-    col_ok: u64,
-    /// Earliest ACTIVATE (tRRD).
-    act_ok: u64,
-    /// The last four ACTIVATEs (tFAW), a ring, and how many were issued.
-    acts: [u64; 4],
-    nacts: u64,
-}
-
-impl Pc {
-    fn faw_ok(&self, faw: u64) -> u64 {
-        if self.nacts < 4 {
-            0
-        } else {
-            self.acts[(self.nacts % 4) as usize] + faw
-        }
-    }
-}
-
-/// A set of banks.
-#[derive(Clone, Default)]
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
-    }
-    fn set(&mut self, i: usize, on: bool) {
-        let (w, b) = (i / 64, 1u64 << (i % 64));
-        if on {
-            self.0[w] |= b;
-        } else {
-            self.0[w] &= !b;
-        }
-    }
-}
-
-/// Banks with row hits, oldest hit first: (the hit's arrival number, the bank).
-#[derive(Clone, Default)]
-struct Order(Vec<(u64, u32)>);
-
-impl Order {
-    fn insert(&mut self, seq: u64, bank: usize) {
-        let i = self.0.partition_point(|e| e.0 < seq);
-        self.0.insert(i, (seq, bank as u32));
-    }
-    fn remove(&mut self, seq: u64) {
-        let i = self.0.partition_point(|e| e.0 < seq);
-        if self.0.get(i).is_some_and(|e| e.0 == seq) {
-            self.0.remove(i);
-        }
-    }
-}
-
-/// Calls `f` with each bank in `a` and not in `b` (`b = None`: each bank in `a`).
-fn each(a: &Bits, b: Option<&Bits>, mut f: impl FnMut(usize)) {
-    for (w, &word) in a.0.iter().enumerate() {
-        let mut x = word & !b.map_or(0, |b| b.0[w]);
-        while x != 0 {
-            f(w * 64 + x.trailing_zeros() as usize);
-            x &= x - 1;
-        }
     }
 }
 

@@ -39,6 +39,7 @@
 //!
 //! Address mapping: [`map`].
 
+mod bank;
 pub mod channel;
 pub mod map;
 
