@@ -4,8 +4,11 @@
 //! ([`MemSystem::cycle`]).
 //!
 //! Latencies, for a read of one block injected at `t` (what the pointer-chase test checks):
-//! L2 hit = NoC request + `l2.latency_cycles` + NoC reply; L2 miss adds the DRAM channel's
-//! transfer and `dram.latency_cycles`. Writes are fire-and-forget (write-back L2 by
+//! L2 hit = NoC request + `l2.latency_cycles` + NoC reply; L2 miss adds the DRAM access
+//! ([`super::dram`]: the controller's pipeline, the queue and the device time of the row
+//! state it finds; the FIFO model: the transfer and `dram.latency_cycles`). The DRAM
+//! channels hand back completion times, and ask to be woken for their next command, through
+//! this module's event queue. Writes are fire-and-forget (write-back L2 by
 //! default). Atomics are performed at the L2 (a write there) and answered like a hit.
 //!
 //! Waiting is event-driven. A read an L2 slice refuses (a reservation fail) waits for the
