@@ -4,7 +4,7 @@
 //!
 //! * High inter-TB locality (mm_naive, syrk, syr2k, hotspot, srad): RB-TS and Kway-TS, as
 //!   the paper defines them, both reduce L2 accesses versus LRR, except RB-TS on SYRK
-//!   (`PAPER_RB_TS_ABOVE_LRR`, explained there; `--rb-leaf le` reduces them). The corpus' small launches are too small for the question
+//!   (`PAPER_ABOVE_LRR`, explained there; `--rb-leaf le` reduces them). The corpus' small launches are too small for the question
 //!   (9-25 TBs), and they keep their GPU reference outputs. On them, with 2 SMs x 2 TBs and a
 //!   4 KB L1, RB-TS lost on syr2k (+3.8 %: its 3 x 3 grid gives a one-TB leaf, so the PAVER
 //!   runtime pairs every later leaf's first TB with the previous leaf's second) and srad
@@ -157,15 +157,36 @@ fn pct(a: u64, b: u64) -> f64 {
 }
 
 /// Where the papers' algorithms (RB-TS's `< x` leaf rule, Algorithm 1; no LRR floor) make
-/// at least LRR's L2 accesses in this test. SYRK's 8 x 8 grid with x = 4: RB-TS's leaves
-/// are pairs, so each SM runs two unrelated pairs, while LRR puts TB `t` on SM `t mod 8`,
-/// a grid column, whose four co-running TBs all read the A band of that column. The
-/// ledger (`paver simulate --explain` with this test's configuration, docs/EXPLAIN.md):
-/// no refetches under either policy; RB-TS's TBs hit other TBs' lines 441,135 times
-/// against LRR's 567,432, 8,192 misses against 7,264. RB-TS with `--rb-leaf le` (2 x 2
-/// squares: four bands for four TBs, against the column's five) makes fewer than LRR:
-/// asserted below.
-const PAPER_RB_TS_ABOVE_LRR: &[&str] = &["syrk"];
+/// at least LRR's L2 accesses in this test.
+///
+/// SYRK's 8 x 8 grid with x = 4: RB-TS's leaves are pairs, so each SM runs two unrelated
+/// pairs, while LRR puts TB `t` on SM `t mod 8`, a grid column, whose four co-running TBs
+/// all read the A band of that column. The ledger (`paver simulate --explain` with this
+/// test's configuration, docs/EXPLAIN.md, measured before issue 38's issue order): no
+/// refetches under either policy; RB-TS's TBs hit other TBs' lines 441,135 times against
+/// LRR's 567,432, 8,192 misses against 7,264. RB-TS with `--rb-leaf le` (2 x 2 squares:
+/// four bands for four TBs, against the column's five) makes fewer than LRR: asserted
+/// below.
+///
+/// mm_naive, both policies (since issue 38's issue order, 2026-11-29: before it RB-TS made
+/// 42 % fewer than LRR here): the same column placement under LRR, whose four co-running TBs
+/// read the same B line at the same step. With the loads hoisted as ptxas hoists them
+/// (`pipeline.issue_order`), those four requests reach the L1 together and merge in its
+/// MSHRs: LRR 66,644 hits / 135,530 merges / 62,018 misses, RB-TS 97,261 / 103,617 /
+/// 63,314 (+2.1 %), Kway-TS (2 x 2 squares) 102,314 / 97,666 / 64,212 (+3.5 %). The L1
+/// thrashes in this configuration either way (62,018 misses against 32,768 for every TB
+/// reading its own two bands once), so what each policy saves depends on which TBs'
+/// requests arrive together; cycles are within 0.4 % (RB-TS) and +5.2 % (Kway-TS).
+const PAPER_ABOVE_LRR: &[(&str, PolicyKind)] = &[
+    ("mm_naive", PolicyKind::RbTs),
+    ("mm_naive", PolicyKind::KwayTs),
+    ("syrk", PolicyKind::RbTs),
+];
+
+/// Of `PAPER_ABOVE_LRR`'s RB-TS entries, those where `--rb-leaf le` makes fewer L2 accesses
+/// than LRR: syrk (8,432 against 9,280). Not mm_naive, where the 2 x 2 squares make more
+/// (68,594 against 62,018): its loss is not the leaf rule's (see above).
+const LE_BELOW_LRR: &[&str] = &["syrk"];
 
 #[test]
 fn rb_ts_and_kway_ts_reduce_l2_accesses_on_high_locality_kernels() {
@@ -185,7 +206,7 @@ fn rb_ts_and_kway_ts_reduce_l2_accesses_on_high_locality_kernels() {
         for kind in [PolicyKind::RbTs, PolicyKind::KwayTs] {
             let s = sim(&m, &b, TbPolicy::PAVER, Some(schedule(&g, kind, &b)));
             report.push_str(&format!(
-                "{dir} ({} TBs) {kind:?}: L2 accesses {} vs LRR {} ({:+.1} %), cycles {} vs {} ({:+.1} %)\n",
+                "{dir} ({} TBs) {kind:?}: L2 accesses {} vs LRR {} ({:+.1} %), cycles {} vs {} ({:+.1} %); L1 hits / merges / misses {} / {} / {} vs {} / {} / {}\n",
                 b.grid.count(),
                 s.l2.accesses,
                 lrr.l2.accesses,
@@ -193,14 +214,20 @@ fn rb_ts_and_kway_ts_reduce_l2_accesses_on_high_locality_kernels() {
                 s.cycles,
                 lrr.cycles,
                 pct(s.cycles, lrr.cycles),
+                s.l1.hits,
+                s.l1.hit_reserve,
+                s.l1.misses,
+                lrr.l1.hits,
+                lrr.l1.hit_reserve,
+                lrr.l1.misses,
             ));
             assert_eq!(s.warp_instructions, lrr.warp_instructions);
-            let listed = kind == PolicyKind::RbTs && PAPER_RB_TS_ABOVE_LRR.contains(&dir);
+            let listed = PAPER_ABOVE_LRR.contains(&(dir, kind));
             if (s.l2.accesses >= lrr.l2.accesses) != listed {
                 worse.push(format!("{dir} {kind:?} (listed: {listed})"));
             }
         }
-        if PAPER_RB_TS_ABOVE_LRR.contains(&dir) {
+        if PAPER_ABOVE_LRR.contains(&(dir, PolicyKind::RbTs)) {
             let mut le = Params::new(SMS, X);
             le.strict_less = false;
             let s = sim(
@@ -213,15 +240,18 @@ fn rb_ts_and_kway_ts_reduce_l2_accesses_on_high_locality_kernels() {
                 "{dir} RbTs --rb-leaf le: L2 accesses {} vs LRR {}\n",
                 s.l2.accesses, lrr.l2.accesses
             ));
-            if s.l2.accesses >= lrr.l2.accesses {
-                worse.push(format!("{dir} RbTs --rb-leaf le"));
+            let fixed = LE_BELOW_LRR.contains(&dir);
+            if (s.l2.accesses < lrr.l2.accesses) != fixed {
+                worse.push(format!(
+                    "{dir} RbTs --rb-leaf le (listed in LE_BELOW_LRR: {fixed})"
+                ));
             }
         }
     }
     eprint!("{report}");
     assert!(
         worse.is_empty(),
-        "L2 accesses not as listed (PAPER_RB_TS_ABOVE_LRR): {worse:?}\n{report}"
+        "L2 accesses not as listed (PAPER_ABOVE_LRR, LE_BELOW_LRR): {worse:?}\n{report}"
     );
 }
 
@@ -302,13 +332,20 @@ fn no_locality_launches() -> Vec<(String, String)> {
 ///   rr_friendly_sync +3.8 %, float_bound +2.8 %). `--shrink-groups` gives each SM one.
 /// - negoff (16 TBs), both policies +13.3 %: METIS's parts of an edgeless graph are
 ///   contiguous TB ranges, so each SM's requests meet other L2 slices and DRAM channels
-///   than under LRR's stride.
+///   than under LRR's stride. mergesort_step (16 TBs), both policies +3.2 % since issue 38's
+///   issue order (2026-11-29): the same, two TBs per SM either way, contiguous pairs
+///   (0, 1) against LRR's (0, 8).
+/// - gto_friendly (8 TBs), RB-TS +2.2 % since issue 38's issue order: the sub-wave case
+///   above (four groups of 2 on four SMs).
 ///
 /// `--edgeless-lrr` (a named departure, off by default) keeps LRR's groups on an edgeless
 /// graph and is held to 1 % everywhere below (it runs exactly LRR's cycles).
 const PAPER_ABOVE_1_PERCENT: &[(&str, PolicyKind)] = &[
     ("float_bound", PolicyKind::RbTs),
+    ("gto_friendly", PolicyKind::RbTs),
     ("libor", PolicyKind::RbTs),
+    ("mergesort_step", PolicyKind::RbTs),
+    ("mergesort_step", PolicyKind::KwayTs),
     ("negoff", PolicyKind::RbTs),
     ("negoff", PolicyKind::KwayTs),
     ("noret", PolicyKind::RbTs),
