@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How many SASS instructions one PTX instruction becomes: the table behind
-`sim::timing::trace::issue_slots` (docs/VALIDATION.md, "The instruction stream").
+`sim::timing::trace::sass_slots` (docs/VALIDATION.md, "The timing model against the H100's counters").
 
 For each PTX instruction below, a kernel that loads its operands, executes it once and
 stores the result is assembled by ptxas for sm_90 and sm_75 (Turing: CUDA 13 neither assembles nor disassembles sm_70; sm_75 shares Volta's SASS generation) and disassembled by cuobjdump

@@ -7,8 +7,8 @@
 //! of a load before it has issued the next load: on `gemm_naive` (NVRTC's loop body
 //! `ld, ld, fma, ld, ld, fma, ...`) that serialises every L1 miss of an iteration, 256
 //! round trips per thread where the SASS, whose loads all come first, pays 64 or fewer
-//! (docs/VALIDATION.md, "The instruction stream"). `ptxas -arch=sm_90` on that PTX puts 32
-//! of the loop's loads ahead of its first FMA.
+//! (docs/VALIDATION.md, "The timing model against the H100's counters"). `ptxas
+//! -arch=sm_90` on that PTX puts 32 of the loop's loads ahead of its first FMA.
 //!
 //! The schedule: blocks end after every control, barrier or warp-synchronous instruction
 //! and begin at every branch target. Within a block, an instruction depends on an earlier

@@ -32,8 +32,8 @@ use std::sync::Arc;
 /// The SASS instructions a warp issues for one PTX instruction on the common path, for
 /// the instructions ptxas expands into a sequence (the rest: 1). Measured with ptxas 13.0
 /// for sm_90 (`tools/sass/expansion.py`, which also gives sm_75, within 3 of these; table
-/// in docs/VALIDATION.md, "The instruction stream"); slow paths for special operands
-/// (denormals, zero, infinity) are not counted.
+/// in docs/VALIDATION.md, "The timing model against the H100's counters"); slow paths
+/// for special operands (denormals, zero, infinity) are not counted.
 pub fn sass_slots(op: &Opcode, words: &[String]) -> u8 {
     use Opcode::*;
     let has = |w: &str| words.iter().any(|x| x == w);
