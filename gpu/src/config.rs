@@ -95,6 +95,18 @@ pub struct CoreConfig {
     pub shared_reserved_per_tb: u32,
     /// Warp schedulers per SM.
     pub warp_schedulers_per_sm: u32,
+    /// Fixed time from a kernel's start to its first TB's dispatch, in nanoseconds: the
+    /// launch cost a GPU's elapsed-cycle counter includes (0: not modelled). Simulated
+    /// cycles start at [`CoreConfig::launch_cycles`].
+    #[serde(default)]
+    pub launch_ns: u32,
+}
+
+impl CoreConfig {
+    /// [`CoreConfig::launch_ns`] in core cycles (rounded up).
+    pub fn launch_cycles(&self) -> u64 {
+        (u64::from(self.launch_ns) * u64::from(self.clock_mhz)).div_ceil(1000)
+    }
 }
 
 /// A set-associative cache.

@@ -16,6 +16,23 @@ pub enum WritePolicy {
     WriteBack,
 }
 
+fn one() -> u32 {
+    1
+}
+
+/// How warps order the instructions of a basic block (`pipeline.issue_order`;
+/// `sim::timing::issue_order` builds the schedule).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IssueOrder {
+    /// Each block list-scheduled, loads hoisted ahead of their consumers as far as
+    /// dependences allow, as ptxas schedules the SASS a GPU runs (the default).
+    #[default]
+    Scheduled,
+    /// The PTX order as written (the model before 2026-11-29).
+    Ptx,
+}
+
 /// Issue-to-result latencies per instruction class, in core cycles (GPGPU-Sim
 /// `-ptx_opcode_latency_*` of SM7_TITANV, rounded).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,10 +54,17 @@ pub struct PipelineConfig {
     pub constant: u32,
     /// Sectors (or lines) the load/store unit sends to the L1 per cycle.
     pub lsu_blocks_per_cycle: u32,
+    /// Distinct L1 lines whose blocks the L1's data stage serves per cycle (one wavefront
+    /// per 128 B line: a gather of 32 lanes over 32 lines takes 32 cycles).
+    #[serde(default = "one")]
+    pub l1_lines_per_cycle: u32,
     /// Memory instructions the load/store unit queues per SM.
     pub lsu_queue: u32,
     /// Shared-memory banks (4-byte words).
     pub shared_banks: u32,
+    /// The order a warp issues a block's instructions in.
+    #[serde(default)]
+    pub issue_order: IssueOrder,
 }
 
 impl PipelineConfig {
@@ -48,6 +72,7 @@ impl PipelineConfig {
     pub fn zero_count(&self) -> Option<&'static str> {
         [
             ("pipeline.lsu_blocks_per_cycle", self.lsu_blocks_per_cycle),
+            ("pipeline.l1_lines_per_cycle", self.l1_lines_per_cycle),
             ("pipeline.lsu_queue", self.lsu_queue),
             ("pipeline.shared_banks", self.shared_banks),
         ]
@@ -69,8 +94,10 @@ impl Default for PipelineConfig {
             shared: 24,
             constant: 8,
             lsu_blocks_per_cycle: 4,
+            l1_lines_per_cycle: 1,
             lsu_queue: 2,
             shared_banks: 32,
+            issue_order: IssueOrder::Scheduled,
         }
     }
 }

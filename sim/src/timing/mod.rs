@@ -39,6 +39,8 @@ pub mod dram;
 pub mod events;
 pub mod hints;
 pub mod icc;
+pub mod inst;
+pub mod issue_order;
 pub mod ld_cache;
 pub mod ledger;
 pub mod mem;
@@ -351,7 +353,7 @@ pub fn simulate_with_info(
     progress: &mut dyn FnMut(u64, u64, u64),
 ) -> Result<(Stats, RunInfo), SimError> {
     let prog = trace::decoded(module, f);
-    let kernel = trace::Kernel::new(f);
+    let kernel = trace::Kernel::new(f, cfg.pipeline.issue_order);
     let l1_block = TimingConfig::block_bytes(cfg.gpu.l1.sectored, cfg.gpu.l1.line_bytes);
     let params = trace::Tracer::params(&prog, bound);
     // The tracer's set-up materialises the launch's buffers (for a small launch as long as
@@ -472,7 +474,8 @@ pub fn simulate_with_info(
         mut memsys,
         decision,
     ) = model?;
-    let mut now = 0u64;
+    // The launch's fixed cost (`core.launch_ns`): the first TB is dispatched after it.
+    let mut now = cfg.gpu.core.launch_cycles();
     let mut done = 0u64;
     let mut replies = Vec::new();
     let mut assigned = Vec::new();

@@ -106,6 +106,10 @@ pub struct Sm<'p> {
     l1: Cache<(u32, u32)>,
     l1_latency: u64,
     block_bytes: u32,
+    /// The L1's line size: the data stage serves `pipeline.l1_lines_per_cycle` of them.
+    line_bytes: u64,
+    /// Per warp scheduler: the cycle it can issue again after a multi-slot instruction.
+    sched_busy: Vec<u64>,
     pipe: PipelineConfig,
     scheds: CoreSched,
     /// The warp slots, created at the SM's first launch (`num_slots` of them): most SMs of
@@ -205,6 +209,8 @@ impl<'p> Sm<'p> {
             l1,
             l1_latency: u64::from(g.l1.latency_cycles),
             block_bytes,
+            line_bytes: u64::from(g.l1.line_bytes.max(1)),
+            sched_busy: vec![0; g.core.warp_schedulers_per_sm.max(1) as usize],
             pipe: cfg.pipeline.clone(),
             scheds: CoreSched::new(
                 warp,
@@ -584,6 +590,12 @@ impl<'p> Sm<'p> {
             self.scheds.len()
         };
         for k in 0..n {
+            if let Some(&b) = self.sched_busy.get(k) {
+                if b > now {
+                    wake = wake.min(b);
+                    continue;
+                }
+            }
             self.ready.clear();
             // The scheduler's warps in slot order (the order of `used[k]`), skipping those
             // blocked until an event (`blocked` = MAX), which could not issue and set no
@@ -638,7 +650,7 @@ impl<'p> Sm<'p> {
                 continue;
             }
             let w = self.scheds.pick(k, &self.ready, &self.age, now);
-            self.issue(w, now, kernel);
+            self.issue(w, k, now, kernel);
             issued = true;
         }
         if n > 0 {
@@ -680,7 +692,7 @@ impl<'p> Sm<'p> {
         Ok(di.mem != NO_MEM)
     }
 
-    fn issue(&mut self, w: u32, now: u64, kernel: &Kernel) {
+    fn issue(&mut self, w: u32, k: usize, now: u64, kernel: &Kernel) {
         let s = w as usize;
         let c = self.warps[s].ctx as usize;
         let Some(tb) = self.ctxs[c].as_mut() else {
@@ -703,10 +715,18 @@ impl<'p> Sm<'p> {
                 Class::Mem => p.constant,
             })
         };
+        // An instruction ptxas expands into `slots` SASS instructions holds its warp and
+        // its scheduler for that many issue cycles; its result comes `slots - 1` later.
+        let slots = u64::from(st.slots.max(1));
+        if slots > 1 {
+            if let Some(b) = self.sched_busy.get_mut(k) {
+                *b = now + slots;
+            }
+        }
         let ws = &mut self.warps[s];
         ws.pos += 1;
-        ws.next_issue = now + 1;
-        set_blocked(&mut self.blocked, &mut self.live, s, now + 1);
+        ws.next_issue = now + slots;
+        set_blocked(&mut self.blocked, &mut self.live, s, now + slots);
         ws.ready_cached = false;
         match st.class {
             Class::Barrier => {
@@ -763,7 +783,7 @@ impl<'p> Sm<'p> {
                 });
             }
             class => {
-                let t = now + lat(class);
+                let t = now + (slots - 1) + lat(class);
                 for d in &st.dsts {
                     if let Some(r) = ws.regs.get_mut(*d as usize) {
                         *r = t;
@@ -785,6 +805,10 @@ impl<'p> Sm<'p> {
 
     fn lsu_cycle(&mut self, now: u64, mem: &mut MemSystem) {
         let mut budget = self.pipe.lsu_blocks_per_cycle.max(1);
+        // The L1's data stage serves the blocks of `l1_lines_per_cycle` lines a cycle: a
+        // warp access touching 16 lines takes 16 cycles however few sectors each.
+        let mut lines = self.pipe.l1_lines_per_cycle.max(1);
+        let mut line = u64::MAX;
         while budget > 0 {
             let Some(e) = self.lsu.front_mut() else {
                 return;
@@ -812,6 +836,14 @@ impl<'p> Sm<'p> {
             let at = now + self.l1_latency;
             while budget > 0 && e.next < e.op.len {
                 let block = self.lsu_blocks[e.next as usize];
+                let l = block / self.line_bytes;
+                if l != line {
+                    if lines == 0 {
+                        return;
+                    }
+                    lines -= 1;
+                    line = l;
+                }
                 match e.op.kind {
                     AccessKind::Load => {
                         let who = (e.warp, e.load);

@@ -18,6 +18,8 @@
 //! not race see the same values as `sim::run`.
 
 use super::coalesce::{bank_conflicts, coalesce};
+pub use super::inst::{Class, DynInst, StaticInst, NO_MEM};
+use super::issue_order::{BlockSchedule, IssueOrder, MemOrder};
 use crate::interp::{
     param_block, AccessKind, Control, Geometry, Globals, MemAccess, MemObserver, Program, Space,
     Step, TbExec,
@@ -27,45 +29,85 @@ use launch::BoundLaunch;
 use ptx_parser::{Function, Module, Opcode, Operand};
 use std::sync::Arc;
 
-/// Instruction classes with their own latency.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
-    /// Integer, logic, moves, comparisons, conversions.
-    Int,
-    /// Single precision arithmetic.
-    Fp,
-    /// Double precision arithmetic.
-    Dp,
-    /// Special functions, divisions, square roots.
-    Sfu,
-    /// Branches, exits, shuffles, votes, fences.
-    Ctrl,
-    /// `bar.sync` / `barrier`.
-    Barrier,
-    /// Loads, stores, atomics.
-    Mem,
-}
-
-/// What the timing model needs of one static instruction.
-#[derive(Clone, Debug)]
-pub struct StaticInst {
-    /// Class.
-    pub class: Class,
-    /// Registers written (IR register indices).
-    pub dsts: Vec<u32>,
-    /// Registers read (including the guard).
-    pub srcs: Vec<u32>,
-    /// A branch's target instruction.
-    pub target: Option<u32>,
+/// The SASS instructions a warp issues for one PTX instruction on the common path, for
+/// the instructions ptxas expands into a sequence (the rest: 1). Measured with ptxas 13.0
+/// for sm_90 (`tools/sass/expansion.py`, which also gives sm_75, within 3 of these; table
+/// in docs/VALIDATION.md, "The timing model against the H100's counters"); slow paths
+/// for special operands (denormals, zero, infinity) are not counted.
+pub fn sass_slots(op: &Opcode, words: &[String]) -> u8 {
+    use Opcode::*;
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let ftz = has("ftz");
+    let approx = has("approx");
+    let f64 = has("f64");
+    let int64 = has("s64") || has("u64") || has("b64");
+    let signed = has("s32") || has("s64");
+    match op {
+        Div if f64 => 17,
+        Div if has("f32") && approx => {
+            if ftz {
+                2
+            } else {
+                5
+            }
+        }
+        Div if has("f32") && has("full") => 8,
+        Div if has("f32") => 9,
+        Div if int64 => {
+            if signed {
+                88
+            } else {
+                72
+            }
+        }
+        Div => {
+            if signed {
+                24
+            } else {
+                18
+            }
+        }
+        Rem if int64 => {
+            if signed {
+                82
+            } else {
+                68
+            }
+        }
+        Rem => {
+            if signed {
+                22
+            } else {
+                17
+            }
+        }
+        Rcp if f64 => 12,
+        Rcp if approx && ftz => 1,
+        Rcp if approx => 8,
+        Rcp => 10,
+        Sqrt if f64 => 17,
+        Sqrt if approx && ftz => 1,
+        Sqrt if approx => 4,
+        Sqrt => 10,
+        Rsqrt | Ex2 | Lg2 if has("f32") && !ftz => 4,
+        Sin | Cos => 2,
+        _ => 1,
+    }
 }
 
 /// The static instructions of a kernel.
 #[derive(Clone, Debug)]
 pub struct Kernel {
-    /// Per instruction index.
+    /// Per instruction index; beyond `ptx_len`, the renamed copies of unrolled loops
+    /// ([`BlockSchedule`]).
     pub insts: Vec<StaticInst>,
+    /// The PTX's instructions (the interpreter's program).
+    pub ptx_len: usize,
     /// Registers of the kernel (scoreboard size).
     pub num_regs: usize,
+    /// The blocks' issue orders when they differ from the PTX's
+    /// ([`IssueOrder::Scheduled`]).
+    pub schedule: Option<BlockSchedule>,
 }
 
 fn regs_of(o: &Operand, out: &mut Vec<u32>) {
@@ -85,9 +127,9 @@ fn regs_of(o: &Operand, out: &mut Vec<u32>) {
 }
 
 impl Kernel {
-    /// Classes and register operands of `f`'s instructions.
-    pub fn new(f: &Function) -> Kernel {
-        let insts = f
+    /// Classes and register operands of `f`'s instructions, issued in `order`.
+    pub fn new(f: &Function, order: IssueOrder) -> Kernel {
+        let insts: Vec<StaticInst> = f
             .insts
             .iter()
             .map(|i| {
@@ -148,30 +190,48 @@ impl Kernel {
                     dsts,
                     srcs,
                     target,
+                    slots: sass_slots(&i.op, &words),
                 }
             })
             .collect();
+        let ptx_len = insts.len();
+        let mut insts = insts;
+        let mut num_regs = f.regs.len();
+        let schedule = match order {
+            IssueOrder::Ptx => None,
+            IssueOrder::Scheduled => {
+                use Opcode::*;
+                let mut mem: Vec<MemOrder> = f
+                    .insts
+                    .iter()
+                    .map(|i| match i.op {
+                        Ld | Ldu | Prefetch | Prefetchu => MemOrder::Load,
+                        St | Atom | Red | CpAsync => MemOrder::Store,
+                        _ => MemOrder::None,
+                    })
+                    .collect();
+                let ends: Vec<bool> = insts
+                    .iter()
+                    .map(|s| matches!(s.class, Class::Ctrl | Class::Barrier))
+                    .collect();
+                let branch: Vec<bool> = f.insts.iter().map(|i| i.op == Bra).collect();
+                Some(BlockSchedule::new(
+                    &mut insts,
+                    &mut mem,
+                    &ends,
+                    &branch,
+                    &mut num_regs,
+                ))
+                .filter(|s| s.reorders)
+            }
+        };
         Kernel {
             insts,
-            num_regs: f.regs.len(),
+            ptx_len,
+            num_regs,
+            schedule,
         }
     }
-}
-
-/// No memory operation.
-pub const NO_MEM: u32 = u32::MAX;
-
-/// One executed warp instruction.
-#[derive(Clone, Copy, Debug)]
-pub struct DynInst {
-    /// Instruction index.
-    pub pc: u32,
-    /// Lanes that executed it (guard true).
-    pub lanes: u8,
-    /// Index into [`WarpTrace::mems`], or [`NO_MEM`].
-    pub mem: u32,
-    /// For a barrier instruction: its [`crate::interp::BarrierArrival`], packed.
-    pub bar: u16,
 }
 
 /// One executed memory instruction.
@@ -294,6 +354,9 @@ pub struct Tracer<'p> {
     rec: Recorder,
     /// SMs of the simulated GPU (`%nsmid`).
     num_sms: u32,
+    /// The kernel's block issue orders, and scratch space for applying them.
+    schedule: Option<&'p BlockSchedule>,
+    tmp: Vec<DynInst>,
 }
 
 /// The last kernel [`decoded`] decoded on this thread: its module, its index there, and the
@@ -425,10 +488,10 @@ impl<'p> Tracer<'p> {
         banks: u32,
         budget: Budget,
     ) -> Result<Tracer<'p>, SimError> {
-        if kernel.insts.len() != prog.len() {
+        if kernel.ptx_len != prog.len() {
             return Err(SimError::Internal(format!(
                 "the static instructions ({}) do not match the program ({})",
-                kernel.insts.len(),
+                kernel.ptx_len,
                 prog.len()
             )));
         }
@@ -448,6 +511,8 @@ impl<'p> Tracer<'p> {
                 ..Recorder::default()
             },
             num_sms: 1,
+            schedule: kernel.schedule.as_ref(),
+            tmp: Vec::new(),
         })
     }
 
@@ -499,18 +564,25 @@ impl<'p> Tracer<'p> {
                 }
                 Control::Barrier => {
                     for (x, other) in windows.iter_mut().enumerate() {
+                        let from = other.insts.len();
                         while exec.state(x) == Control::Continue {
                             self.step(exec, x, other)?;
                         }
+                        self.reorder(other, from);
                     }
                     exec.release_barrier()?;
                 }
                 Control::Continue => {}
             }
             let t = &mut windows[w];
-            while t.insts.len() < CHUNK && exec.state(w) == Control::Continue {
+            let from = t.insts.len();
+            // A window ends at a block's end, so that the block can be issued in its
+            // scheduled order (`issue_order`); a block is at most the kernel long.
+            while (t.insts.len() < CHUNK || self.mid_block(t)) && exec.state(w) == Control::Continue
+            {
                 self.step(exec, w, t)?;
             }
+            self.reorder(t, from);
             if exec.state(w) != Control::Continue {
                 // Stopped at a barrier or exited: when no warp of the TB can step any more
                 // the TB is deadlocked, reported here with who waits where.
@@ -520,6 +592,18 @@ impl<'p> Tracer<'p> {
                 t.ended = exec.state(w) == Control::Exited;
                 return Ok(());
             }
+        }
+    }
+
+    /// Whether `t` ends inside a block or a loop group that is reordered as one.
+    fn mid_block(&self, t: &WarpTrace) -> bool {
+        self.schedule.is_some_and(|s| s.wants_more(&t.insts))
+    }
+
+    /// Puts the blocks of `t.insts[from..]` in their issue order.
+    fn reorder(&mut self, t: &mut WarpTrace, from: usize) {
+        if let Some(s) = self.schedule {
+            s.apply(&mut t.insts[from..], &mut self.tmp);
         }
     }
 
