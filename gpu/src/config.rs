@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+pub use crate::dram::{BankHash, DramConfig, DramScheduler, Refresh};
 use crate::timing::{MemPathConfig, PipelineConfig};
 
 /// One GPU.
@@ -225,40 +226,6 @@ pub struct InterconnectConfig {
     pub flit_bytes: u32,
     /// Network clock.
     pub clock_mhz: u32,
-}
-
-/// DRAM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DramConfig {
-    /// Technology (`GDDR5`, `HBM2`...).
-    pub kind: String,
-    /// Memory channels (controllers).
-    pub channels: u32,
-    /// Minimum DRAM latency in core cycles (GPGPU-Sim `dram_latency`).
-    pub latency_cycles: u32,
-    /// DRAM command clock.
-    pub clock_mhz: u32,
-    /// Bus width per channel.
-    pub bus_bytes_per_channel: u32,
-    /// Transfers per command clock (4 = QDR).
-    pub data_rate: u32,
-    /// Peak bandwidth = channels x bus bytes x clock x data rate ([`DramConfig::peak_gbps`]).
-    /// Stated in the file for the reader and checked against the four fields it derives
-    /// from; the simulator uses those fields.
-    pub bandwidth_gbps: f64,
-}
-
-impl DramConfig {
-    /// Peak bandwidth in GB/s from the fields the DRAM model uses: channels x bus bytes x
-    /// command clock x data rate.
-    pub fn peak_gbps(&self) -> f64 {
-        f64::from(self.channels)
-            * f64::from(self.bus_bytes_per_channel)
-            * f64::from(self.clock_mhz)
-            * f64::from(self.data_rate)
-            / 1000.0
-    }
 }
 
 /// Largest GPU configuration file read (1 MiB; the shipped ones are about 5 KB).
@@ -557,6 +524,7 @@ impl GpuConfig {
                 )));
             }
         }
+        dram.check(c.clock_mhz, l2.line_bytes).map_err(bad)?;
         for (field, v, max) in [
             ("core.num_sms", u64::from(c.num_sms), LIMITS.sms),
             (
@@ -791,6 +759,73 @@ mod tests {
         for name in GpuConfig::builtin_names() {
             GpuConfig::builtin(name).unwrap().validate(name).unwrap();
         }
+    }
+
+    /// The DRAM device and controller fields (issue 38): every shipped file passes, and each
+    /// broken field is refused with its key.
+    #[test]
+    fn dram_fields_are_checked() {
+        for name in GpuConfig::builtin_names() {
+            let g = GpuConfig::builtin(name).unwrap();
+            let d = &g.dram;
+            assert_eq!(d.scheduler, DramScheduler::FrFcfs, "{name}");
+            // Whole bursts on the bus, and an L2 block in one row.
+            assert_eq!(
+                d.burst_length % (d.pseudo_channels * d.data_rate),
+                0,
+                "{name}"
+            );
+            assert!(d.row_bytes >= g.l2.line_bytes, "{name}");
+            assert!(
+                d.pipeline_core_cycles(g.core.clock_mhz) > 0,
+                "{name}: latency_cycles leaves no pipeline"
+            );
+        }
+        let volta = GpuConfig::builtin("volta").unwrap();
+        type Edit = fn(&mut GpuConfig);
+        let cases: [(Edit, &str); 9] = [
+            (
+                |g| g.dram.banks = 12,
+                "dram.banks = 12, but it must be a power of two",
+            ),
+            (|g| g.dram.banks = 0, "dram.banks = 0"),
+            (
+                |g| g.dram.bank_groups = 32,
+                "each pseudo-channel needs whole bank groups",
+            ),
+            (
+                |g| g.dram.burst_length = 3,
+                "dram.burst_length = 3 must be a multiple",
+            ),
+            (|g| g.dram.row_bytes = 64, "dram.row_bytes = 64 is smaller"),
+            (
+                |g| g.dram.t_rc = 10,
+                "dram.t_rc = 10 is less than dram.t_ras",
+            ),
+            (
+                |g| (g.dram.write_low, g.dram.write_high) = (100, 50),
+                "need write_low < write_high <= write_queue",
+            ),
+            (
+                |g| g.dram.t_rfc = g.dram.t_refi,
+                "dram.refresh = PerBank needs 0 < dram.t_rfc",
+            ),
+            (
+                |g| g.dram.latency_cycles = 10,
+                "dram.latency_cycles = 10 is less than",
+            ),
+        ];
+        for (edit, want) in cases {
+            let mut g = volta.clone();
+            edit(&mut g);
+            let e = g.validate("test").unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        // The FIFO model has no device part in its latency.
+        let mut fifo = volta.clone();
+        fifo.dram.scheduler = DramScheduler::Fifo;
+        fifo.dram.latency_cycles = 10;
+        fifo.validate("test").unwrap();
     }
 
     #[test]

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod dram;
 pub mod error;
 pub mod estimate;
 pub mod occupancy;

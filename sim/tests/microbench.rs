@@ -6,12 +6,21 @@
 //! * pointer chase (one thread, `j = next[j]`): cycles per load on an L1-resident chain =
 //!   the L1 latency plus the loop's dependent integer ops; on a chain twice the L1 (LRU thrash,
 //!   far below the L2) = that plus the L2 path (NoC both ways + `l2.latency_cycles`); on
-//!   never-touched lines = that plus the DRAM latency and one block's transfer;
+//!   never-touched lines = that plus the DRAM access: with the FR-FCFS model (every shipped
+//!   configuration) the controller's pipeline plus the device time of the row state each
+//!   access finds (hit, miss or conflict, replayed from the address mapping), with the FIFO
+//!   model `dram.latency_cycles` plus one block's transfer;
+//! * DRAM rows (issue 38): a chase through the blocks of one row of one bank pays the
+//!   row-hit latency (tCL and the burst after the pipeline), one alternating between two
+//!   rows of one bank the row-conflict latency (tRP + tRCD + tCL and the burst);
 //! * a working set read twice: the second pass hits in the L2 below its capacity and goes to
 //!   DRAM above it; the same for the L1, whose capacity is the unified array minus the
 //!   shared-memory carveout on Volta and Hopper (a kernel using shared memory gets less);
 //! * streaming bandwidth against the number of TBs: never above the configured DRAM
 //!   bandwidth, within 20 % of it with enough TBs;
+//! * random-access bandwidth (32 B sectors at random over an array far beyond the L2): every
+//!   access opens a row, so the ACTIVATE rate bounds it (tRRD and tFAW per pseudo-channel,
+//!   tRC per bank, the command bus), well below the streaming peak;
 //! * one line read by every TB: the L2 misses once per block, every other access hits;
 //! * a multi-module GPU (`mcm4`, issue 17): the chase above runs with first-touch pages (all
 //!   local to SM 0's module); with pages interleaved, each remote load adds the configured
@@ -21,14 +30,22 @@
 //! `cargo test --release -p sim --test microbench -- --nocapture` prints the measured
 //! values (docs/VALIDATION.md has the table). Bigger sweeps: `-- --ignored`.
 
+use gpu::config::{DramScheduler, Refresh};
 use gpu::GpuConfig;
 use launch::Launch;
+use sim::timing::dram::{DramLocation, DramMap};
 use sim::timing::numa::{Placement, PlacementKind};
 use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig, WarpPolicy};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 const PTX: &str = include_str!("microbench/ubench.compute_70.ptx");
 const KB: u64 = 1024;
+/// Address of a launch's first buffer parameter (`launch::bind::buffer_base`), where the
+/// chases' chains are: the DRAM mapping of a chain is that of these addresses.
+fn buf0() -> u64 {
+    launch::bind::buffer_base(0)
+}
 
 /// Every builtin configuration (the ICC paper's `icc` included, issue 16).
 fn configs() -> Vec<TimingConfig> {
@@ -125,11 +142,100 @@ fn l2_path(cfg: &TimingConfig) -> f64 {
         + f64::from(g.l2.latency_cycles)
 }
 
-/// The configured extra of a DRAM access over an L2 hit: the DRAM latency plus one block's
-/// transfer at one channel's bandwidth.
-fn dram_extra(cfg: &TimingConfig) -> f64 {
+/// The row-buffer state a DRAM access finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowState {
+    /// Its row is open.
+    Hit,
+    /// Its bank is precharged: ACTIVATE first.
+    Miss,
+    /// Another row is open: PRECHARGE and ACTIVATE first.
+    Conflict,
+}
+
+/// DRAM bursts of one L2 block.
+fn bursts(g: &GpuConfig) -> u64 {
+    l2_block(g).div_ceil(u64::from(g.dram.burst_bytes()))
+}
+
+/// DRAM cycles from an access's first command to its last data in state `s`: tCL and the
+/// bursts (the model spaces a block's bursts tCCD_S apart), after tRCD for a miss, after
+/// tRP + tRCD for a conflict.
+fn device_cycles(g: &GpuConfig, s: RowState) -> u64 {
+    let d = &g.dram;
+    let data =
+        u64::from(d.t_cl) + (bursts(g) - 1) * u64::from(d.t_ccd_s) + u64::from(d.burst_cycles());
+    data + match s {
+        RowState::Hit => 0,
+        RowState::Miss => u64::from(d.t_rcd),
+        RowState::Conflict => u64::from(d.t_rp + d.t_rcd),
+    }
+}
+
+/// Core cycles of `dram` DRAM cycles (fractional).
+fn dram_to_core(g: &GpuConfig, dram: f64) -> f64 {
+    dram * f64::from(g.core.clock_mhz) / f64::from(g.dram.clock_mhz)
+}
+
+/// The configured extra of an unloaded DRAM access in state `s` over an L2 hit, in core
+/// cycles. FR-FCFS: the controller's pipeline (`latency_cycles` less tRCD + tCL,
+/// [`gpu::config::DramConfig::pipeline_core_cycles`]) plus the device time; a row miss
+/// costs `latency_cycles` plus the block's transfer, as the FIFO model charges every access.
+fn dram_extra(cfg: &TimingConfig, s: RowState) -> f64 {
     let g = &cfg.gpu;
-    f64::from(g.dram.latency_cycles) + l1_block(g) as f64 / channel_rate(g)
+    match g.dram.scheduler {
+        DramScheduler::Fifo => {
+            f64::from(g.dram.latency_cycles) + l1_block(g) as f64 / channel_rate(g)
+        }
+        DramScheduler::FrFcfs => {
+            f64::from(g.dram.pipeline_core_cycles(g.core.clock_mhz))
+                + dram_to_core(g, device_cycles(g, s) as f64)
+        }
+    }
+}
+
+/// How far above the configured value a DRAM chase may measure, in core cycles: besides
+/// the L2 path's whole cycles, an FR-FCFS access waits for the next DRAM clock edge to
+/// enter its queue and its data for the next core clock edge to leave (each less than one
+/// cycle of its clock).
+fn dram_slack(g: &GpuConfig) -> f64 {
+    match g.dram.scheduler {
+        DramScheduler::Fifo => 1.5,
+        DramScheduler::FrFcfs => 1.5 + dram_to_core(g, 1.0),
+    }
+}
+
+/// The row state each access of `addrs` finds when they reach the DRAM one at a time (a
+/// pointer chase) with every bank precharged at first, open rows, no refresh: the
+/// configured address mapping replayed ([`DramMap`]; on a multi-module GPU the data of a
+/// first-touch chase from SM 0 is in module 0).
+fn row_states(g: &GpuConfig, addrs: &[u64]) -> Vec<RowState> {
+    let map = DramMap::new(g).in_module(0);
+    row_states_at(addrs, |a| map.locate(a))
+}
+
+/// [`row_states`] with the location of each address from `locate`.
+fn row_states_at(addrs: &[u64], locate: impl Fn(u64) -> DramLocation) -> Vec<RowState> {
+    let mut open = HashMap::new();
+    addrs
+        .iter()
+        .map(|&a| {
+            let l = locate(a);
+            match open.insert((l.channel, l.bank), l.row) {
+                None => RowState::Miss,
+                Some(r) if r == l.row => RowState::Hit,
+                Some(_) => RowState::Conflict,
+            }
+        })
+        .collect()
+}
+
+/// `cfg` without DRAM refresh: the latency chases measure the row states alone (a
+/// per-bank refresh every 3.9 us would close the chased row every few steps).
+fn no_refresh(cfg: &TimingConfig) -> TimingConfig {
+    let mut c = cfg.clone();
+    c.set("dram.refresh", "none").expect("set");
+    c
 }
 
 /// Peak DRAM bytes per core cycle.
@@ -158,19 +264,29 @@ fn channel_rate(g: &GpuConfig) -> f64 {
 /// The streaming bandwidth (bytes per core cycle) the configured MSHRs allow with `sms` SMs
 /// streaming, by Little's law: bytes in flight / the time each request holds its MSHR.
 /// An L2 MSHR is held from the miss to the fill, at least `l2.latency_cycles` (the access
-/// that missed) + one block's transfer on its channel + `dram.latency_cycles`; all slices
-/// together hold `slices * l2.mshr_entries` blocks. An L1 MSHR is held from the miss to the
-/// reply, at least the L1 latency + the L2 path + the DRAM extra (the DRAM chase's latency).
-/// Queueing only lengthens the holds, so this is an upper bound (the streaming test's
-/// expectation with `min` of the DRAM peak).
+/// that missed) + the fastest DRAM access (a row hit; with the FIFO model the latency and
+/// one block's transfer); all slices together hold `slices * l2.mshr_entries` blocks. An L1
+/// MSHR is held from the miss to the reply, at least the L1 latency + the L2 path + that
+/// DRAM access. Queueing and row misses only lengthen the holds, so this is an upper bound
+/// (the streaming test's expectation with `min` of the DRAM peak).
 fn mshr_bound(cfg: &TimingConfig, sms: u64) -> f64 {
+    mshr_bound_at(cfg, sms, RowState::Hit)
+}
+
+/// [`mshr_bound`] with DRAM accesses in state `s` (a random stream's are row conflicts).
+fn mshr_bound_at(cfg: &TimingConfig, sms: u64, s: RowState) -> f64 {
     let g = &cfg.gpu;
     let b2 = l2_block(g);
-    let l2_hold = f64::from(g.l2.latency_cycles)
-        + (b2 as f64 / channel_rate(g)).ceil()
-        + f64::from(g.dram.latency_cycles);
+    let dram = match g.dram.scheduler {
+        // The FIFO channel rounds the transfer's end up to a whole cycle.
+        DramScheduler::Fifo => {
+            (b2 as f64 / channel_rate(g)).ceil() + f64::from(g.dram.latency_cycles)
+        }
+        DramScheduler::FrFcfs => dram_extra(cfg, s),
+    };
+    let l2_hold = f64::from(g.l2.latency_cycles) + dram;
     let l2 = f64::from(g.l2.slices) * f64::from(g.l2.mshr_entries) * b2 as f64 / l2_hold;
-    let l1_hold = f64::from(g.l1.latency_cycles) + l2_path(cfg) + dram_extra(cfg);
+    let l1_hold = f64::from(g.l1.latency_cycles) + l2_path(cfg) + dram_extra(cfg, s);
     let l1 = sms as f64 * f64::from(g.l1.mshr_entries) * l1_block(g) as f64 / l1_hold;
     l1.min(l2)
 }
@@ -192,23 +308,29 @@ fn expected_l1(g: &GpuConfig, tbs: u64, shared: u64) -> u64 {
     g.l1.unified_bytes - kb * KB
 }
 
-/// A pointer chain through `lines` lines 128 B apart (word 32 i -> 32 (i + 1) mod lines),
-/// written to a temporary file for the `file(PATH)` initialiser.
-fn chain_file(lines: u64) -> PathBuf {
+/// A pointer chain through the words `words` in order (word `w_i` holds `w_(i+1)`, the last
+/// one the first) in a buffer of `len` words, written to a temporary file for the
+/// `file(PATH)` initialiser.
+fn chain_file(words: &[u64], len: u64) -> PathBuf {
     // One file per call: tests run side by side, and each removes its file when done.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!(
-        "paver-ubench-chain-{}-{call}-{lines}.bin",
+        "paver-ubench-chain-{}-{call}-{len}.bin",
         std::process::id()
     ));
-    let mut bytes = vec![0u8; (lines * 128) as usize];
-    for i in 0..lines {
-        let next = (((i + 1) % lines) * 32) as u32;
-        bytes[(i * 128) as usize..(i * 128 + 4) as usize].copy_from_slice(&next.to_le_bytes());
+    let mut bytes = vec![0u8; (len * 4) as usize];
+    for (i, &w) in words.iter().enumerate() {
+        let next = words[(i + 1) % words.len()] as u32;
+        bytes[(w * 4) as usize..(w * 4 + 4) as usize].copy_from_slice(&next.to_le_bytes());
     }
     std::fs::write(&path, bytes).expect("write chain");
     path
+}
+
+/// The chain through `lines` lines 128 B apart (word 32 i -> 32 (i + 1) mod lines).
+fn line_chain(lines: u64) -> Vec<u64> {
+    (0..lines).map(|i| i * 32).collect()
 }
 
 /// Cycles per load of a chase over `lines` lines: two runs of `warm + n` and `warm + 2n`
@@ -224,10 +346,22 @@ fn chase_placed(
     lines: u64,
     warm: bool,
 ) -> (f64, Stats) {
-    let file = chain_file(lines);
+    chase_words(cfg, placement, &line_chain(lines), lines * 32, warm)
+}
+
+/// [`chase_placed`] through the chain `words` in a buffer of `len` words: the mean of
+/// steps `n / 2 .. n` of the chain (`n` = its length, at most 4096) after `warm` laps.
+fn chase_words(
+    cfg: &TimingConfig,
+    placement: Option<Placement>,
+    words: &[u64],
+    len: u64,
+    warm: bool,
+) -> (f64, Stats) {
+    let file = chain_file(words, len);
     let init = format!("file({})", file.display());
-    let n = lines.min(4096);
-    let w = if warm { lines } else { 0 };
+    let n = (words.len() as u64).min(4096);
+    let w = if warm { words.len() as u64 } else { 0 };
     let go = |steps: u64| {
         run_placed(
             cfg,
@@ -238,7 +372,7 @@ fn chase_placed(
             1,
             0,
             &[
-                P::Buf(lines * 32, init.clone()),
+                P::Buf(len, init.clone()),
                 P::Val(steps),
                 P::Buf(1, "zeros".into()),
             ],
@@ -249,11 +383,25 @@ fn chase_placed(
     ((b.cycles - a.cycles) as f64 / (n - n / 2) as f64, b)
 }
 
-/// Pointer chase: L1, L2 and DRAM plateaus at the configured latencies.
+/// The configured DRAM extra, averaged over steps `n / 2 .. n` of a cold chase through the
+/// byte addresses `addrs` (the steps [`chase_words`] measures): each step's row state from
+/// the replayed mapping ([`row_states`]).
+fn chase_dram_extra(cfg: &TimingConfig, addrs: &[u64]) -> f64 {
+    let n = addrs.len().min(4096);
+    mean_dram_extra(cfg, &row_states(&cfg.gpu, &addrs[..n])[n / 2..])
+}
+
+/// The configured DRAM extra averaged over accesses in the row states `steps`.
+fn mean_dram_extra(cfg: &TimingConfig, steps: &[RowState]) -> f64 {
+    steps.iter().map(|&s| dram_extra(cfg, s)).sum::<f64>() / steps.len() as f64
+}
+
+/// Pointer chase: L1, L2 and DRAM plateaus at the configured latencies (refresh off: see
+/// [`no_refresh`]).
 #[test]
 fn pointer_chase_plateaus_at_the_configured_latencies() {
     let mut report = String::new();
-    for cfg in configs() {
+    for cfg in configs().iter().map(no_refresh) {
         let g = &cfg.gpu;
         let l1 = expected_l1(g, 1, 0);
         // Half the L1, warm: every load an L1 hit.
@@ -275,11 +423,13 @@ fn pointer_chase_plateaus_at_the_configured_latencies() {
             "{}: L2 chase {at_l2:.1}, configured {want_l2:.1}",
             g.name
         );
-        // Never-touched lines: every load misses the L2.
+        // Never-touched lines: every load misses the L2. Consecutive lines of a channel fill
+        // a row of each bank group in turn, so most loads hit an open row (FR-FCFS).
         let at_dram = chase(&cfg, 8192, false);
-        let want_dram = want_l2 + dram_extra(&cfg);
+        let lines: Vec<u64> = (0..8192).map(|i| buf0() + i * 128).collect();
+        let want_dram = want_l2 + chase_dram_extra(&cfg, &lines);
         assert!(
-            (at_dram - want_dram).abs() <= 1.5,
+            at_dram >= want_dram - 1.0 && at_dram <= want_dram + dram_slack(g),
             "{}: DRAM chase {at_dram:.1}, configured {want_dram:.1}",
             g.name
         );
@@ -292,16 +442,118 @@ fn pointer_chase_plateaus_at_the_configured_latencies() {
     eprint!("{report}");
 }
 
+/// Offsets (bytes into the chase's buffer) of the L2 blocks of the first `rows` rows met of
+/// the bank that holds offset 0 (its channel and bank), at most `per_row` per row, walking
+/// the configured mapping over the buffer's first `limit` bytes ([`DramMap`]).
+fn bank_rows(g: &GpuConfig, rows: usize, per_row: usize, limit: u64) -> Vec<Vec<u64>> {
+    let map = DramMap::new(g).in_module(0);
+    let first = map.locate(buf0());
+    let mut found: Vec<(u64, Vec<u64>)> = vec![(first.row, Vec::new())];
+    let mut off = 0;
+    while off < limit && !(found.len() == rows && found.iter().all(|r| r.1.len() == per_row)) {
+        let l = map.locate(buf0() + off);
+        if (l.channel, l.bank) == (first.channel, first.bank) {
+            let known = found.len();
+            match found.iter_mut().find(|r| r.0 == l.row) {
+                Some(r) if r.1.len() < per_row => r.1.push(off),
+                Some(_) => {}
+                None if known < rows => found.push((l.row, vec![off])),
+                None => {}
+            }
+        }
+        off += l2_block(g);
+    }
+    found.into_iter().map(|r| r.1).collect()
+}
+
+/// DRAM row hits and row conflicts (issue 38): a chase through the L2 blocks of one row of
+/// one bank (each block read once; after the first, every access finds its row open) pays
+/// the L2 chase plus the pipeline, tCL and the burst; one alternating between two rows of
+/// that bank (every access finds the other row open) pays tRP + tRCD more. The chains come
+/// from the configured address mapping; refresh off ([`no_refresh`]).
+#[test]
+fn dram_row_hit_and_row_conflict_latencies() {
+    let mut report = String::new();
+    for cfg in configs().iter().map(no_refresh) {
+        let g = &cfg.gpu;
+        if g.dram.scheduler == DramScheduler::Fifo {
+            continue;
+        }
+        let placement = local_placement(&cfg);
+        let per_row = (u64::from(g.dram.row_bytes) / l2_block(g)) as usize;
+        // The row holding the buffer's start begins below it: the chains use the next two
+        // rows of its bank, entered from word 0 (that first step is not measured).
+        let found = bank_rows(g, 3, per_row, 64 << 20);
+        let rows = &found[1..];
+        assert!(
+            rows.len() == 2 && rows.iter().all(|r| r.len() >= per_row / 2 && r.len() >= 8),
+            "{}: two rows of one bank in 64 MB: {:?}",
+            g.name,
+            found.iter().map(Vec::len).collect::<Vec<_>>()
+        );
+        let len = rows.iter().flatten().max().copied().unwrap_or(0) / 4 + 8;
+        let l1 = expected_l1(g, 1, 0);
+        let at_l1 = chase(&cfg, l1 / 2 / 128, true);
+        let want_l2 = at_l1 + l2_path(&cfg);
+        let hit_chain: Vec<u64> = std::iter::once(0)
+            .chain(rows[0].iter().map(|o| o / 4))
+            .collect();
+        let conflict_chain: Vec<u64> = std::iter::once(0)
+            .chain(
+                rows[0]
+                    .iter()
+                    .zip(&rows[1])
+                    .flat_map(|(a, b)| [a / 4, b / 4]),
+            )
+            .collect();
+        let mut line = format!("{:14}", g.name);
+        for (what, chain, state) in [
+            ("row hit", hit_chain, RowState::Hit),
+            ("row conflict", conflict_chain, RowState::Conflict),
+        ] {
+            let addrs: Vec<u64> = chain.iter().map(|w| buf0() + w * 4).collect();
+            // The chain is what the test meant: every measured step in that state.
+            let n = addrs.len();
+            assert!(
+                row_states(g, &addrs)[n / 2..].iter().all(|&s| s == state),
+                "{}: {what} chain",
+                g.name
+            );
+            let (at, s) = chase_words(&cfg, placement.clone(), &chain, len, false);
+            let want = want_l2 + dram_extra(&cfg, state);
+            assert!(
+                at >= want - 1.0 && at <= want + dram_slack(g),
+                "{}: {what} chase {at:.1}, configured {want:.1}",
+                g.name
+            );
+            let counted = match state {
+                RowState::Hit => s.dram.row_hits,
+                _ => s.dram.row_conflicts,
+            };
+            assert!(counted + 2 >= n as u64, "{}: {what}: {:?}", g.name, s.dram);
+            line.push_str(&format!(
+                "  {what} {at:6.1} (cfg {want:6.1}, {} steps)",
+                n - n / 2
+            ));
+        }
+        report.push_str(&line);
+        report.push('\n');
+    }
+    eprint!("{report}");
+}
+
 /// A multi-module GPU with pages interleaved over the modules: a DRAM pointer chase from SM
 /// 0 pays, on each remote load, the configured link round trip over the local chase (the
 /// request header and the reply, header and block, each `link_latency_cycles` plus its
 /// bytes at `link_gbps`). The remote share is the one the run's statistics count, so the
 /// extra per load is that share of the round trip (up to two cycles of rounding per
-/// remote load: arrivals are whole cycles).
+/// remote load: arrivals are whole cycles), plus the difference of the two chains' DRAM row
+/// states (the placement moves the data to other channels and banks; refresh off,
+/// [`no_refresh`]).
 #[test]
 fn numa_remote_chase_pays_the_configured_link_round_trip() {
     let mut checked = 0;
-    for cfg in configs() {
+    for cfg in configs().iter().map(no_refresh) {
         let Some(numa) = cfg.gpu.numa.clone() else {
             continue;
         };
@@ -315,9 +567,17 @@ fn numa_remote_chase_pays_the_configured_link_round_trip() {
         let link_rate = numa.link_gbps * 1e3 / f64::from(g.core.clock_mhz);
         let round_trip =
             2.0 * f64::from(numa.link_latency_cycles) + (h + h + l1_block(g)) as f64 / link_rate;
-        let want = local + share * round_trip;
+        // The two placements put the chain in different channels, banks and rows: the
+        // DRAM row states of the measured steps differ.
+        let addrs: Vec<u64> = (0..4096).map(|i| buf0() + i * 128).collect();
+        let map = DramMap::new(g).in_module(0);
+        let local_states = row_states_at(&addrs, |a| map.locate(a));
+        let spread_states = row_states_at(&addrs, |a| map.locate_interleaved(a));
+        let rows = mean_dram_extra(&cfg, &spread_states[2048..])
+            - mean_dram_extra(&cfg, &local_states[2048..]);
+        let want = local + share * round_trip + rows;
         eprintln!(
-            "{}: local chase {local:.1}, interleaved {remote:.1} (remote share {share:.3}, round trip {round_trip:.2}): expected {want:.1}",
+            "{}: local chase {local:.1}, interleaved {remote:.1} (remote share {share:.3}, round trip {round_trip:.2}, DRAM rows {rows:+.2}): expected {want:.1}",
             g.name
         );
         // Pages of 64 KB over 4 modules: about three loads in four are remote.
@@ -454,9 +714,15 @@ fn working_set_read_twice_hits_in_l1_below_its_capacity() {
 /// warps reading twice its L1 twice keeps hits under GTO, which starves the youngest warp,
 /// and none under LRR, which keeps the warps together: the set mapping (line mod 96) and LRU
 /// give a cyclic stream over 8 lines per 4-way set no hit, as the capacity test expects.
+/// The starved warp's hits depend on when each fill returns: with the FIFO DRAM model (the
+/// one this was found with: fills in arrival order, each a fixed latency after its
+/// transfer) GTO keeps 13.5 %; with the banked FR-FCFS model, which returns fills out of
+/// arrival order (row hits first), it keeps none, as LRR. The test keeps the FIFO model: its
+/// subject is the L1 and the warp order, not DRAM timing.
 #[test]
 fn l1_thrash_with_saturated_mshrs_depends_on_warp_order() {
-    let cfg = TimingConfig::new(GpuConfig::builtin("icc").expect("builtin"));
+    let mut cfg = TimingConfig::new(GpuConfig::builtin("icc").expect("builtin"));
+    cfg.set("dram.scheduler", "fifo").expect("set");
     let g = &cfg.gpu;
     let bytes = 2 * g.l1.size_bytes;
     let warps = 8;
@@ -552,12 +818,31 @@ fn l2_full_size() {
     l2_twice(&configs());
 }
 
+/// The configurations whose streaming bandwidth with 8 TBs per SM stays below 80 % of the
+/// expected (the banked DRAM model, issue 38). titanx_pascal: 63 % (296 of 467 B/cycle):
+/// GDDR5X keeps GDDR5's row cycle (tRC 41.6 ns = 104 DRAM cycles) while streaming a 2 KB row
+/// takes 128, and its 64-entry FR-FCFS read queue (GPGPU-Sim SM6_TITANX) holds few
+/// requests per open row when 224 TBs read 5.6 MB in three grid-stride passes: 17.5 % of
+/// the reads are row conflicts and the data bus is busy 62 % of the time. (With
+/// `--set dram.read_queue=256` it reaches 80 %: the queue depth NVIDIA's controller has is
+/// not public.)
+const STREAMING_BELOW_80_PERCENT: &[&str] = &["titanx_pascal"];
+
 /// Streaming: DRAM bytes per cycle against the number of TBs (256 threads, one word per
 /// sector, one pass): never above the configured peak nor above what the configured MSHRs
-/// allow ([`mshr_bound`]), within 20 % of the smaller of the two once every SM has 8 TBs.
-/// Every shipped configuration but `icc` is bounded by its DRAM peak (the MSHR bound is
-/// 1.3x to 2.1x the peak); `icc`'s 8 L2 slices of 32 MSHRs (the ICC paper's Table 2) hold
-/// 32 KB in flight for at least 222 cycles: 148 B/cycle, 29 % of its 512 B/cycle peak.
+/// allow ([`mshr_bound`]), within 20 % of the smaller of the two once every SM has 8 TBs,
+/// where the peak is what refresh leaves of it: all-bank refresh stops each channel for tRFC
+/// of every tREFI, per-bank refresh stops each bank for tRFC of every tREFI, and a stream
+/// uses the banks evenly, so either takes up to tRFC / tREFI of the peak (measured, with
+/// refresh on against `refresh = "none"` at 8 TBs per SM: gtx480 -2.7 %, titanv -0.4 %, h100
+/// -3.3 %, for shares of 2.8, 4.1 and 5.1 %), but on
+/// the configurations [`STREAMING_BELOW_80_PERCENT`] lists (row switches the FR-FCFS queue
+/// cannot hide).
+/// gtx480, titanx_pascal, titanv and mcm4 are bounded by their DRAM peak (the MSHR bound is
+/// 1.5x to 3.8x it); h100 by its MSHRs since its DRAM latency was calibrated to the H100's
+/// (436 cycles: 1549 B/cycle against 1606); `icc`'s 8 L2 slices of 32 MSHRs (the ICC paper's Table 2) hold
+/// 32 KB in flight for at least 210 cycles (a row hit's DRAM time): 156 B/cycle, 30 % of its
+/// 512 B/cycle peak.
 #[test]
 fn streaming_bandwidth_saturates_at_the_configured_dram_bandwidth() {
     let mut report = String::new();
@@ -566,11 +851,19 @@ fn streaming_bandwidth_saturates_at_the_configured_dram_bandwidth() {
         let peak = dram_peak(g);
         let n = u64::from(g.core.num_sms);
         let expected = |tbs: u64| peak.min(mshr_bound(&cfg, tbs.min(n)));
-        let want = expected(8 * n);
-        // 6,000 cycles at the expected rate: the ramp-up (about one DRAM round trip) costs
-        // under 10 %. Twice that on a multi-module GPU, where three loads in four also
-        // cross the inter-module link twice.
-        let span = if g.numa.is_some() { 12_000.0 } else { 6_000.0 };
+        let refreshed = match g.dram.refresh {
+            Refresh::AllBank | Refresh::PerBank => {
+                peak * (1.0 - f64::from(g.dram.t_rfc) / f64::from(g.dram.t_refi))
+            }
+            Refresh::None => peak,
+        };
+        let want = refreshed.min(mshr_bound(&cfg, n));
+        // 12,000 cycles at the expected rate: the ramp-up and the drain (each about one
+        // loaded DRAM round trip, 300 to 600 cycles with the banked DRAM model, whose
+        // queues fill) cost under 10 %. (6,000 before issue 38, when a round trip was the
+        // unloaded latency; 12,000 already on a multi-module GPU, where three loads in
+        // four also cross the inter-module link twice.)
+        let span = 12_000.0;
         let bytes = ((want * span) as u64 / KB + 1) * KB;
         let mut line = format!(
             "{:14} peak {peak:7.1}, MSHR bound {:7.1}, expected {want:7.1} B/cycle:",
@@ -606,7 +899,91 @@ fn streaming_bandwidth_saturates_at_the_configured_dram_bandwidth() {
             );
             last = bw;
         }
-        assert!(last >= 0.8 * want, "{line}");
+        let listed = STREAMING_BELOW_80_PERCENT.contains(&g.name.as_str());
+        assert_eq!(last < 0.8 * want, listed, "listed {listed}: {line}");
+        report.push_str(&line);
+        report.push('\n');
+    }
+    eprint!("{report}");
+}
+
+/// Requests per DRAM cycle one channel can serve when each opens a row (and closes the
+/// previous one): at most one ACTIVATE per tRRD and four per tFAW on each pseudo-channel,
+/// one per bank per tRC (and per tRAS + tRP), half a request per cycle on the row command
+/// bus (an ACTIVATE and a PRECHARGE each), and the data bus and tCCD_S for its bursts.
+fn activation_rate(g: &GpuConfig) -> f64 {
+    let d = &g.dram;
+    let pcs = f64::from(d.pseudo_channels);
+    let rrd = if d.t_rrd == 0 {
+        f64::INFINITY
+    } else {
+        1.0 / f64::from(d.t_rrd)
+    };
+    let faw = if d.t_faw == 0 {
+        f64::INFINITY
+    } else {
+        4.0 / f64::from(d.t_faw)
+    };
+    let banks = f64::from(d.banks) / f64::from(d.t_rc.max(d.t_ras + d.t_rp).max(1));
+    let b = bursts(g) as f64;
+    let data = 1.0 / (b * f64::from(d.burst_cycles()));
+    let col = pcs / (b * f64::from(d.t_ccd_s));
+    (pcs * rrd.min(faw)).min(banks).min(0.5).min(data).min(col)
+}
+
+/// Random-access bandwidth (issue 38): 8 TBs of 256 threads per SM read 32 B sectors at
+/// random (`ubench_random`) from 64 MB, far beyond the L2 (cut to 1 MB, [`small_l2`]), so
+/// nearly every DRAM access opens a row. The ACTIVATE rate per channel never exceeds what
+/// the timing allows ([`activation_rate`]) and reaches at least 75 % of it (the scheduler
+/// finds an idle bank for most ACTIVATE slots among its queued reads; the rest is bank
+/// conflicts inside the queue and the ramp), unless the MSHRs bound the requests in flight
+/// first ([`mshr_bound_at`] with every access a row conflict). The bandwidth is reported
+/// beside the streaming peak.
+#[test]
+fn random_access_bandwidth_is_bounded_by_activations() {
+    let mut report = String::new();
+    for cfg in configs().iter().map(small_l2) {
+        let g = &cfg.gpu;
+        if g.dram.scheduler == DramScheduler::Fifo {
+            continue;
+        }
+        let n = u64::from(g.core.num_sms);
+        let sectors: u64 = 2 << 20;
+        let channels = f64::from(g.dram.channels);
+        let per_core = f64::from(g.dram.clock_mhz) / f64::from(g.core.clock_mhz);
+        let rate = activation_rate(g);
+        let act_bw = rate * l2_block(g) as f64 * channels * per_core;
+        let mshr = mshr_bound_at(&cfg, n, RowState::Conflict);
+        // About 8,000 cycles of traffic at the bound, 256 threads per TB.
+        let accesses = (act_bw.min(mshr) * 8000.0 / l2_block(g) as f64) as u64;
+        let per_thread = accesses.div_ceil(8 * n * 256).max(2);
+        let s = run(
+            &cfg,
+            "ubench_random",
+            8 * n,
+            256,
+            0,
+            &[
+                P::Buf(sectors * 8, "zeros".into()),
+                P::Val(sectors - 1),
+                P::Val(per_thread),
+                P::Buf(1, "zeros".into()),
+            ],
+        );
+        let dram_cycles = s.cycles as f64 * per_core;
+        let acts = s.dram.activates as f64 / dram_cycles / channels;
+        let bw = s.dram.bytes as f64 / s.cycles as f64;
+        let peak = dram_peak(g);
+        let line = format!(
+            "{:14} random {bw:7.1} B/cycle ({:3.0} % of the {peak:.1} peak; ACT bound {act_bw:7.1}, MSHR bound {mshr:7.1}): {acts:.3} ACT per DRAM cycle per channel, bound {rate:.3}; row hits {:.1} %",
+            g.name,
+            100.0 * bw / peak,
+            100.0 * s.dram.row_hits as f64 / (s.dram.reads + s.dram.writes) as f64
+        );
+        assert!(acts <= rate * 1.001, "{line}");
+        if act_bw <= mshr {
+            assert!(acts >= 0.75 * rate, "{line}");
+        }
         report.push_str(&line);
         report.push('\n');
     }

@@ -187,6 +187,22 @@ impl SliceMap {
         }
     }
 
+    /// The slice-local number of line `line`: the lines of one slice numbered densely in
+    /// address order, what the DRAM channel behind the slice addresses its banks and rows by
+    /// (GPGPU-Sim's partition address, the address with the partition bits taken out).
+    /// `linear`: `L div S`. `ipoly`: each aligned group of `2^k` lines puts one line in each
+    /// slice of one odd part, and consecutive groups step through the `m` odd parts, so the
+    /// slice's lines are one per `m` groups: `(L >> k) div m`. Within a block of `2^degree`
+    /// lines (the odd part's hash is constant there) this is one-to-one; where two blocks
+    /// meet, two lines of one slice less than `m` groups apart can share a number (at most
+    /// one pair per block per slice), which makes them neighbours in one DRAM row.
+    pub fn local(&self, line: u64) -> u64 {
+        match self.kind {
+            SliceIndex::Linear => line / self.slices,
+            SliceIndex::Ipoly => (line >> self.k) / self.odd,
+        }
+    }
+
     /// The number of slices.
     pub fn slices(&self) -> u32 {
         self.slices as u32

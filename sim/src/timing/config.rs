@@ -227,6 +227,21 @@ mod tests {
             .expect("set");
         assert!((c.gpu.dram.bandwidth_gbps - 2.0 * before).abs() < 0.01 * before);
         c.validate("volta").expect("valid");
+        // The DRAM model's keys (issue 38): timing, geometry, scheduler, refresh.
+        c.set("dram.t_rcd", "20").expect("set");
+        c.set("dram.scheduler", "fifo").expect("set");
+        c.set("dram.refresh", "all-bank").expect("set");
+        c.set("dram.bank_hash", "linear").expect("set");
+        assert_eq!(c.gpu.dram.t_rcd, 20);
+        assert_eq!(c.gpu.dram.scheduler, gpu::config::DramScheduler::Fifo);
+        assert_eq!(c.gpu.dram.refresh, gpu::config::Refresh::AllBank);
+        assert_eq!(c.gpu.dram.bank_hash, gpu::config::BankHash::Linear);
+        c.validate("volta").expect("valid");
+        let e = c.set("dram.scheduler", "fcfs").unwrap_err().to_string();
+        assert!(e.contains("dram.scheduler") && e.contains("fr-fcfs"), "{e}");
+        c.set("dram.banks", "12").expect("set");
+        let e = c.validate("volta").unwrap_err().to_string();
+        assert!(e.contains("dram.banks = 12"), "{e}");
     }
 
     #[test]

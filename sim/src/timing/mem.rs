@@ -4,8 +4,11 @@
 //! ([`MemSystem::cycle`]).
 //!
 //! Latencies, for a read of one block injected at `t` (what the pointer-chase test checks):
-//! L2 hit = NoC request + `l2.latency_cycles` + NoC reply; L2 miss adds the DRAM channel's
-//! transfer and `dram.latency_cycles`. Writes are fire-and-forget (write-back L2 by
+//! L2 hit = NoC request + `l2.latency_cycles` + NoC reply; L2 miss adds the DRAM access
+//! ([`super::dram`]: the controller's pipeline, the queue and the device time of the row
+//! state it finds; the FIFO model: the transfer and `dram.latency_cycles`). The DRAM
+//! channels hand back completion times, and ask to be woken for their next command, through
+//! this module's event queue. Writes are fire-and-forget (write-back L2 by
 //! default). Atomics are performed at the L2 (a write there) and answered like a hit.
 //!
 //! Waiting is event-driven. A read an L2 slice refuses (a reservation fail) waits for the
@@ -22,7 +25,7 @@ use super::addr_map::SliceMap;
 use super::block_map::BlockMap;
 use super::cache::{Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::TimingConfig;
-use super::dram::{Channel, DramStats};
+use super::dram::{ChannelMap, Done, Dram, DramStats, Tag};
 use super::events::EventQueue;
 use super::icc::{Icc, IccStats, Lookup};
 use super::noc::{Noc, NocStats};
@@ -63,6 +66,8 @@ enum Event {
         slice: u32,
         block: u64,
     },
+    /// A DRAM channel can issue a command or take a request ([`Dram::wake`]).
+    DramWake(u32),
     Deliver(Reply),
     /// A read miss at its cluster's ICC unit (merge table on).
     IccLookup {
@@ -78,12 +83,16 @@ pub struct MemSystem {
     noc: Noc,
     l2: Vec<Cache<(u32, ReqKind)>>,
     slice_map: SliceMap,
-    dram: Vec<Channel>,
+    dram: Dram,
+    /// Slice -> DRAM channel and the channel-local line number.
+    channel_map: ChannelMap,
+    /// Scratch of a DRAM call: the reads whose data is back.
+    dram_done: Vec<Done>,
     l2_line: u64,
     /// `log2(l2_line)` when the line is a power of two (every shipped configuration): the
     /// line number is a shift, not a 64-bit division, on every request.
     l2_line_shift: Option<u32>,
-    /// Per slice: its DRAM channel ([`MemSystem::channel_of`], computed once).
+    /// Per slice: its DRAM channel ([`ChannelMap::channel`], computed once).
     channel: Vec<u32>,
     l2_latency: u64,
     block: u32,
@@ -125,15 +134,11 @@ impl MemSystem {
         let g = &cfg.gpu;
         let slices = g.l2.slices.max(1);
         let geometry = Geometry::l2_slice(g, cfg.mem.l2_write);
-        let core = f64::from(g.core.clock_mhz.max(1));
-        let per_channel = f64::from(g.dram.bus_bytes_per_channel)
-            * f64::from(g.dram.data_rate)
-            * f64::from(g.dram.clock_mhz)
-            / core;
         let l2 = (0..slices)
             .map(|_| Cache::new(geometry))
             .collect::<Vec<_>>();
         let block = l2[0].block_bytes() as u32;
+        let channel_map = ChannelMap::new(slices, g.dram.channels);
         MemSystem {
             noc: Noc::new(
                 g.interconnect.clusters,
@@ -151,20 +156,15 @@ impl MemSystem {
                 g.l2.set_index,
                 g.l2.sets_per_slice,
             ),
-            dram: (0..g.dram.channels.max(1))
-                .map(|_| Channel::new(per_channel, g.dram.latency_cycles))
-                .collect(),
+            dram: Dram::new(g, block),
+            channel_map,
+            dram_done: Vec::new(),
             l2_line: u64::from(geometry.line),
             l2_line_shift: geometry
                 .line
                 .is_power_of_two()
                 .then(|| geometry.line.trailing_zeros()),
-            channel: {
-                let channels = g.dram.channels.max(1) as usize;
-                (0..slices as usize)
-                    .map(|s| (s * channels / slices as usize).min(channels - 1) as u32)
-                    .collect()
-            },
+            channel: (0..slices).map(|s| channel_map.channel(s)).collect(),
             l2_latency: u64::from(g.l2.latency_cycles),
             block,
             header: cfg.mem.header_bytes,
@@ -205,7 +205,7 @@ impl MemSystem {
     }
 
     /// The DRAM channel behind `slice`: `slices / channels` consecutive slices share one
-    /// (GPGPU-Sim's two sub-partitions per memory partition).
+    /// (GPGPU-Sim's two sub-partitions per memory partition; [`ChannelMap`]).
     fn channel_of(&self, slice: u32) -> usize {
         self.channel[slice as usize] as usize
     }
@@ -264,7 +264,7 @@ impl MemSystem {
 
     /// Whether nothing is in flight.
     pub fn is_idle(&self) -> bool {
-        self.events.is_empty() && self.waiting.iter().all(|w| w.count == 0)
+        self.events.is_empty() && self.waiting.iter().all(|w| w.count == 0) && self.dram.is_idle()
     }
 
     /// Reads refused by an L2 slice and waiting for an MSHR or a fill, now.
@@ -285,11 +285,7 @@ impl MemSystem {
         match outcome {
             Outcome::Hit => self.reply(slice, sm, block, ReqKind::Read, now + self.l2_latency),
             Outcome::HitReserve => {}
-            Outcome::Miss => {
-                let ch = self.channel_of(slice);
-                let t = self.dram[ch].access(self.block, false, now + self.l2_latency);
-                self.events.push(t, Event::DramFill { slice, block });
-            }
+            Outcome::Miss => self.dram_read(slice, block, now + self.l2_latency),
             Outcome::ReservationFail => {
                 let w = &mut self.waiting[s];
                 w.count += 1;
@@ -393,9 +389,55 @@ impl MemSystem {
     }
 
     fn writeback(&mut self, slice: u32, victim: Option<u64>, now: u64) {
-        if victim.is_some() {
+        if let Some(v) = victim {
             let ch = self.channel_of(slice);
-            self.dram[ch].access(self.block, true, now);
+            let line = self.dram_line(slice, v);
+            if let Some(w) = self.dram.write(ch, line, v, now) {
+                self.events.push(w, Event::DramWake(ch as u32));
+            }
+        }
+    }
+
+    /// The channel-local line number of `block` in `slice`'s channel ([`super::dram::map`]).
+    fn dram_line(&self, slice: u32, block: u64) -> u64 {
+        if let Some(n) = &self.numa {
+            return self
+                .channel_map
+                .hashed_line(n.module_line(block), n.modules());
+        }
+        let line = match self.l2_line_shift {
+            Some(k) => block >> k,
+            None => block / self.l2_line,
+        };
+        self.channel_map.line(slice, self.slice_map.local(line))
+    }
+
+    /// Slice `slice` missed `block`: the read goes to its DRAM channel at `at`.
+    fn dram_read(&mut self, slice: u32, block: u64, at: u64) {
+        let ch = self.channel_of(slice);
+        let line = self.dram_line(slice, block);
+        let mut done = std::mem::take(&mut self.dram_done);
+        done.clear();
+        let wake = self
+            .dram
+            .read(ch, line, Tag { slice, block }, at, &mut done);
+        self.dram_events(ch, &done, wake);
+        self.dram_done = done;
+    }
+
+    /// Queues the fills of the reads in `done` and channel `ch`'s wake-up `wake`.
+    fn dram_events(&mut self, ch: usize, done: &[Done], wake: Option<u64>) {
+        for d in done {
+            self.events.push(
+                d.at,
+                Event::DramFill {
+                    slice: d.tag.slice,
+                    block: d.tag.block,
+                },
+            );
+        }
+        if let Some(w) = wake {
+            self.events.push(w, Event::DramWake(ch as u32));
         }
     }
 
@@ -435,6 +477,14 @@ impl MemSystem {
                         }
                         ReqKind::Read => self.read(slice, sm, block, now, false),
                     }
+                }
+                Event::DramWake(ch) => {
+                    let ch = ch as usize;
+                    let mut done = std::mem::take(&mut self.dram_done);
+                    done.clear();
+                    let wake = self.dram.wake(ch, now, &mut done);
+                    self.dram_events(ch, &done, wake);
+                    self.dram_done = done;
                 }
                 Event::DramFill { slice, block } => {
                     let mut waiters = std::mem::take(&mut self.fill_waiters);
@@ -487,11 +537,7 @@ impl MemSystem {
 
     /// DRAM counters summed over channels.
     pub fn dram_stats(&self) -> DramStats {
-        let mut s = DramStats::default();
-        for c in &self.dram {
-            s += c.stats();
-        }
-        s
+        self.dram.stats()
     }
 
     /// Interconnect counters.

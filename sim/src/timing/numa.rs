@@ -461,6 +461,11 @@ impl Numa {
         })
     }
 
+    /// The number of modules.
+    pub fn modules(&self) -> u32 {
+        self.modules
+    }
+
     /// The module of SM `sm`.
     pub fn module_of_sm(&self, sm: u32) -> u32 {
         (sm / self.sms_per_module).min(self.modules - 1)
@@ -487,6 +492,24 @@ impl Numa {
             }
         };
         ((addr >> b) & mask) as u32
+    }
+
+    /// The line number of `addr` inside its home module's memory, what that module's DRAM
+    /// channels number their rows by ([`super::dram::map`]): with `interleave` and `ld`
+    /// the address with its zone field (the module bits) taken out, so each module's lines
+    /// are numbered densely; with `first-touch` the line number itself (whole pages belong
+    /// to a module, so a module's lines are dense within each of its pages).
+    pub fn module_line(&self, addr: u64) -> u64 {
+        let zone = self.modules.trailing_zeros();
+        let b = match self.kind {
+            PlacementKind::FirstTouch => return addr >> self.line_shift,
+            PlacementKind::Interleave => self.page_shift,
+            PlacementKind::Ld => {
+                let region = (addr >> SPACING_LOG2).wrapping_sub(1) as usize;
+                self.bits.get(&region).copied().unwrap_or(self.page_shift)
+            }
+        };
+        without_field(addr, b, zone) >> self.line_shift
     }
 
     /// The L2 slice (global index) of the block at `addr` requested by `sm`.
@@ -566,12 +589,18 @@ impl Numa {
     }
 }
 
+/// `addr` with the `bits` bits from bit `at` taken out (the bits above move down).
+pub(crate) fn without_field(addr: u64, at: u32, bits: u32) -> u64 {
+    let low = addr & ((1u64 << at) - 1);
+    ((addr >> (at + bits)) << at) | low
+}
+
 /// The slice of line `line` among a module's `spm`: a SplitMix64 hash of the line number
 /// (Steele et al., OOPSLA 2014). A linear hash (IPOLY, or the line modulo the slices)
 /// correlates with the L2's set function once the zone bits of a module's lines are fixed:
 /// on mcm4 it left some (slice, set) pairs unused and others at 4x the mean; a mixed hash
 /// does not (`every_l2_set_of_every_module_is_used`).
-fn slice_in_module(line: u64, spm: u32) -> u32 {
+pub(crate) fn slice_in_module(line: u64, spm: u32) -> u32 {
     let mut z = line.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

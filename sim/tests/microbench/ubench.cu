@@ -70,3 +70,24 @@ extern "C" __global__ void ubench_one_line(unsigned *a, unsigned *out)
         out[blockIdx.x] = v;
     }
 }
+
+// Random-access bandwidth: each thread reads `per_thread` words at pseudo-random 32 B
+// sectors of a (a power of two `mask + 1` of sectors; word 8 s is sector s's first), from a
+// xorshift32 sequence (Marsaglia 2003) seeded with its global index times an odd constant
+// (never 0), so a warp's 32 loads touch 32 unrelated sectors and the DRAM sees rows at
+// random. The sum is stored only if it equals 0xffffffff (never, with zero inputs).
+extern "C" __global__ void ubench_random(unsigned *a, unsigned mask, unsigned per_thread,
+                                         unsigned *out)
+{
+    unsigned x = (blockIdx.x * blockDim.x + threadIdx.x + 1u) * 2654435761u;
+    unsigned acc = 0;
+    for (unsigned i = 0; i < per_thread; ++i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        acc += a[(x & mask) * 8u];
+    }
+    if (acc == 0xffffffffu) {
+        out[0] = acc;
+    }
+}
