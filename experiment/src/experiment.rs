@@ -105,6 +105,8 @@ pub struct Run {
     pub threads: usize,
     /// Keep the locality ledger (`sim::timing::ledger`) in the stats.
     pub explain: bool,
+    /// Sampled simulation (`sim::timing::sample`); `None`: every TB in detail.
+    pub sample: Option<sim::timing::sample::SampleOptions>,
 }
 
 impl Run {
@@ -124,6 +126,7 @@ impl Run {
             max_warp_instructions: sim::timing::DEFAULT_LAUNCH_BUDGET,
             threads: 1,
             explain: false,
+            sample: None,
         }
     }
 }
@@ -314,6 +317,7 @@ impl<'w> Experiment<'w> {
         opts.max_warp_instructions = run.max_warp_instructions;
         opts.threads = run.threads.max(1);
         opts.explain = run.explain;
+        opts.sample = run.sample.clone();
         opts.registers = Some(self.resources.registers.clone());
         opts.occupancy = Some(self.occupancy.clone());
         if self.cfg.ld.active() {
