@@ -21,7 +21,8 @@
 //! and thread counts out of range, duplicate definitions, a missing `.version`.
 //!
 //! [`print`] writes a module back as PTX that re-parses to an equal IR; [`cfg`] builds basic
-//! blocks; [`summary`] counts instructions and memory accesses. Every error carries a
+//! blocks; [`device_runtime`] names the CUDA device-runtime calls of kernels that launch
+//! kernels (never inlined by [`calls`]); [`summary`] counts instructions and memory accesses. Every error carries a
 //! location; parsing never panics on any input.
 //!
 //! ```
@@ -35,6 +36,7 @@
 #![warn(missing_docs)]
 
 pub mod calls;
+pub mod device_runtime;
 pub mod cfg;
 pub mod dom;
 pub mod error;
