@@ -146,9 +146,15 @@ mod tests {
             ]
         );
         assert!(launches_kernels(&m, parent));
-        assert!(!launches_kernels(&m, m.kernel("dp_bfs_child").expect("child")));
+        assert!(!launches_kernels(
+            &m,
+            m.kernel("dp_bfs_child").expect("child")
+        ));
         // The kernel's address is taken as an operand of `mov`.
         assert!(parent.insts.iter().any(|i| i.op == Opcode::Mov
-            && matches!(i.operands.get(1), Some(Operand::Symbol(Symbol::Function(_))))));
+            && matches!(
+                i.operands.get(1),
+                Some(Operand::Symbol(Symbol::Function(_)))
+            )));
     }
 }

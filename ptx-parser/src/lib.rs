@@ -36,8 +36,8 @@
 #![warn(missing_docs)]
 
 pub mod calls;
-pub mod device_runtime;
 pub mod cfg;
+pub mod device_runtime;
 pub mod dom;
 pub mod error;
 pub mod inline;
@@ -53,6 +53,7 @@ pub mod types;
 mod verify;
 
 pub use cfg::{Block, Cfg};
+pub use device_runtime::DeviceRuntimeFn;
 pub use error::{ParseError, ParseErrors};
 pub use ir::*;
 pub use opcode::{Modifiers, Opcode, Slot};
