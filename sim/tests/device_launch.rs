@@ -2,6 +2,8 @@
 //! mirrors of each program, the number and depth of the child grids, byte-identical results
 //! at 1 and 2 threads, and the errors of launches that cannot run.
 
+#![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+
 mod common;
 
 use std::path::PathBuf;
@@ -198,7 +200,7 @@ fn per_tb_children_and_tail_launch_match_cpu() {
     let mut flags = vec![0u8; input.len()];
     let mut out = vec![0f32; input.len()];
     let mut sums = vec![0f64; tbs];
-    for b in 0..tbs {
+    for (b, sum) in sums.iter_mut().enumerate() {
         let base = b * block * 4;
         for i in base..base + block * 4 {
             flags[i] = u8::from(input[i] > 0.5);
@@ -223,7 +225,7 @@ fn per_tb_children_and_tail_launch_match_cpu() {
                 }
                 s /= 2;
             }
-            sums[b] += f64::from(part[0]);
+            *sum += f64::from(part[0]);
         }
     }
     // The tail launch runs after every child.
