@@ -678,7 +678,9 @@ impl<T> Cache<T> {
     pub fn fill_into(&mut self, addr: u64, out: &mut Vec<T>) -> Option<u64> {
         let key = self.block_of(addr);
         if let Some(e) = self.mshr.remove(&key) {
-            out.append(&mut self.entries[e as usize]);
+            // A few waiters at most (`max_merge`): an element loop, where `append`'s copy
+            // called `memcpy` on every fill.
+            out.extend(self.entries[e as usize].drain(..));
             self.free.push(e);
         }
         let (tag, set, bit) = self.locate(addr);
