@@ -678,9 +678,7 @@ impl<T> Cache<T> {
     pub fn fill_into(&mut self, addr: u64, out: &mut Vec<T>) -> Option<u64> {
         let key = self.block_of(addr);
         if let Some(e) = self.mshr.remove(&key) {
-            // A few waiters at most (`max_merge`): an element loop, where `append`'s copy
-            // called `memcpy` on every fill.
-            out.extend(self.entries[e as usize].drain(..));
+            out.append(&mut self.entries[e as usize]);
             self.free.push(e);
         }
         let (tag, set, bit) = self.locate(addr);

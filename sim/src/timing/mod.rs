@@ -566,7 +566,7 @@ pub fn simulate_with_info(
         finished.clear();
         steps += 1;
         if opts.stop_after_instructions != u64::MAX
-            && (freed || steps % STOP_CHECK_STEPS == 0)
+            && (freed || steps.is_multiple_of(STOP_CHECK_STEPS))
             && sms.iter().map(|s| s.stats().warp_instructions).sum::<u64>()
                 >= opts.stop_after_instructions
         {
