@@ -158,13 +158,14 @@ def ptx_header(ptx):
     return ver, tgt
 
 
-def ptxas_resources(ptxas, arch, ptx_text, label):
-    """Assemble PTX text; return {entry: {"registers": r, "shared_bytes": s}}."""
+def ptxas_resources(ptxas, arch, ptx_text, label, extra=()):
+    """Assemble PTX text (`extra`: more ptxas options); return {entry: {"registers": r,
+    "shared_bytes": s}}."""
     with tempfile.TemporaryDirectory(prefix="paver-ptxas-") as td:
         src = os.path.join(td, "k.ptx")
         with open(src, "w") as f:
             f.write(ptx_text)
-        out = run([ptxas, "-arch=" + arch, "-v", "-warn-spills", "-Werror", src,
+        out = run([ptxas, "-arch=" + arch, "-v", "-warn-spills", "-Werror"] + list(extra) + [src,
                    "-o", os.path.join(td, "k.cubin")])
     res = {}
     cur = None
@@ -425,6 +426,10 @@ def main():
             # waves*.json: make_waves.py; table2.json: make_table2.py
             if b not in ok and not b.startswith(("waves", "table2")):
                 die("%s/%s does not belong to any entry" % (name, b))
+
+    # kernels that launch kernels (kernels/dp/, compiled with -rdc=true): gen_dp.py
+    import gen_dp
+    gen_dp.main(wr, nvcc13, ptxas13)
 
     # summary
     print()

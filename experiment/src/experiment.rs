@@ -101,6 +101,9 @@ pub struct Run {
     pub max_warp_instructions_per_tb: u64,
     /// Budget of warp instructions of the launch.
     pub max_warp_instructions: u64,
+    /// End the run cleanly after about this many warp instructions issued (`u64::MAX`:
+    /// never; [`SimOptions::stop_after_instructions`]).
+    pub stop_after_instructions: u64,
     /// Threads the run may use (results do not depend on it).
     pub threads: usize,
     /// Keep the locality ledger (`sim::timing::ledger`) in the stats.
@@ -124,6 +127,7 @@ impl Run {
             placement: None,
             max_warp_instructions_per_tb: d.max_warp_instructions_per_tb,
             max_warp_instructions: sim::timing::DEFAULT_LAUNCH_BUDGET,
+            stop_after_instructions: d.stop_after_instructions,
             threads: 1,
             explain: false,
             sample: None,
@@ -315,6 +319,7 @@ impl<'w> Experiment<'w> {
         opts.steal_cap = run.steal_cap;
         opts.max_warp_instructions_per_tb = run.max_warp_instructions_per_tb;
         opts.max_warp_instructions = run.max_warp_instructions;
+        opts.stop_after_instructions = run.stop_after_instructions;
         opts.threads = run.threads.max(1);
         opts.explain = run.explain;
         opts.sample = run.sample.clone();

@@ -54,6 +54,11 @@ pub fn why_not_inlined(m: &Module, inst: &Inst) -> String {
     });
     match target {
         None => "an indirect call (through a register) is not supported".to_string(),
+        Some(g) if crate::device_runtime::DeviceRuntimeFn::of_name(&g.name).is_some() => format!(
+            "`{}` is a function of the CUDA device runtime (a kernel launching kernels, \
+             `ptx_parser::device_runtime`), which this consumer does not run",
+            g.name
+        ),
         Some(g) if !g.has_body => format!(
             "`{}` is declared without a body (an external function such as `vprintf` or \
              `malloc`), which the interpreter does not provide (`vprintf` it runs as a call that
@@ -87,9 +92,12 @@ pub fn external_callee<'m>(m: &'m Module, inst: &Inst) -> Option<&'m str> {
         .map(|(_, g)| g.name.as_str())
 }
 
-/// The function a direct call instruction calls, when it has a body.
+/// The function a direct call instruction calls, when it has a body and is not the device
+/// runtime's (a device-side launch stays a call: [`crate::device_runtime`]).
 fn callee_of<'m>(m: &'m Module, inst: &Inst) -> Option<(u32, &'m Function)> {
-    called(m, inst).filter(|(_, g)| g.has_body)
+    called(m, inst).filter(|(_, g)| {
+        g.has_body && crate::device_runtime::DeviceRuntimeFn::of_name(&g.name).is_none()
+    })
 }
 
 /// The return and argument symbols of a direct call: `call (r...), f, (a...)`. `None` when

@@ -21,7 +21,8 @@
 //! and thread counts out of range, duplicate definitions, a missing `.version`.
 //!
 //! [`print`] writes a module back as PTX that re-parses to an equal IR; [`cfg`] builds basic
-//! blocks; [`summary`] counts instructions and memory accesses. Every error carries a
+//! blocks; [`device_runtime`] names the CUDA device-runtime calls of kernels that launch
+//! kernels (never inlined by [`calls`]); [`summary`] counts instructions and memory accesses. Every error carries a
 //! location; parsing never panics on any input.
 //!
 //! ```
@@ -36,6 +37,7 @@
 
 pub mod calls;
 pub mod cfg;
+pub mod device_runtime;
 pub mod dom;
 pub mod error;
 pub mod inline;
@@ -51,6 +53,7 @@ pub mod types;
 mod verify;
 
 pub use cfg::{Block, Cfg};
+pub use device_runtime::DeviceRuntimeFn;
 pub use error::{ParseError, ParseErrors};
 pub use ir::*;
 pub use opcode::{Modifiers, Opcode, Slot};

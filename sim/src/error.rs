@@ -118,6 +118,15 @@ pub enum SimError {
         /// Where.
         loc: Box<Loc>,
     },
+    /// A device-side launch that cannot run: a bad configuration, an unknown buffer or
+    /// stream, nesting beyond the limit (`interp::device_runtime`).
+    #[error("device-side launch: {why} at {loc}")]
+    DeviceLaunch {
+        /// What went wrong.
+        why: String,
+        /// Where the parent called the device runtime.
+        loc: Box<Loc>,
+    },
     /// The module has no kernel of that name with a body.
     #[error("no kernel (.entry with a body) named `{0}`")]
     NoKernel(String),
@@ -230,7 +239,8 @@ impl SimError {
             | SimError::Budget { loc, .. }
             | SimError::DivideByZero { loc }
             | SimError::Trap { loc }
-            | SimError::Unsupported { loc, .. } => Some(loc),
+            | SimError::Unsupported { loc, .. }
+            | SimError::DeviceLaunch { loc, .. } => Some(loc),
             SimError::NoKernel(_)
             | SimError::TooLarge { .. }
             | SimError::EmptyLaunch

@@ -303,6 +303,24 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = args.target.load_with(!args.dynamic, options)?;
     times.since("load", t);
     let (module, bound, f) = (&loaded.module, &loaded.bound, loaded.kernel());
+    // Child grids launched from the device are not analysed (issue 43): say so rather
+    // than report the parent's footprints as the launch's.
+    let launch_sites = f
+        .insts
+        .iter()
+        .filter(|i| {
+            ptx_parser::device_runtime::runtime_call(module, i)
+                == Some(ptx_parser::DeviceRuntimeFn::LaunchDevice)
+        })
+        .count();
+    if launch_sites > 0 {
+        eprintln!(
+            "warning: kernel {} launches kernels from the device ({launch_sites} \
+             cudaLaunchDeviceV2 call site(s)); the analysis covers the host-launched grid \
+             only: what its child grids read is in no footprint",
+            crate::names::display(&f.name)
+        );
+    }
     let gran = match args.granularity {
         Gran::Line => Granularity::Line(args.line_size),
         Gran::Sector => Granularity::Sector,

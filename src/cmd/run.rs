@@ -239,6 +239,13 @@ fn human(s: &Summary<'_>) -> String {
         s.wall_seconds,
         s.warp_instructions_per_second / 1e6
     );
+    if st.device_launches > 0 {
+        let _ = writeln!(
+            out,
+            "device-side launches: {} child grid(s), nested up to {} deep (counted above)",
+            st.device_launches, st.max_depth
+        );
+    }
     let mut ops: Vec<(&String, &u64)> = st.per_opcode.iter().collect();
     ops.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let _ = writeln!(out, "per instruction:");

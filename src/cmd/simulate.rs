@@ -117,6 +117,12 @@ pub struct Args {
     /// about a minute; raise it for launches larger than that).
     #[arg(long = "max-instructions", value_name = "N", default_value_t = sim::timing::DEFAULT_LAUNCH_BUDGET)]
     max_instructions: u64,
+    /// End the run once about N warp instructions have issued and report the statistics of
+    /// that prefix (key `truncated`: true), instead of running every TB; for benchmarks and
+    /// quick looks at large launches (checked every 1,024 engine steps and when TBs finish,
+    /// so a run goes a little past N, the same on every run).
+    #[arg(long = "stop-after", value_name = "N")]
+    stop_after: Option<u64>,
     /// Budget of warp instructions per TB (before issue 41 this was what
     /// `--max-instructions` meant).
     #[arg(
@@ -286,6 +292,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     run.max_warp_instructions_per_tb = args.max_instructions_per_tb;
     run.max_warp_instructions = args.max_instructions;
+    run.stop_after_instructions = args.stop_after.unwrap_or(u64::MAX);
     run.placement = args.placement.clone();
     run.schedule = match &args.schedule {
         Some(path) => Some(Schedule::read(path).map_err(|e| CliError::Partition {

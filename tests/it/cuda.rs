@@ -31,12 +31,14 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-/// Every corpus source, `kernels/<name>/<name>.cu`.
+/// Every corpus source, `kernels/<name>/<name>.cu`. The kernels that launch kernels
+/// (`kernels/dp/`) need `-rdc=true` and are compiled by nvcc 13 only (`kernels/gen_dp.py`).
 fn corpus_sources() -> Vec<PathBuf> {
     let kernels = root().join("kernels");
     let files = files_under(&kernels, &|p: &Path| {
         p.extension().is_some_and(|e| e == "cu")
             && p.file_stem() == p.parent().and_then(Path::file_name)
+            && p.parent().and_then(Path::parent) == Some(kernels.as_path())
     });
     assert!(
         files.len() >= 24,

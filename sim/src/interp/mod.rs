@@ -5,10 +5,12 @@
 //! from a bound launch ([`memory`]) and executes TB after TB ([`runner`]); a TB in execution
 //! is a [`TbExec`] ([`tb`], named barriers in [`barrier`]), whose [`Warp`]s [`Warp::step`] one warp instruction at a time
 //! ([`warp`], per-lane semantics in [`exec`]); memory accesses go through [`GlobalMemory`] and are reported to a
-//! [`MemObserver`] ([`observer`]).
+//! [`MemObserver`] ([`observer`]). Kernels that launch kernels: [`device_runtime`] (the order
+//! in which child grids run, and why it is one CUDA allows).
 
 pub mod barrier;
 pub mod decode;
+pub mod device_runtime;
 pub mod exec;
 pub mod layout;
 pub mod memory;

@@ -32,6 +32,9 @@ pub enum Space {
     Param,
     /// Generic addressing: the window the address falls in decides.
     Generic,
+    /// A device-side launch's parameter buffer (per TB, reached through generic addresses
+    /// only: [`super::device_runtime`]).
+    ParamBuffer,
 }
 
 impl Space {
@@ -43,6 +46,7 @@ impl Space {
             Space::Local => "local",
             Space::Param => "param",
             Space::Generic => "generic",
+            Space::ParamBuffer => "parameter buffer",
         }
     }
 }
@@ -432,6 +436,8 @@ pub(crate) enum Op {
     },
     Nop,
     Trap,
+    /// A call of the CUDA device runtime (a device-side launch and its helpers).
+    Runtime(Box<super::device_runtime::RuntimeCall>),
     Unsupported(String),
 }
 

@@ -13,6 +13,10 @@
 //!   TBs' updates): TBs run one after the other on one memory, in TB-id order, whatever
 //!   `threads` says.
 //!
+//! Grids launched from the device run after their parent grid, depth first, tail launches
+//! last (`interp::device_runtime` says why that order is one CUDA allows); they share the
+//! launch's memory and budget.
+//!
 //! The instruction budget is per launch, charged in TB-id order. A parallel TB runs with the
 //! budget left before its chunk; if in TB order it overruns (or fails), it is run again alone
 //! with the exact budget left, so errors are the same as in a serial run.
@@ -24,8 +28,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::decode::Program;
+use super::device_runtime::{ChildLaunch, Stream, MAX_NESTING_DEPTH};
 use super::memory::{param_block, GlobalMemory, Globals, Overlay, SnapshotView};
 use super::observer::MemObserver;
+use super::observer::NoObserver;
 use super::tb::{Geometry, TbExec};
 use crate::SimError;
 
@@ -76,6 +82,21 @@ pub struct RunStats {
     pub thread_instructions: u64,
     /// Warp instructions per instruction word (`ld.global.f32`, `fma.rn.f32`, ...).
     pub per_opcode: BTreeMap<String, u64>,
+    /// Grids launched from the device and run (`interp::device_runtime`; the counters above
+    /// include their TBs and instructions, observers do not see them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub device_launches: u64,
+    /// Deepest nesting of those grids below the host's launch (0: none).
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub max_depth: u32,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 /// The outcome of a launch.
@@ -98,6 +119,7 @@ impl RunResult {
 }
 
 struct TbOut {
+    launches: Vec<ChildLaunch>,
     warp_insts: u64,
     thread_insts: u64,
     warps: u64,
@@ -130,13 +152,139 @@ fn run_launch<O: MemObserver>(
     let globals = Globals::from_launch(prog, bound)?;
     let params = param_block(&prog.layout, bound);
     let geom = Geometry::of(prog, bound)?;
-    let ntbs = bound.grid.count();
-    let mut stats = RunStats {
-        tbs: ntbs,
-        ..RunStats::default()
-    };
-    let mut counts = vec![0u64; prog.insts.len()];
+    let mut stats = RunStats::default();
     let mut left = opts.max_warp_instructions;
+    let (mut globals, model, launches) = run_grid(
+        prog,
+        &params,
+        &geom,
+        globals,
+        opts.threads,
+        &mut left,
+        &mut stats,
+        obs,
+    )?;
+    if let Some(children) = &prog.children {
+        let mut run = Children {
+            children,
+            programs: BTreeMap::new(),
+            threads: opts.threads,
+            left,
+            stats,
+        };
+        globals = run.run(launches, globals, 1)?;
+        stats = run.stats;
+    }
+    Ok(RunResult {
+        globals,
+        stats,
+        model,
+    })
+}
+
+/// Runs the grids launched from the device, in the order `interp::device_runtime` fixes.
+struct Children<'a> {
+    children: &'a std::sync::Arc<super::decode::Children>,
+    /// The programs of the kernels launched so far, by function index.
+    programs: BTreeMap<u32, Program>,
+    threads: usize,
+    left: u64,
+    stats: RunStats,
+}
+
+impl Children<'_> {
+    /// Runs `launches` (made by grids at nesting depth `depth - 1`) and their descendants:
+    /// the other launches in launch order, each with its descendants, then the tail launches.
+    fn run(
+        &mut self,
+        launches: Vec<ChildLaunch>,
+        mut globals: Globals,
+        depth: u32,
+    ) -> Result<Globals, SimError> {
+        let (tail, other): (Vec<_>, Vec<_>) = launches
+            .into_iter()
+            .partition(|l| l.stream == Stream::TailLaunch);
+        for l in other.into_iter().chain(tail) {
+            let name = self
+                .children
+                .module
+                .functions
+                .get(l.kernel as usize)
+                .map_or("?", |g| g.name.as_str())
+                .to_string();
+            let fail = |why: String| SimError::DeviceLaunch {
+                why,
+                loc: l.loc.clone(),
+            };
+            if depth > MAX_NESTING_DEPTH {
+                return Err(fail(format!(
+                    "launching `{name}` would nest grids {depth} deep, beyond the limit of \
+                     {MAX_NESTING_DEPTH} (the hardware's maximum nesting depth)"
+                )));
+            }
+            if !self.programs.contains_key(&l.kernel) {
+                let p = Program::child(self.children, l.kernel)
+                    .ok_or_else(|| fail(format!("`{name}` is not a kernel with a body")))?;
+                if !p.layout.global_images.is_empty() {
+                    // Module variables live in the regions after a kernel's parameters,
+                    // which differ between parent and child (TODO(issue 43): one map).
+                    return Err(fail(format!(
+                        "child kernel `{name}` uses module-scope .global/.const variables, \
+                         which device-side launches do not support yet"
+                    )));
+                }
+                self.programs.insert(l.kernel, p);
+            }
+            let Some(prog) = self.programs.get(&l.kernel).cloned() else {
+                return Err(fail(format!("`{name}` could not be decoded")));
+            };
+            let geom = Geometry::child(&prog, l.grid, l.block, l.dynamic_shared)
+                .map_err(|e| fail(format!("child kernel `{name}`: {e}")))?;
+            if geom.shared_bytes as u64 > MAX_SHARED_BYTES {
+                return Err(fail(format!(
+                    "child kernel `{name}` needs {} bytes of shared memory per TB, more than \
+                     any GPU offers ({MAX_SHARED_BYTES})",
+                    geom.shared_bytes
+                )));
+            }
+            self.stats.device_launches += 1;
+            self.stats.max_depth = self.stats.max_depth.max(depth);
+            let (g, _, grandchildren) = run_grid(
+                &prog,
+                &l.params,
+                &geom,
+                globals,
+                self.threads,
+                &mut self.left,
+                &mut self.stats,
+                &mut NoObserver,
+            )?;
+            globals = self.run(grandchildren, g, depth + 1)?;
+        }
+        Ok(globals)
+    }
+}
+
+/// Shared memory per TB beyond which a child launch is refused (the H100's 227 KiB).
+const MAX_SHARED_BYTES: u64 = 227 * 1024;
+
+/// Runs every TB of one grid on `globals`; adds to `stats`, charges `left`; returns the
+/// memory after the grid, the model used and the grids its TBs launched (TB-id order).
+#[allow(clippy::too_many_arguments)]
+fn run_grid<O: MemObserver>(
+    prog: &Program,
+    params: &[u8],
+    geom: &Geometry,
+    globals: Globals,
+    threads: usize,
+    left: &mut u64,
+    stats: &mut RunStats,
+    obs: &mut O,
+) -> Result<(Globals, MemoryModel, Vec<ChildLaunch>), SimError> {
+    let ntbs = geom.grid.iter().map(|&v| u64::from(v)).product::<u64>();
+    stats.tbs += ntbs;
+    let mut counts = vec![0u64; prog.insts.len()];
+    let mut launches = Vec::new();
     let mut account = |out: TbOut, left: &mut u64| {
         *left -= out.warp_insts;
         stats.warp_instructions += out.warp_insts;
@@ -145,6 +293,7 @@ fn run_launch<O: MemObserver>(
         for (c, n) in counts.iter_mut().zip(&out.counts) {
             *c += n;
         }
+        launches.extend(out.launches);
     };
     let model;
     let globals = if prog.has_global_atomics {
@@ -152,9 +301,9 @@ fn run_launch<O: MemObserver>(
         let mut g = globals;
         for tb in 0..ntbs {
             let mut part = obs.split(tb);
-            let out = run_tb(prog, &params, &geom, tb, &mut g, left, &mut part)?;
+            let out = run_tb(prog, params, geom, tb, &mut g, *left, &mut part)?;
             obs.merge(tb, part);
-            account(out, &mut left);
+            account(out, left);
         }
         g
     } else {
@@ -164,29 +313,29 @@ fn run_launch<O: MemObserver>(
         let serial_tb = |tb: u64, budget: u64, obs: &O| -> Result<(TbOut, Overlay, O), SimError> {
             let mut part = obs.split(tb);
             let mut view = SnapshotView::new(&base);
-            let out = run_tb(prog, &params, &geom, tb, &mut view, budget, &mut part)?;
+            let out = run_tb(prog, params, geom, tb, &mut view, budget, &mut part)?;
             Ok((out, view.into_overlay(), part))
         };
-        if opts.threads <= 1 {
+        if threads <= 1 {
             for tb in 0..ntbs {
-                let (out, ov, part) = serial_tb(tb, left, obs)?;
+                let (out, ov, part) = serial_tb(tb, *left, obs)?;
                 ov.commit(&mut out_mem);
                 obs.merge(tb, part);
-                account(out, &mut left);
+                account(out, left);
             }
         } else {
             let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(opts.threads)
+                .num_threads(threads)
                 .build()
                 .map_err(|e| SimError::Threads {
-                    threads: opts.threads,
+                    threads,
                     why: e.to_string(),
                 })?;
-            let chunk = (opts.threads as u64) * 8;
+            let chunk = (threads as u64) * 8;
             let mut start = 0;
             while start < ntbs {
                 let end = (start + chunk).min(ntbs);
-                let budget = left;
+                let budget = *left;
                 let obs_ref: &O = obs;
                 let results: Vec<Result<(TbOut, Overlay, O), SimError>> = pool.install(|| {
                     (start..end)
@@ -196,12 +345,12 @@ fn run_launch<O: MemObserver>(
                 });
                 for (tb, r) in (start..end).zip(results) {
                     let (out, ov, part) = match r {
-                        Ok(x) if x.0.warp_insts <= left => x,
-                        _ => serial_tb(tb, left, obs)?,
+                        Ok(x) if x.0.warp_insts <= *left => x,
+                        _ => serial_tb(tb, *left, obs)?,
                     };
                     ov.commit(&mut out_mem);
                     obs.merge(tb, part);
-                    account(out, &mut left);
+                    account(out, left);
                 }
                 start = end;
             }
@@ -213,11 +362,7 @@ fn run_launch<O: MemObserver>(
             *stats.per_opcode.entry(prog.opcodes[i].clone()).or_default() += n;
         }
     }
-    Ok(RunResult {
-        globals,
-        stats,
-        model,
-    })
+    Ok((globals, model, launches))
 }
 
 fn run_tb<M: GlobalMemory, O: MemObserver>(
@@ -232,6 +377,7 @@ fn run_tb<M: GlobalMemory, O: MemObserver>(
     let mut exec = TbExec::new(prog, params, geom, tb, budget);
     exec.run(mem, obs)?;
     Ok(TbOut {
+        launches: exec.take_launches(),
         warp_insts: exec.warp_instructions(),
         thread_insts: exec.thread_instructions(),
         warps: exec.num_warps() as u64,

@@ -65,6 +65,25 @@ impl Geometry {
         Ok(g)
     }
 
+    /// The geometry of a grid launched from the device (its configuration already checked
+    /// by `cudaGetParameterBufferV2`).
+    pub(crate) fn child(
+        prog: &Program,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared: u64,
+    ) -> Result<Geometry, SimError> {
+        let l = &prog.layout;
+        let g = Geometry {
+            grid,
+            block,
+            shared_bytes: (l.shared_static.max(l.shared_dynamic_at + dynamic_shared)) as usize,
+            dynamic_shared,
+        };
+        check_ntid(prog, block)?;
+        Ok(g)
+    }
+
     /// Threads of one TB.
     pub fn threads(&self) -> u32 {
         self.block.iter().product()
@@ -196,6 +215,7 @@ impl<'p> TbExec<'p> {
             barriers: Barriers::new(0),
             bar_last: None,
             dynamic_shared: geom.dynamic_shared,
+            runtime: Default::default(),
             sm,
         };
         let warps = Warp::all_of(&ctx);
@@ -417,5 +437,10 @@ impl<'p> TbExec<'p> {
     /// The per-instruction counts, consuming the TB.
     pub fn into_counts(self) -> Vec<u64> {
         self.ctx.counts
+    }
+
+    /// The grids the TB launched from the device, in launch order.
+    pub fn take_launches(&mut self) -> Vec<super::device_runtime::ChildLaunch> {
+        self.ctx.runtime.take_launches()
     }
 }

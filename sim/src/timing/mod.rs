@@ -73,6 +73,10 @@ pub use tb_sched::{steals_by_default, TbPolicy, TbPolicyInfo, TB_POLICIES};
 /// while a legitimate launch beyond it asks for `--max-instructions`.
 pub const DEFAULT_LAUNCH_BUDGET: u64 = 100_000_000;
 
+/// Engine steps between two checks of [`SimOptions::stop_after_instructions`] (the check
+/// sums a counter over every SM, too much for every step).
+pub const STOP_CHECK_STEPS: u64 = 1024;
+
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct SimOptions {
@@ -99,6 +103,13 @@ pub struct SimOptions {
     pub max_warp_instructions: u64,
     /// Stop with an error after this many cycles.
     pub max_cycles: u64,
+    /// End the run, without an error, once this many warp instructions have issued
+    /// (`paver simulate --stop-after`; `u64::MAX`: never): the statistics are those of the
+    /// prefix simulated, marked [`Stats::truncated`]. The count is checked whenever TBs
+    /// finish and every [`STOP_CHECK_STEPS`] engine steps, so a run may go a little past
+    /// it, at the same point on every run. For benchmarks and quick looks at launches too
+    /// large to run whole.
+    pub stop_after_instructions: u64,
     /// Threads a run may use (1 or more). With 2 or more, the launch's buffers are
     /// materialised on a second thread while the model is built; the results are
     /// byte-identical whatever the count (the simulation itself runs on one thread).
@@ -136,6 +147,7 @@ impl SimOptions {
             max_warp_instructions_per_tb: 100_000_000,
             max_warp_instructions: u64::MAX,
             max_cycles: u64::MAX,
+            stop_after_instructions: u64::MAX,
             threads: 1,
             registers: None,
             occupancy: None,
@@ -501,6 +513,12 @@ pub fn simulate_with_info(
                 .into(),
         ));
     }
+    if opts.sample.is_some() && opts.stop_after_instructions != u64::MAX {
+        return Err(SimError::Options(
+            "sampled simulation (--sample) and --stop-after both end a run early; choose one"
+                .into(),
+        ));
+    }
     let mut sampler = opts.sample.as_ref().map(|o| {
         let wave = u64::from(n) * u64::from(x.max(1));
         sample::Sampler::new(o, u64::from(num_tbs), wave)
@@ -527,6 +545,8 @@ pub fn simulate_with_info(
     }
     // TBs taken from the TB policy and never run (sampling's skips).
     let mut skipped = 0u64;
+    let mut steps = 0u64;
+    let mut truncated = false;
     while done + skipped < u64::from(num_tbs) {
         if now > opts.max_cycles {
             return Err(SimError::MaxCycles(opts.max_cycles));
@@ -596,6 +616,15 @@ pub fn simulate_with_info(
             progress(done + skipped, u64::from(num_tbs), now);
         }
         finished.clear();
+        steps += 1;
+        if opts.stop_after_instructions != u64::MAX
+            && (freed || steps.is_multiple_of(STOP_CHECK_STEPS))
+            && sms.iter().map(|s| s.stats().warp_instructions).sum::<u64>()
+                >= opts.stop_after_instructions
+        {
+            truncated = true;
+            break;
+        }
         let next = if active
             || (freed && skipped == 0 && sched.pending() > 0)
             || done + skipped >= u64::from(num_tbs)
@@ -673,6 +702,7 @@ pub fn simulate_with_info(
         warp_instructions: total.warp_instructions,
         thread_instructions: total.thread_instructions,
         stolen_tbs: sched.stolen(),
+        truncated,
         schedule: opts
             .schedule
             .as_ref()

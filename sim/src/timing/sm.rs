@@ -108,6 +108,9 @@ pub struct Sm<'p> {
     block_bytes: u32,
     /// The L1's line size: the data stage serves `pipeline.l1_lines_per_cycle` of them.
     line_bytes: u64,
+    /// `log2(line_bytes)` when it is a power of two (every shipped configuration): the
+    /// line of each block the LSU presents is a shift, not a 64-bit division.
+    line_shift: Option<u32>,
     /// Per warp scheduler: the cycle it can issue again after a multi-slot instruction.
     sched_busy: Vec<u64>,
     pipe: PipelineConfig,
@@ -210,6 +213,12 @@ impl<'p> Sm<'p> {
             l1_latency: u64::from(g.l1.latency_cycles),
             block_bytes,
             line_bytes: u64::from(g.l1.line_bytes.max(1)),
+            line_shift: g
+                .l1
+                .line_bytes
+                .max(1)
+                .is_power_of_two()
+                .then(|| g.l1.line_bytes.max(1).trailing_zeros()),
             sched_busy: vec![0; g.core.warp_schedulers_per_sm.max(1) as usize],
             pipe: cfg.pipeline.clone(),
             scheds: CoreSched::new(
@@ -836,7 +845,10 @@ impl<'p> Sm<'p> {
             let at = now + self.l1_latency;
             while budget > 0 && e.next < e.op.len {
                 let block = self.lsu_blocks[e.next as usize];
-                let l = block / self.line_bytes;
+                let l = match self.line_shift {
+                    Some(k) => block >> k,
+                    None => block / self.line_bytes,
+                };
                 if l != line {
                     if lines == 0 {
                         return;

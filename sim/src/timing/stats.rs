@@ -79,6 +79,10 @@ pub struct Stats {
     pub thread_instructions: u64,
     /// TBs moved by task stealing.
     pub stolen_tbs: u64,
+    /// The run ended at [`super::SimOptions::stop_after_instructions`] with TBs still to
+    /// run: every counter covers only the prefix simulated (absent from the JSON otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
     /// The schedule the PAVER runtime ran: its policy and the GPU its groups were made for
     /// (absent for the other TB policies).
     #[serde(default, skip_serializing_if = "Option::is_none")]

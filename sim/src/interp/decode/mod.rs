@@ -10,9 +10,11 @@
 //! type, rounding and state-space decoding, immediates), `alu` (integer and float
 //! arithmetic, `mad` / `fma`, comparisons, `mov`) and `barrier` (`bar` / `barrier` forms).
 
+use std::sync::Arc;
+
 use ptx_parser::{
-    AtomOp, Function, Inst, InstId, Module, Opcode, Operand, ScalarType, SpecialReg, StateSpace,
-    VoteMode,
+    AtomOp, DeviceRuntimeFn, Function, Inst, InstId, Module, Opcode, Operand, ScalarType,
+    SpecialReg, StateSpace, Symbol, VoteMode,
 };
 
 use super::layout::Layout;
@@ -44,6 +46,32 @@ pub struct Program {
     /// Per instruction: whether a thread there may still reach a CTA barrier
     /// ([`simt::reaches_barrier`]).
     pub(crate) reaches_barrier: Vec<bool>,
+    /// For a kernel that calls the device runtime: the module (shared with the programs of
+    /// the kernels it launches) and each function's parameter-block size when it is a kernel
+    /// (`interp::device_runtime`).
+    pub(crate) children: Option<Arc<Children>>,
+}
+
+/// What the device runtime needs to know about the kernels a kernel may launch.
+#[derive(Debug)]
+pub(crate) struct Children {
+    pub module: Arc<Module>,
+    /// Per module function: its parameter-block bytes when it is an `.entry` with a body.
+    pub param_bytes: Vec<Option<u64>>,
+}
+
+impl Children {
+    fn of(module: Arc<Module>) -> Children {
+        let param_bytes = module
+            .functions
+            .iter()
+            .map(|g| (g.is_entry && g.has_body).then(|| Layout::compute(&module, g).param_bytes))
+            .collect();
+        Children {
+            module,
+            param_bytes,
+        }
+    }
 }
 
 impl Program {
@@ -58,6 +86,41 @@ impl Program {
 
     /// Decodes function `f` (an entry) of `module`.
     pub fn from_function(module: &Module, f: &Function) -> Program {
+        let calls_runtime = f
+            .insts
+            .iter()
+            .any(|i| ptx_parser::device_runtime::runtime_call(module, i).is_some());
+        let children = calls_runtime.then(|| Arc::new(Children::of(Arc::new(module.clone()))));
+        Program::decode(module, f, children)
+    }
+
+    /// Decodes kernel `index` of the module of `children` (a kernel launched from the device),
+    /// sharing `children` with it.
+    pub(crate) fn child(children: &Arc<Children>, index: u32) -> Option<Program> {
+        let m = &children.module;
+        let f = m
+            .functions
+            .get(index as usize)
+            .filter(|f| f.is_entry && f.has_body)?;
+        Some(Program::decode(m, f, Some(children.clone())))
+    }
+
+    /// The parameter-block size of kernel `index` of the module (`None`: not a kernel).
+    pub(crate) fn child_param_bytes(&self, index: u32) -> Option<u64> {
+        self.children
+            .as_ref()
+            .and_then(|c| c.param_bytes.get(index as usize).copied().flatten())
+    }
+
+    /// The name of function `index` of the module.
+    pub(crate) fn child_name(&self, index: u32) -> &str {
+        self.children
+            .as_ref()
+            .and_then(|c| c.module.functions.get(index as usize))
+            .map_or("?", |g| g.name.as_str())
+    }
+
+    fn decode(module: &Module, f: &Function, children: Option<Arc<Children>>) -> Program {
         let layout = Layout::compute(module, f);
         let rpcs = simt::reconvergence_points(f);
         let mut d = Decoder {
@@ -120,6 +183,7 @@ impl Program {
             maxntid: f.attributes.maxntid.clone(),
             reqntid: f.attributes.reqntid.clone(),
             reaches_barrier: simt::reaches_barrier(f),
+            children,
         }
     }
 
@@ -172,6 +236,68 @@ struct Decoder<'a> {
 
 type R<T> = Result<T, String>;
 impl Decoder<'_> {
+    /// A call of the device runtime: where its arguments and return value live.
+    fn runtime_call(&self, f: DeviceRuntimeFn, inst: &Inst) -> R<Op> {
+        let ops = inst.operands.as_slice();
+        let at = ops
+            .iter()
+            .position(|o| matches!(o, Operand::Symbol(Symbol::Function(_))))
+            .ok_or("call without a function")?;
+        let offsets = |o: Option<&Operand>| -> R<Vec<u64>> {
+            match o {
+                None => Ok(Vec::new()),
+                Some(Operand::List(v)) => v
+                    .iter()
+                    .map(|x| match x {
+                        Operand::Symbol(Symbol::Local(i)) => {
+                            match self.layout.local_vars.get(*i as usize) {
+                                Some(Some((Space::Local, off))) => Ok(*off),
+                                _ => Err(format!(
+                                    "{}: an argument is not a .param variable",
+                                    f.api_name()
+                                )),
+                            }
+                        }
+                        _ => Err(format!(
+                            "{}: arguments must be .param variables",
+                            f.api_name()
+                        )),
+                    })
+                    .collect(),
+                Some(_) => Err(format!("{}: malformed argument list", f.api_name())),
+            }
+        };
+        let rets = if at == 0 {
+            Vec::new()
+        } else {
+            offsets(ops.get(at - 1))?
+        };
+        let args = offsets(ops.get(at + 1))?;
+        let want = match f {
+            DeviceRuntimeFn::GetParameterBuffer => 4,
+            DeviceRuntimeFn::LaunchDevice | DeviceRuntimeFn::StreamCreateWithFlags => 2,
+            DeviceRuntimeFn::StreamDestroy | DeviceRuntimeFn::GetDevice => 1,
+            DeviceRuntimeFn::GetLastError
+            | DeviceRuntimeFn::PeekAtLastError
+            | DeviceRuntimeFn::DeviceSynchronize => 0,
+        };
+        if args.len() != want || rets.len() > 1 {
+            return Err(format!(
+                "{} takes {want} arguments and returns one value; the call passes {} and takes {}",
+                f.api_name(),
+                args.len(),
+                rets.len()
+            ));
+        }
+        Ok(Op::Runtime(Box::new(
+            crate::interp::device_runtime::RuntimeCall {
+                f,
+                args,
+                ret: rets.first().copied(),
+            },
+        )))
+    }
+
     fn op(&mut self, idx: usize, inst: &Inst) -> R<Op> {
         let ops = &inst.operands;
         let m = &inst.mods;
@@ -528,12 +654,25 @@ impl Decoder<'_> {
             {
                 Op::Nop
             }
-            Opcode::Call => {
-                return Err(format!(
-                    "call: {}",
-                    ptx_parser::calls::why_not_inlined(self.module, inst)
-                ))
-            }
+            Opcode::Call => match ptx_parser::device_runtime::runtime_call(self.module, inst) {
+                Some(DeviceRuntimeFn::DeviceSynchronize) => {
+                    return Err(
+                        "call to `cudaDeviceSynchronize`: a parent waiting for its child \
+                                grids (CDP1) is gone from CUDA 12's device runtime (CDP2), and \
+                                the interpreter runs child grids after their parent grid \
+                                (interp::device_runtime); recompile with CUDA 12+, where \
+                                children complete before the parent grid does"
+                            .into(),
+                    )
+                }
+                Some(f) => self.runtime_call(f, inst)?,
+                None => {
+                    return Err(format!(
+                        "call: {}",
+                        ptx_parser::calls::why_not_inlined(self.module, inst)
+                    ))
+                }
+            },
             Opcode::Match => {
                 let all = match m.vote {
                     Some(VoteMode::Any) => false,

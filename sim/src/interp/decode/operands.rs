@@ -89,6 +89,10 @@ impl Decoder<'_> {
             Some(Operand::PredNeg(r)) => Ok(Src::NotPred(r.0)),
             Some(Operand::Imm(i)) => Ok(Src::Imm(imm_bits(*i, ty))),
             Some(Operand::Special(s)) => Ok(self.special(*s)),
+            // A kernel's address, for a device-side launch (`mov.u64 %rd, child;`).
+            Some(Operand::Symbol(Symbol::Function(i))) => Ok(Src::Imm(
+                crate::interp::device_runtime::FUNCTION_HANDLE + u64::from(*i),
+            )),
             Some(Operand::Symbol(s)) => Ok(Src::Imm(self.symbol_addr(*s)?.1)),
             other => Err(format!(
                 "expected a source operand, found {}",

@@ -6,6 +6,7 @@ use ptx_parser::{AtomOp, InstId};
 
 use super::{for_bits, Warp, FULL};
 use crate::error::SimError;
+use crate::interp::device_runtime::PARAM_BUFFER_WINDOW;
 use crate::interp::exec::*;
 use crate::interp::layout::{LOCAL_WINDOW, SHARED_WINDOW};
 use crate::interp::memory::GlobalMemory;
@@ -88,7 +89,7 @@ impl Warp {
     /// Resolves generic addresses: returns the lanes in each concrete space and rewrites
     /// `addrs` to offsets in those spaces.
     #[inline(always)]
-    fn resolve(&mut self, exec: u32, space: Space) -> [(Space, u32); 3] {
+    fn resolve(&mut self, exec: u32, space: Space) -> [(Space, u32); 4] {
         if matches!(space, Space::Shared | Space::Local) {
             // Shared and local windows are 32-bit address spaces: the hardware keeps the low
             // 32 bits of `reg + offset`, so 32-bit address arithmetic that wraps (a Rodinia
@@ -96,9 +97,14 @@ impl Warp {
             for_bits(exec, |l| self.addrs[l] &= u64::from(u32::MAX));
         }
         if space != Space::Generic {
-            return [(space, exec), (Space::Shared, 0), (Space::Local, 0)];
+            return [
+                (space, exec),
+                (Space::Shared, 0),
+                (Space::Local, 0),
+                (Space::ParamBuffer, 0),
+            ];
         }
-        let (mut g, mut s, mut lo) = (0u32, 0u32, 0u32);
+        let (mut g, mut s, mut lo, mut pb) = (0u32, 0u32, 0u32, 0u32);
         for_bits(exec, |l| {
             let a = self.addrs[l];
             if a >= LOCAL_WINDOW {
@@ -107,11 +113,19 @@ impl Warp {
             } else if a >= SHARED_WINDOW {
                 s |= 1 << l;
                 self.addrs[l] = a - SHARED_WINDOW;
+            } else if a >= PARAM_BUFFER_WINDOW {
+                pb |= 1 << l;
+                self.addrs[l] = a - PARAM_BUFFER_WINDOW;
             } else {
                 g |= 1 << l;
             }
         });
-        [(Space::Global, g), (Space::Shared, s), (Space::Local, lo)]
+        [
+            (Space::Global, g),
+            (Space::Shared, s),
+            (Space::Local, lo),
+            (Space::ParamBuffer, pb),
+        ]
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -132,6 +146,10 @@ impl Warp {
             Space::Local => format!("a thread has {} bytes of local memory", self.local_bytes),
             Space::Param => format!("the parameter block is {} bytes", tb.params.len()),
             Space::Generic => "no memory there".to_string(),
+            Space::ParamBuffer => format!(
+                "the TB's device-launch parameter buffers hold {} bytes",
+                tb.runtime.arena.len()
+            ),
         };
         SimError::OutOfBounds {
             kind: err_mem(kind),
@@ -181,7 +199,7 @@ impl Warp {
     }
 
     #[inline(always)]
-    fn local_slot(&self, lane: usize, off: u64, size: u32) -> Option<usize> {
+    pub(super) fn local_slot(&self, lane: usize, off: u64, size: u32) -> Option<usize> {
         let off = usize::try_from(off).ok()?;
         (off.checked_add(size as usize)? <= self.local_bytes)
             .then_some(lane * self.local_bytes + off)
@@ -343,6 +361,7 @@ impl Warp {
                         let a = self.addrs[l].wrapping_add(off);
                         let v = match sp {
                             Space::Shared => read_bytes(&tb.shared, a, esize),
+                            Space::ParamBuffer => read_bytes(&tb.runtime.arena, a, esize),
                             Space::Local => self
                                 .local_slot(l, a, esize)
                                 .and_then(|i| read_bytes(&self.local, i as u64, esize)),
@@ -416,6 +435,7 @@ impl Warp {
                     let ok = match sp {
                         Space::Global => mem.store(a, esize, v).is_ok(),
                         Space::Shared => write_bytes(&mut tb.shared, a, esize, v),
+                        Space::ParamBuffer => write_bytes(&mut tb.runtime.arena, a, esize, v),
                         Space::Local => match self.local_slot(l, a, esize) {
                             Some(i) => write_bytes(&mut self.local, i as u64, esize, v),
                             None => false,
@@ -514,7 +534,7 @@ impl Warp {
 }
 
 #[inline(always)]
-fn read_bytes(b: &[u8], off: u64, size: u32) -> Option<u64> {
+pub(super) fn read_bytes(b: &[u8], off: u64, size: u32) -> Option<u64> {
     let off = usize::try_from(off).ok()?;
     let s = b.get(off..off.checked_add(size as usize)?)?;
     let mut buf = [0u8; 8];
@@ -523,7 +543,7 @@ fn read_bytes(b: &[u8], off: u64, size: u32) -> Option<u64> {
 }
 
 #[inline(always)]
-fn write_bytes(b: &mut [u8], off: u64, size: u32, v: u64) -> bool {
+pub(super) fn write_bytes(b: &mut [u8], off: u64, size: u32, v: u64) -> bool {
     let Ok(off) = usize::try_from(off) else {
         return false;
     };

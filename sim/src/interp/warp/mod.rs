@@ -31,6 +31,7 @@ mod barrier_ops;
 mod int_ops;
 mod lanes;
 mod memory_ops;
+mod runtime_ops;
 
 use lanes::for_bits;
 
@@ -71,6 +72,8 @@ pub struct TbCtx<'p> {
     /// The barrier instruction the last step executed, for the timing trace.
     pub(crate) bar_last: Option<BarrierArrival>,
     pub(crate) dynamic_shared: u64,
+    /// The TB's device-runtime state (parameter buffers, streams, child launches).
+    pub(crate) runtime: super::device_runtime::TbRuntime,
     /// The SM the TB runs on and the SMs of the GPU (`%smid`, `%nsmid`): `[0, 1]` outside
     /// the timing model, where TBs run on no SM.
     pub(crate) sm: [u32; 2],
@@ -851,6 +854,7 @@ impl Warp {
                 self.write(exec, d, &out);
             }
             Op::Nop => {}
+            Op::Runtime(ref call) => self.runtime_call(tb, mem, pc, exec, call)?,
             Op::Unsupported(ref why) => {
                 if exec != 0 {
                     return Err(SimError::Unsupported {
