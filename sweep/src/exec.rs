@@ -181,9 +181,7 @@ fn simulate(
     }
     r.max_warp_instructions_per_tb = run.max_instructions;
     r.max_warp_instructions = u64::MAX;
-    r.sample = run
-        .sample
-        .then(sim::timing::sample::SampleOptions::default);
+    r.sample = run.sample.then(sim::timing::sample::SampleOptions::default);
     r.schedule = schedule;
     let opts = e.options(&r).map_err(|e| e.to_string())?;
     let stats = e

@@ -521,7 +521,9 @@ pub fn simulate_with_info(
     }
     let mut sampler = opts.sample.as_ref().map(|o| {
         let wave = u64::from(n) * u64::from(x.max(1));
-        sample::Sampler::new(o, u64::from(num_tbs), wave)
+        let l2 = &cfg.gpu.l2;
+        let l2_blocks = l2.size_bytes / TimingConfig::block_bytes(l2.sectored, l2.line_bytes);
+        sample::Sampler::new(o, u64::from(num_tbs), wave, l2_blocks)
     });
     // The counters sampling reads at the end of each window (totals over SMs and slices).
     let counters = |now: u64, sms: &[sm::Sm], memsys: &mem::MemSystem| {

@@ -4,9 +4,13 @@
 //!
 //! The method (docs/SAMPLING.md has the evidence and what it costs):
 //!
-//! 1. **Windows.** A window is `window_tbs` detailed TB completions (default one wave: the
-//!    SMs times the resident TBs per SM). The launch's first window warms up (cold caches,
-//!    every SM starting at once) and is not measured.
+//! 1. **Windows and warm-up.** A window is `window_tbs` detailed TB completions (default
+//!    one wave: the SMs times the resident TBs per SM). Measurement starts at the end of
+//!    the first window at which the L2 has missed as many blocks as it holds (and never
+//!    before the end of the first window): until then the caches are cold, every SM
+//!    started at once, and a write-back L2 absorbs every write (a stencil's outputs reach
+//!    DRAM only after tens of waves on an H100). A launch whose misses never fill the L2
+//!    runs in full.
 //! 2. **Rates per instruction, since the warm-up.** At the end of each later window the
 //!    sampler takes every counter's growth since the warm-up ([`Counters`]: cycles, warp
 //!    and thread instructions, L1 and L2 accesses, hits, misses, NoC traffic, DRAM reads,
@@ -15,19 +19,20 @@
 //!    end with them further along or behind (on a naive transpose one wave's L2 accesses
 //!    per completed TB vary by 10 % while every TB makes exactly the same 160); per
 //!    instruction, and over all windows since the warm-up, that lag shrinks with the span.
-//! 3. **Converge.** When, over the last `windows` windows, cycles, L1 accesses and L2
-//!    accesses per instruction have each stayed within `tolerance` of their latest value,
-//!    the engine dispatches nothing more: the resident TBs finish in detail (the launch's
-//!    tail, the last TBs draining unevenly, is simulated, not extrapolated), and the TBs
-//!    the policy still holds are skipped. A launch whose rates never settle (TBs whose work
-//!    or locality changes along the grid faster than the tolerance allows) runs in full.
+//! 3. **Converge.** When, over the last `windows` windows, cycles, L1 accesses, L2 accesses
+//!    and DRAM bytes per instruction have each stayed within `tolerance` of their latest
+//!    value, the engine dispatches nothing more: the resident TBs finish in detail (the
+//!    launch's tail, the last TBs draining unevenly, is simulated, not extrapolated), and
+//!    the TBs the policy still holds are skipped. A launch whose rates never settle (TBs
+//!    whose work or locality changes along the grid faster than the tolerance allows) runs
+//!    in full.
 //! 4. **Extrapolate.** The skipped TBs execute the detailed TBs' mean warp instructions per
 //!    TB; each counter grows by that work times its converged rate, and `cycles` by that
 //!    work at the converged cycles per instruction (the steady state's IPC).
 //!
 //! The stats carry [`SamplingStats`]: detailed and skipped TBs, the measured windows'
 //! rates, and an error bound: the criterion's observed drift (the largest relative move
-//! of the three rates over the last windows) times the skipped fraction. It bounds how far
+//! of the four rates over the last windows) times the skipped fraction. It bounds how far
 //! the rates were still moving, not a trend the prefix cannot see: a launch whose later
 //! TBs differ from its first ones (a triangular loop, data-dependent work) converges on
 //! the first ones' rates. docs/SAMPLING.md measures the error on the corpus.
@@ -78,6 +83,9 @@ pub struct SamplingStats {
     pub tolerance: f64,
     /// Whether the rates converged (else the launch ran in full and nothing was skipped).
     pub converged: bool,
+    /// TBs completed when the warm-up ended (the L2 having missed as many blocks as it
+    /// holds; 0 if it never did).
+    pub warm_after_tbs: u64,
     /// TBs completed when the rates converged (0 if they never did).
     pub converged_after_tbs: u64,
     /// TBs simulated in detail.
@@ -91,7 +99,8 @@ pub struct SamplingStats {
     /// Cycles simulated (the extrapolated `cycles` adds the skipped TBs' share).
     pub simulated_cycles: u64,
     /// The criterion's observed drift (the largest relative move of cycles, L1 and L2
-    /// accesses per instruction over the last `windows` windows) times the skipped
+    /// accesses and DRAM bytes per instruction over the last `windows` windows) times the
+    /// skipped
     /// fraction; 0 when nothing was skipped. Not a bound on a trend the first waves do
     /// not show (module docs).
     pub error_bound: f64,
@@ -164,9 +173,16 @@ impl Counters {
     const WARP_INSTRUCTIONS: usize = 1;
     const L1_ACCESSES: usize = 3;
     const L2_ACCESSES: usize = 10;
+    const L2_MISSES: usize = 13;
     const DRAM_READS: usize = 21;
-    /// The rates whose mean must be known within the tolerance for convergence.
-    const CONVERGE_ON: [usize; 3] = [Counters::CYCLES, Counters::L1_ACCESSES, Counters::L2_ACCESSES];
+    const DRAM_BYTES: usize = 23;
+    /// The rates that must have settled for convergence.
+    const CONVERGE_ON: [usize; 4] = [
+        Counters::CYCLES,
+        Counters::L1_ACCESSES,
+        Counters::L2_ACCESSES,
+        Counters::DRAM_BYTES,
+    ];
 
     /// The counters at cycle `cycle`.
     pub fn of(
@@ -220,8 +236,8 @@ impl Counters {
     /// per-instruction rates of a window are exact where per-TB ones are not (a window
     /// that ends with its resident TBs further along counts more per completion).
     fn rate_since(&self, earlier: &Counters) -> Counters {
-        let work = (self.0[Counters::WARP_INSTRUCTIONS] - earlier.0[Counters::WARP_INSTRUCTIONS])
-            .max(1.0);
+        let work =
+            (self.0[Counters::WARP_INSTRUCTIONS] - earlier.0[Counters::WARP_INSTRUCTIONS]).max(1.0);
         let mut r = [0.0; Counters::LEN];
         for (i, x) in r.iter_mut().enumerate() {
             *x = (self.0[i] - earlier.0[i]) / work;
@@ -245,6 +261,9 @@ pub enum Step {
 pub struct Sampler {
     opts: SampleOptions,
     window: u64,
+    /// The L2's capacity in blocks (sectors when sectored): the warm-up lasts until the L2
+    /// has missed that many times.
+    l2_blocks: u64,
     num_tbs: u64,
     /// Detailed completions at the start of the current window.
     start_done: u64,
@@ -258,14 +277,18 @@ pub struct Sampler {
     /// The counters at the end of the last window.
     last: Option<Counters>,
     converged_after: Option<u64>,
+    /// Detailed completions when the warm-up ended.
+    warmed_after: u64,
     skipped: u64,
 }
 
 impl Sampler {
-    /// A sampler for a launch of `num_tbs` TBs whose wave is `wave_tbs` TBs.
-    pub fn new(opts: &SampleOptions, num_tbs: u64, wave_tbs: u64) -> Sampler {
+    /// A sampler for a launch of `num_tbs` TBs whose wave is `wave_tbs` TBs, on a GPU whose
+    /// L2 holds `l2_blocks` blocks.
+    pub fn new(opts: &SampleOptions, num_tbs: u64, wave_tbs: u64, l2_blocks: u64) -> Sampler {
         Sampler {
             window: opts.window_tbs.unwrap_or(wave_tbs).max(1),
+            l2_blocks,
             opts: SampleOptions {
                 windows: opts.windows.max(1),
                 ..opts.clone()
@@ -277,6 +300,7 @@ impl Sampler {
             measured: Vec::new(),
             last: None,
             converged_after: None,
+            warmed_after: 0,
             skipped: 0,
         }
     }
@@ -297,8 +321,13 @@ impl Sampler {
             return Step::Continue;
         }
         let Some(origin) = self.origin else {
-            // The warm-up window ends: measurement starts here.
-            self.origin = Some(now);
+            // The warm-up ends once the L2 has missed as many blocks as it holds: before
+            // that a write-back L2 absorbs every write (a stencil's outputs reach DRAM only
+            // after tens of waves on an H100) and its misses are compulsory.
+            if now.0[Counters::L2_MISSES] >= self.l2_blocks as f64 {
+                self.origin = Some(now);
+                self.warmed_after = done;
+            }
             return Step::Continue;
         };
         let work = previous.map_or(0.0, |p| {
@@ -336,7 +365,11 @@ impl Sampler {
         for (_, _, r) in &self.measured[n - 1 - k..n - 1] {
             for &i in &Counters::CONVERGE_ON {
                 let d = (r.0[i] - latest.0[i]).abs() / latest.0[i].abs().max(f64::MIN_POSITIVE);
-                worst = worst.max(if latest.0[i] == 0.0 && r.0[i] == 0.0 { 0.0 } else { d });
+                worst = worst.max(if latest.0[i] == 0.0 && r.0[i] == 0.0 {
+                    0.0
+                } else {
+                    d
+                });
             }
         }
         Some(worst)
@@ -411,6 +444,7 @@ impl Sampler {
             windows: self.opts.windows,
             tolerance: self.opts.tolerance,
             converged: self.converged_after.is_some(),
+            warm_after_tbs: self.warmed_after,
             converged_after_tbs: self.converged_after.unwrap_or(0),
             detailed_tbs: detailed,
             skipped_tbs: self.skipped,
@@ -446,21 +480,56 @@ mod tests {
         c.0[Counters::WARP_INSTRUCTIONS] = instructions;
         c.0[Counters::L1_ACCESSES] = l2 * 2.0;
         c.0[Counters::L2_ACCESSES] = l2;
+        c.0[Counters::L2_MISSES] = l2;
         c
+    }
+
+    /// The warm-up lasts until the L2 has missed as many blocks as it holds.
+    #[test]
+    fn warm_up_waits_for_the_l2_to_fill() {
+        let mut s = Sampler::new(&SampleOptions::default(), 1000, 10, 1500);
+        s.observe(0, 1000, at(0.0, 0.0, 0.0));
+        // 500 L2 misses a window: the L2 has missed 1500 blocks at the third window's end.
+        for w in 1..=3u64 {
+            let x = w as f64;
+            assert_eq!(
+                s.observe(10 * w, 1000, at(1000.0 * x, 2000.0 * x, 500.0 * x)),
+                Step::Continue
+            );
+            assert_eq!(s.origin.is_some(), w == 3, "window {w}");
+        }
+        assert_eq!(s.warmed_after, 30);
+        for w in 4..=6u64 {
+            let x = w as f64;
+            assert_eq!(
+                s.observe(10 * w, 1000, at(1000.0 * x, 2000.0 * x, 500.0 * x)),
+                Step::Continue
+            );
+        }
+        assert_eq!(s.observe(70, 930, at(7000.0, 14000.0, 3500.0)), Step::Stop);
     }
 
     /// A steady launch: the first window warms up, then three more windows keep the
     /// rates since the warm-up within 2 %: stop.
     #[test]
     fn stops_once_rates_settle() {
-        let mut s = Sampler::new(&SampleOptions::default(), 1000, 10);
+        let mut s = Sampler::new(&SampleOptions::default(), 1000, 10, 0);
         assert_eq!(s.observe(0, 1000, at(0.0, 0.0, 0.0)), Step::Continue);
         assert!(!s.window_closed(9) && s.window_closed(10));
         // Warm-up: 1000 instructions in 900 cycles; then 2 cycles, 0.5 L2 per instruction.
         assert_eq!(s.observe(10, 980, at(1000.0, 900.0, 100.0)), Step::Continue);
-        assert_eq!(s.observe(20, 970, at(2000.0, 2900.0, 600.0)), Step::Continue);
-        assert_eq!(s.observe(30, 960, at(3000.0, 4900.0, 1100.0)), Step::Continue);
-        assert_eq!(s.observe(40, 950, at(4000.0, 6900.0, 1600.0)), Step::Continue);
+        assert_eq!(
+            s.observe(20, 970, at(2000.0, 2900.0, 600.0)),
+            Step::Continue
+        );
+        assert_eq!(
+            s.observe(30, 960, at(3000.0, 4900.0, 1100.0)),
+            Step::Continue
+        );
+        assert_eq!(
+            s.observe(40, 950, at(4000.0, 6900.0, 1600.0)),
+            Step::Continue
+        );
         // Four measured windows: the last three's rates (2, 0.5) equal the latest.
         assert_eq!(s.observe(50, 940, at(5000.0, 8900.0, 2100.0)), Step::Stop);
         assert!(!s.window_closed(1000));
@@ -470,7 +539,7 @@ mod tests {
     /// Rates that keep drifting by more than the tolerance never stop the run.
     #[test]
     fn drifting_rates_never_stop() {
-        let mut s = Sampler::new(&SampleOptions::default(), 1000, 10);
+        let mut s = Sampler::new(&SampleOptions::default(), 1000, 10, 0);
         s.observe(0, 1000, at(0.0, 0.0, 0.0));
         let (mut i, mut c) = (0.0, 0.0);
         for w in 1..100u64 {
@@ -486,7 +555,7 @@ mod tests {
     /// Nothing left to skip: no stop.
     #[test]
     fn never_stops_with_nothing_pending() {
-        let mut s = Sampler::new(&SampleOptions::default(), 50, 10);
+        let mut s = Sampler::new(&SampleOptions::default(), 50, 10, 0);
         s.observe(0, 50, at(0.0, 0.0, 0.0));
         for w in 1..=5u64 {
             let step = s.observe(10 * w, 0, at(1000.0 * w as f64, 2000.0 * w as f64, 0.0));
