@@ -1,6 +1,6 @@
 //! Sampled simulation (`sim::timing::sample`, `paver simulate --sample`) against full runs
 //! of the same multi-wave launches: the corpus's `waves` launches (2,304 TBs) on a Volta
-//! cut to 4 SMs, 72 waves each.
+//! cut to 4 SMs and a 768 KB L2, 72 waves each.
 //!
 //! * A launch whose TBs are alike (transpose_naive) converges within its first waves:
 //!   sampled cycles and L2 accesses within 2 % of the full run, most TBs skipped.
@@ -28,10 +28,15 @@ fn load(dir: &str, launch: &str) -> (ptx_parser::Module, BoundLaunch) {
     (m, b)
 }
 
-/// Volta with 4 SMs: 32 TBs of 256 threads a wave.
+/// Volta cut to 4 SMs (32 TBs of 256 threads a wave) and a 768 KB L2 (4 ways of 24), so
+/// that a 72-wave launch fills its L2 within its first waves as a paper launch fills a
+/// full L2 (the warm-up lasts until the L2 has missed its capacity).
 fn small_volta() -> TimingConfig {
     let mut cfg = TimingConfig::new(gpu::GpuConfig::builtin("volta").expect("volta"));
     cfg.set("core.num_sms", "4").expect("set");
+    cfg.set("l2.ways", "4").expect("set");
+    cfg.set("l2.size_bytes", &(48 * 32 * 4 * 128).to_string())
+        .expect("set");
     cfg
 }
 
