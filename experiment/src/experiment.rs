@@ -108,6 +108,8 @@ pub struct Run {
     pub threads: usize,
     /// Keep the locality ledger (`sim::timing::ledger`) in the stats.
     pub explain: bool,
+    /// Sampled simulation (`sim::timing::sample`); `None`: every TB in detail.
+    pub sample: Option<sim::timing::sample::SampleOptions>,
 }
 
 impl Run {
@@ -128,6 +130,7 @@ impl Run {
             stop_after_instructions: d.stop_after_instructions,
             threads: 1,
             explain: false,
+            sample: None,
         }
     }
 }
@@ -319,6 +322,7 @@ impl<'w> Experiment<'w> {
         opts.stop_after_instructions = run.stop_after_instructions;
         opts.threads = run.threads.max(1);
         opts.explain = run.explain;
+        opts.sample = run.sample.clone();
         opts.registers = Some(self.resources.registers.clone());
         opts.occupancy = Some(self.occupancy.clone());
         if self.cfg.ld.active() {

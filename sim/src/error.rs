@@ -183,6 +183,9 @@ pub enum SimError {
         /// The GPU's name.
         gpu: String,
     },
+    /// Two run options that cannot go together.
+    #[error("{0}")]
+    Options(String),
     /// The run passed `max_cycles`.
     #[error("stopped after {0} cycles (max_cycles)")]
     MaxCycles(u64),
@@ -251,6 +254,7 @@ impl SimError {
             | SimError::TimingDeadlock { .. }
             | SimError::Threads { .. }
             | SimError::Internal(_)
+            | SimError::Options(_)
             | SimError::Deadlock { .. }
             | SimError::ScheduleMismatch { .. }
             | SimError::Launch(_) => None,

@@ -138,12 +138,61 @@ pub struct Args {
     /// runs. ledgers side by side. See docs/EXPLAIN.md.
     #[arg(long)]
     explain: bool,
+    #[command(flatten)]
+    sample: SampleArgs,
     /// Write the statistics here (default: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE.json")]
     output: Option<PathBuf>,
     /// No summary and no progress on standard error.
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// Sampled simulation (docs/SAMPLING.md).
+#[derive(clap::Args)]
+pub struct SampleArgs {
+    /// Sampled simulation: simulate in detail until cycles, L1 and L2 accesses per warp
+    /// instruction (measured since the first wave) have stayed within 1 % over three
+    /// waves, then dispatch no more TBs, let the resident ones finish, and extrapolate
+    /// cycles and counters to the TBs not run. The stats gain `sampling` (detailed and
+    /// skipped TBs, the windows' rates, an error bound). For launches whose TBs do not
+    /// communicate and whose first waves are like the rest; see docs/SAMPLING.md.
+    #[arg(long)]
+    sample: bool,
+    /// How far the rates may move over the last windows (relative).
+    #[arg(long, value_name = "F", default_value_t = 0.01, requires = "sample")]
+    sample_tolerance: f64,
+    /// Windows over which the rates must stay within the tolerance.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "sample")]
+    sample_windows: u32,
+    /// TB completions per window (default: one wave, SMs x resident TBs per SM).
+    #[arg(long, value_name = "N", requires = "sample")]
+    sample_window_tbs: Option<u64>,
+}
+
+impl SampleArgs {
+    /// The sampling options asked for (`None` without `--sample`).
+    pub fn options(&self) -> Result<Option<sim::timing::sample::SampleOptions>, CliError> {
+        if !self.sample {
+            return Ok(None);
+        }
+        if !(self.sample_tolerance > 0.0 && self.sample_tolerance < 1.0) {
+            return Err(CliError::Usage(format!(
+                "--sample-tolerance {}: expected a fraction between 0 and 1 (0.01 = 1 %)",
+                self.sample_tolerance
+            )));
+        }
+        if self.sample_windows == 0 || self.sample_window_tbs == Some(0) {
+            return Err(CliError::Usage(
+                "--sample-windows and --sample-window-tbs must be at least 1".into(),
+            ));
+        }
+        Ok(Some(sim::timing::sample::SampleOptions {
+            window_tbs: self.sample_window_tbs,
+            windows: self.sample_windows,
+            tolerance: self.sample_tolerance,
+        }))
+    }
 }
 
 impl Args {
@@ -233,6 +282,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut run = Run::new(policy, &args.tb_policy);
     run.threads = args.threads;
     run.explain = args.explain;
+    run.sample = args.sample.options()?;
     run.warp_policy = warp;
     run.steal_cap = args.steal_cap;
     run.steal = match (args.steal, args.no_steal) {
@@ -276,9 +326,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => crate::out::print(&json)?,
     }
     if !args.quiet {
+        // Instructions the host simulated (with `--sample`, `warp_instructions` adds the
+        // skipped TBs' extrapolated share).
+        let simulated: u64 = stats.sms.iter().map(|s| s.warp_instructions).sum();
         eprintln!("occupancy: {}", stats.occupancy.reason());
         eprintln!(
-            "{}: {} TBs, {} cycles, IPC {:.2}, {} warp instructions, L1 hits {}/{}, L2 hits {}/{}, DRAM reads {}, {} stolen; {:.2} s ({:.0} warp instructions/s)",
+            "{}: {} TBs, {} cycles, IPC {:.2}, {} warp instructions, L1 hits {}/{}, L2 hits {}/{}, DRAM reads {}, {} stolen; {:.2} s ({:.0} simulated warp instructions/s)",
             crate::names::display(&stats.kernel),
             stats.tbs,
             stats.cycles,
@@ -291,8 +344,22 @@ pub fn run(args: Args) -> Result<(), CliError> {
             stats.dram.reads,
             stats.stolen_tbs,
             wall,
-            stats.warp_instructions as f64 / wall.max(1e-9)
+            simulated as f64 / wall.max(1e-9)
         );
+        if let Some(s) = &stats.sampling {
+            eprintln!(
+                "sampled: {} of {} TBs in detail ({:.1} %), {} skipped, {} windows of {} TBs measured{}; cycles {} simulated, error bound {:.2} %",
+                s.detailed_tbs,
+                stats.tbs,
+                100.0 * s.sampled_fraction,
+                s.skipped_tbs,
+                s.measured_windows,
+                s.window_tbs,
+                if s.converged { "" } else { " (rates never converged: ran in full)" },
+                s.simulated_cycles,
+                100.0 * s.error_bound
+            );
+        }
         if let Some(ld) = &stats.ld {
             eprintln!(
                 "ld: {} bypassed, {} pinned ({} way-0 evictions, {} unpin resets), {} soft-pinned; prefetches {} issued, {} dropped, {} useful, {} late",

@@ -181,6 +181,7 @@ fn simulate(
     }
     r.max_warp_instructions_per_tb = run.max_instructions;
     r.max_warp_instructions = u64::MAX;
+    r.sample = run.sample.then(sim::timing::sample::SampleOptions::default);
     r.schedule = schedule;
     let opts = e.options(&r).map_err(|e| e.to_string())?;
     let stats = e
@@ -218,6 +219,7 @@ fn record(
         rb_leaf: run.rb_leaf.clone(),
         variants: run.variants.clone(),
         max_instructions: run.max_instructions,
+        sample: run.sample,
         locality_class: analysed.map(|a| a.locality_class.clone()),
         inter_tb_fraction: analysed.map(|a| a.inter_tb_fraction),
         analysis: analysed.map(|a| a.stats.clone()),

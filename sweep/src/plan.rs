@@ -52,6 +52,10 @@ struct PlanFile {
     /// Budget of warp instructions per TB.
     #[serde(default = "default_budget")]
     max_instructions: u64,
+    /// Sampled simulation (`paver simulate --sample` with its defaults) for every run;
+    /// default false. Part of each run's key when true.
+    #[serde(default)]
+    sample: bool,
     /// Memory budget of each launch's static analysis, MiB (`paver analyze --max-memory`);
     /// absent: the analysis's default share of the available memory, divided among the
     /// workers (a sweep analyses up to `--jobs` launches at once).
@@ -171,6 +175,8 @@ pub struct RunSpec {
     pub variants: Vec<String>,
     /// Warp-instruction budget per TB.
     pub max_instructions: u64,
+    /// Sampled simulation (`sim::timing::sample` with its defaults).
+    pub sample: bool,
     /// Content key (hex SHA-256), see the module docs.
     pub key: String,
 }
@@ -400,6 +406,9 @@ impl Plan {
                                         if let Some(m) = file.analysis_max_memory_mib {
                                             key["analysis_max_memory_mib"] = m.into();
                                         }
+                                        if file.sample {
+                                            key["sample"] = true.into();
+                                        }
                                         runs.push(RunSpec {
                                             index: runs.len(),
                                             launch: li,
@@ -412,6 +421,7 @@ impl Plan {
                                             rb_leaf: rb_leaf.clone(),
                                             variants: variants.clone(),
                                             max_instructions: file.max_instructions,
+                                            sample: file.sample,
                                             key: sha256_hex(key.to_string().as_bytes()),
                                         });
                                     }

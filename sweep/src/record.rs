@@ -76,6 +76,10 @@ pub struct Record {
     pub variants: Vec<String>,
     /// Warp-instruction budget per TB.
     pub max_instructions: u64,
+    /// Sampled simulation (the stats' `sampling` says what was skipped and the error
+    /// bound); absent for a full run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sample: bool,
     /// PAVER §6.2 class of the launch: `high` (at least half of the data references are to
     /// data other TBs also read), `low` (some, less than half) or `none`.
     pub locality_class: Option<String>,
@@ -390,6 +394,7 @@ mod tests {
             rb_leaf: None,
             variants: Vec::new(),
             max_instructions: 1,
+            sample: false,
             locality_class: Some("high".into()),
             inter_tb_fraction: Some(0.75),
             analysis: None,

@@ -578,6 +578,7 @@ mod tests {
             rb_leaf: (policy == "rb-ts").then(|| "lt".into()),
             variants: Vec::new(),
             max_instructions: 1,
+            sample: false,
             locality_class: Some(if kernel == "a" { "high" } else { "low" }.into()),
             inter_tb_fraction: None,
             analysis: None,

@@ -48,6 +48,7 @@ pub mod named;
 pub mod noc;
 pub mod numa;
 pub mod prefetch;
+pub mod sample;
 pub mod sm;
 pub mod stats;
 pub mod tb_sched;
@@ -129,6 +130,8 @@ pub struct SimOptions {
     /// Keep the locality ledger ([`ledger`], `paver simulate --explain`): per TB, its SM,
     /// its co-resident TBs and whose L1 lines served its reads, in [`Stats::ledger`].
     pub explain: bool,
+    /// Sampled simulation ([`sample`], `--sample`); `None`: every TB in detail.
+    pub sample: Option<sample::SampleOptions>,
 }
 
 impl SimOptions {
@@ -151,6 +154,7 @@ impl SimOptions {
             hints: hints::LocalityHints::default(),
             placement: None,
             explain: false,
+            sample: None,
         }
     }
 }
@@ -502,9 +506,50 @@ pub fn simulate_with_info(
     // Since when each SM has had a resident TB (for `busy_cycles`).
     let mut busy_since: Vec<Option<u64>> = vec![None; n as usize];
     let mut ask = true;
+    if opts.sample.is_some() && opts.explain {
+        return Err(SimError::Options(
+            "sampled simulation (--sample) cannot keep the locality ledger (--explain): the \
+             ledger lists every TB, and sampling skips most of them"
+                .into(),
+        ));
+    }
+    if opts.sample.is_some() && opts.stop_after_instructions != u64::MAX {
+        return Err(SimError::Options(
+            "sampled simulation (--sample) and --stop-after both end a run early; choose one"
+                .into(),
+        ));
+    }
+    let mut sampler = opts.sample.as_ref().map(|o| {
+        let wave = u64::from(n) * u64::from(x.max(1));
+        let l2 = &cfg.gpu.l2;
+        let l2_blocks = l2.size_bytes / TimingConfig::block_bytes(l2.sectored, l2.line_bytes);
+        sample::Sampler::new(o, u64::from(num_tbs), wave, l2_blocks)
+    });
+    // The counters sampling reads at the end of each window (totals over SMs and slices).
+    let counters = |now: u64, sms: &[sm::Sm], memsys: &mem::MemSystem| {
+        let mut l1 = cache::CacheStats::default();
+        let mut total = SmStats::default();
+        for s in sms {
+            l1 += s.l1_stats();
+            total += s.stats();
+        }
+        sample::Counters::of(
+            now,
+            &total,
+            &l1,
+            &memsys.l2_stats(),
+            &memsys.noc_stats(),
+            &memsys.dram_stats(),
+        )
+    };
+    if let Some(s) = &mut sampler {
+        s.observe(0, sched.pending(), counters(now, &sms, &memsys));
+    }
+    // TBs taken from the TB policy and never run (sampling's skips).
+    let mut skipped = 0u64;
     let mut steps = 0u64;
     let mut truncated = false;
-    while done < u64::from(num_tbs) {
+    while done + skipped < u64::from(num_tbs) {
         if now > opts.max_cycles {
             return Err(SimError::MaxCycles(opts.max_cycles));
         }
@@ -519,7 +564,7 @@ pub fn simulate_with_info(
         let mut launched = false;
         // A scheduler's answer depends on its state and the free contexts only, and both
         // change only when TBs launch or finish: otherwise the last (empty) answer holds.
-        if sched.pending() > 0 && ask {
+        if sched.pending() > 0 && ask && skipped == 0 {
             for (f, s) in free.iter_mut().zip(&sms) {
                 *f = s.free_contexts(warps_per_tb);
             }
@@ -560,8 +605,17 @@ pub fn simulate_with_info(
         done += finished.len() as u64;
         let freed = !finished.is_empty();
         ask |= freed;
+        if let Some(s) = sampler.as_mut().filter(|s| freed && s.window_closed(done)) {
+            let c = counters(now, &sms, &memsys);
+            if s.observe(done, sched.pending(), c) == sample::Step::Stop {
+                // Converged: nothing more is dispatched; what the policy holds is skipped.
+                skipped = sched.pending();
+                s.skipped(skipped);
+                ask = false;
+            }
+        }
         if freed {
-            progress(done, u64::from(num_tbs), now);
+            progress(done + skipped, u64::from(num_tbs), now);
         }
         finished.clear();
         steps += 1;
@@ -573,7 +627,10 @@ pub fn simulate_with_info(
             truncated = true;
             break;
         }
-        let next = if active || (freed && sched.pending() > 0) || done >= u64::from(num_tbs) {
+        let next = if active
+            || (freed && skipped == 0 && sched.pending() > 0)
+            || done + skipped >= u64::from(num_tbs)
+        {
             now + 1
         } else if wake == u64::MAX {
             if memsys.is_idle() {
@@ -629,7 +686,7 @@ pub fn simulate_with_info(
     let info = RunInfo {
         peak_trace_bytes: sms.iter().map(sm::Sm::peak_trace_bytes).sum(),
     };
-    let stats = Stats {
+    let mut stats = Stats {
         kernel: f.name.clone(),
         tb_policy: opts.policy_name.clone(),
         warp_policy: format!("{:?}", opts.warp_policy).to_ascii_lowercase(),
@@ -675,7 +732,11 @@ pub fn simulate_with_info(
         ld,
         numa: memsys.numa_stats(&sms.iter().map(|s| s.stats().tbs).collect::<Vec<_>>()),
         ledger,
+        sampling: None,
         config: cfg.clone(),
     };
+    if let Some(s) = sampler {
+        s.finish(&mut stats);
+    }
     Ok((stats, info))
 }

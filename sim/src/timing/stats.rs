@@ -126,6 +126,10 @@ pub struct Stats {
     /// ran and whose L1 lines served its reads ([`super::ledger`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger: Option<super::ledger::Ledger>,
+    /// What sampled simulation did (`--sample`; absent on a full run): the totals above
+    /// then include the skipped TBs' extrapolated share ([`super::sample`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<super::sample::SamplingStats>,
     /// The configuration the run used.
     pub config: TimingConfig,
 }
