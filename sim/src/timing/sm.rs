@@ -35,6 +35,9 @@ const PENDING: u64 = u64::MAX;
 
 struct TbSlot<'p> {
     tb: u32,
+    /// The static instructions of the TB's kernel (a child grid's differ from the host
+    /// launch's).
+    kernel: &'p Kernel,
     /// The TB's interpreter state; dropped once every warp has exited functionally (its
     /// register files are most of the memory a resident TB holds, and a short kernel's
     /// warps all exit within their first chunk).
@@ -333,7 +336,8 @@ impl<'p> Sm<'p> {
         let Some(c) = self.ctxs.iter().position(Option::is_none) else {
             return Ok(());
         };
-        let mut stream = tracer.start(u64::from(tb), self.id);
+        let mut stream = tracer.start(tb, self.id);
+        let kernel = stream.kernel();
         let nw = stream.num_warps();
         let mut windows: Vec<WarpTrace> = (0..nw).map(|_| WarpTrace::default()).collect();
         for w in 0..nw {
@@ -356,7 +360,7 @@ impl<'p> Sm<'p> {
             ws.ended = wt.ended;
             ws.next_issue = now;
             ws.regs.clear();
-            ws.regs.resize(self.num_regs, 0);
+            ws.regs.resize(self.num_regs.max(kernel.num_regs), 0);
             ws.barrier = false;
             ws.done = false;
             ws.loads.clear();
@@ -377,6 +381,7 @@ impl<'p> Sm<'p> {
         let live = slots.len() as u32;
         self.ctxs[c] = Some(TbSlot {
             tb,
+            kernel,
             stream: (!windows.iter().all(|w| w.ended)).then_some(stream),
             windows,
             live,
@@ -570,7 +575,6 @@ impl<'p> Sm<'p> {
     pub fn cycle(
         &mut self,
         now: u64,
-        kernel: &Kernel,
         mem: &mut MemSystem,
         tracer: &mut Tracer<'p>,
     ) -> Result<(bool, u64), SimError> {
@@ -619,7 +623,7 @@ impl<'p> Sm<'p> {
                             self.maybe_finish(s as u32, now);
                         }
                     }
-                    match self.check(s, now, kernel) {
+                    match self.check(s, now) {
                         Ok(is_mem) => {
                             let ws = &mut self.warps[s];
                             ws.ready_cached = true;
@@ -650,7 +654,7 @@ impl<'p> Sm<'p> {
                 continue;
             }
             let w = self.scheds.pick(k, &self.ready, &self.age, now);
-            self.issue(w, k, now, kernel);
+            self.issue(w, k, now);
             issued = true;
         }
         if n > 0 {
@@ -666,7 +670,7 @@ impl<'p> Sm<'p> {
     /// Ok(whether the instruction uses the LSU) if warp slot `s` can issue now as far as
     /// its own state says (the LSU queue is the caller's test), else the time it may become
     /// ready (MAX: when an event says so).
-    fn check(&self, s: usize, now: u64, kernel: &Kernel) -> Result<bool, u64> {
+    fn check(&self, s: usize, now: u64) -> Result<bool, u64> {
         let ws = &self.warps[s];
         if !ws.used || ws.done || ws.barrier || ws.pos >= ws.len {
             return Err(u64::MAX);
@@ -678,7 +682,7 @@ impl<'p> Sm<'p> {
             return Err(u64::MAX);
         };
         let di = tb.windows[ws.w as usize].insts[ws.pos as usize];
-        let st = &kernel.insts[di.pc as usize];
+        let st = &tb.kernel.insts[di.pc as usize];
         let mut wait = 0u64;
         for r in st.srcs.iter().chain(&st.dsts) {
             let t = ws.regs.get(*r as usize).copied().unwrap_or(0);
@@ -692,7 +696,7 @@ impl<'p> Sm<'p> {
         Ok(di.mem != NO_MEM)
     }
 
-    fn issue(&mut self, w: u32, k: usize, now: u64, kernel: &Kernel) {
+    fn issue(&mut self, w: u32, k: usize, now: u64) {
         let s = w as usize;
         let c = self.warps[s].ctx as usize;
         let Some(tb) = self.ctxs[c].as_mut() else {
@@ -700,6 +704,7 @@ impl<'p> Sm<'p> {
         };
         let wi = self.warps[s].w as usize;
         let di = tb.windows[wi].insts[self.warps[s].pos as usize];
+        let kernel: &'p Kernel = tb.kernel;
         let st = &kernel.insts[di.pc as usize];
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(di.lanes);

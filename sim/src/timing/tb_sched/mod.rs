@@ -63,6 +63,16 @@ pub struct TbPolicyInfo {
     pub make: fn(&DispatchContext<'_>) -> Result<Box<dyn TbScheduler>, SimError>,
 }
 
+/// Where a grid launched from the device comes from ([`TbScheduler::add_child_tbs`]), for
+/// the policies that place child TBs by their parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChildOrigin {
+    /// The launching (parent) TB, as the engine numbers TBs.
+    pub parent_tb: u32,
+    /// The SM the parent TB ran on when it launched the grid.
+    pub parent_sm: u32,
+}
+
 /// A TB scheduling policy.
 pub trait TbScheduler: Send {
     /// Assigns TBs now: `free[sm]` is the number of free TB contexts of each SM; pushes
@@ -73,6 +83,15 @@ pub trait TbScheduler: Send {
     /// TBs moved between SMs by task stealing.
     fn stolen(&self) -> u64 {
         0
+    }
+    /// Makes the TBs of a grid launched from the device dispatchable: `tbs` are the ids
+    /// right after every TB the scheduler has been given (the engine numbers a child grid's
+    /// TBs after all earlier ones). `false`: the policy cannot dispatch child grids (its
+    /// TB set is fixed at the launch, as a schedule's groups are), and the run stops with
+    /// an error naming it.
+    fn add_child_tbs(&mut self, tbs: std::ops::Range<u32>, origin: ChildOrigin) -> bool {
+        let _ = (tbs, origin);
+        false
     }
 }
 
