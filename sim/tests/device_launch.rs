@@ -444,3 +444,58 @@ fn fixed_tb_policies_refuse_child_grids() {
     assert!(e.contains("bcs TB policy cannot dispatch grids"), "{e}");
     assert!(e.contains("kernel dp_chain"), "{e}");
 }
+
+/// LASER (`--tb-policy laser`) runs the same grids as the baseline, reports its decisions
+/// and monitor hit rates, and on the recursive quicksort (whose children read the range
+/// their parent partitioned) places every child on its parent's SM, raising the L1 hit
+/// rate; a second run is identical.
+#[test]
+fn laser_places_reusing_children_on_their_parents_sm() {
+    let cfg = volta();
+    let laser = sim::timing::TbPolicy::parse("laser").unwrap();
+    for (name, kernel) in DP_LAUNCHES {
+        let base = simulate(name, kernel, &cfg, sim::timing::TbPolicy::LRR).unwrap();
+        let s = simulate(name, kernel, &cfg, laser).unwrap();
+        assert_eq!(s.tbs, base.tbs, "{kernel}");
+        let p = s
+            .device_launches
+            .as_ref()
+            .unwrap()
+            .placement
+            .clone()
+            .unwrap();
+        let d = base.device_launches.as_ref().unwrap();
+        assert_eq!(
+            p.grids_on_parent_sm + p.grids_global,
+            d.child_grids,
+            "{kernel}"
+        );
+        assert!(base.device_launches.as_ref().unwrap().placement.is_none());
+        let again = simulate(name, kernel, &cfg, laser).unwrap();
+        assert_eq!(s.to_json(), again.to_json(), "{kernel}: a second run");
+    }
+    let base = simulate(
+        "dp_quicksort",
+        "dp_quicksort",
+        &cfg,
+        sim::timing::TbPolicy::LRR,
+    )
+    .unwrap();
+    let s = simulate("dp_quicksort", "dp_quicksort", &cfg, laser).unwrap();
+    let p = s
+        .device_launches
+        .as_ref()
+        .unwrap()
+        .placement
+        .clone()
+        .unwrap();
+    assert_eq!(p.tbs_on_parent_sm, 429);
+    let rate = |c: &sim::timing::cache::CacheStats| c.hits as f64 / c.accesses as f64;
+    assert!(
+        rate(&s.l1) > rate(&base.l1),
+        "{} vs {}",
+        rate(&s.l1),
+        rate(&base.l1)
+    );
+    assert!(s.cycles < base.cycles, "{} vs {}", s.cycles, base.cycles);
+}

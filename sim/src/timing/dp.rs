@@ -104,7 +104,7 @@ pub struct GridTiming {
 }
 
 /// Device-side launches of a run (absent from the stats of a kernel that launches none).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceLaunchStats {
     /// Child grids launched (and run), at every depth.
     pub child_grids: u64,
@@ -120,6 +120,10 @@ pub struct DeviceLaunchStats {
     pub pending_cycles: u64,
     /// Sum over child grids of dispatchable-to-complete cycles.
     pub run_cycles: u64,
+    /// How the TB policy placed child TBs (LASER's decisions and monitor hit rates; absent
+    /// for the baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<super::tb_sched::laser::PlacementStats>,
     /// Per child grid, in launch order.
     pub grids: Vec<GridTiming>,
 }

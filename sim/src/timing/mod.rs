@@ -503,6 +503,12 @@ pub fn simulate_with_info(
     // The SM of each TB, for the policies that place a child by its parent.
     let mut sm_of: Vec<u32> = Vec::new();
     let dp_on = prog.calls_device_runtime();
+    // A policy that watches the L1 reads (LASER's reuse monitor) gets them after each step.
+    let watch_reads = dp_on && sched.observes_reads();
+    if watch_reads {
+        sms.iter_mut().for_each(sm::Sm::keep_reads);
+    }
+    let mut reads = Vec::new();
     let mut done = 0u64;
     let mut replies = Vec::new();
     let mut assigned = Vec::new();
@@ -579,6 +585,14 @@ pub fn simulate_with_info(
         done += finished.len() as u64;
         for &tb in &finished {
             grids.tb_done(tb, now);
+        }
+        if watch_reads {
+            for (i, s) in sms.iter_mut().enumerate() {
+                s.take_reads(&mut reads);
+                for (tb, line) in reads.drain(..) {
+                    sched.observe_read(i as u32, tb, line);
+                }
+            }
         }
         let mut released = false;
         if dp_on {
@@ -740,7 +754,10 @@ pub fn simulate_with_info(
         ld,
         numa: memsys.numa_stats(&sms.iter().map(|s| s.stats().tbs).collect::<Vec<_>>()),
         ledger,
-        device_launches: grids.stats(),
+        device_launches: grids.stats().map(|mut d| {
+            d.placement = sched.placement();
+            d
+        }),
         config: cfg.clone(),
     };
     Ok((stats, info))

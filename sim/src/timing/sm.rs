@@ -166,6 +166,9 @@ pub struct Sm<'p> {
     peak_trace_bytes: usize,
     /// The locality ledger (`--explain`; `None` otherwise, at no cost).
     ledger: Option<SmLedger>,
+    /// L1 reads (TB, 128-byte line) for a TB policy that watches them (LASER's reuse
+    /// monitor); `None` otherwise, at no cost.
+    reads: Option<Vec<(u32, u64)>>,
 }
 
 /// Sets warp slot `s`'s blocked-until time and its live bit.
@@ -248,6 +251,7 @@ impl<'p> Sm<'p> {
             free_slots: nw as u32,
             peak_trace_bytes: 0,
             ledger: None,
+            reads: None,
         }
     }
 
@@ -309,6 +313,19 @@ impl<'p> Sm<'p> {
     /// Their counters, when the L1 has them.
     pub fn ld_stats(&self) -> Option<&LdStats> {
         self.l1.ld().map(LdL1::stats)
+    }
+
+    /// Records the L1 reads for [`Sm::take_reads`].
+    pub fn keep_reads(&mut self) {
+        self.reads = Some(Vec::new());
+    }
+
+    /// Moves the L1 reads recorded since the last call to `out`: (TB, 128-byte line), in
+    /// the order the L1 saw them.
+    pub fn take_reads(&mut self, out: &mut Vec<(u32, u64)>) {
+        if let Some(r) = &mut self.reads {
+            out.append(r);
+        }
     }
 
     /// Keeps the locality ledger of this SM ([`super::ledger`]).
@@ -852,6 +869,12 @@ impl<'p> Sm<'p> {
                 match e.op.kind {
                     AccessKind::Load => {
                         let who = (e.warp, e.load);
+                        if let (Some(r), false) = (&mut self.reads, e.refused) {
+                            let c = self.warps[e.warp as usize].ctx as usize;
+                            if let Some(t) = &self.ctxs[c] {
+                                r.push((t.tb, block / 128));
+                            }
+                        }
                         let outcome = if e.refused {
                             self.l1.read_again(block, who)
                         } else {

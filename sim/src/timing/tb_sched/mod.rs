@@ -8,6 +8,7 @@ mod distributed;
 mod distributed_block;
 mod global_rr;
 mod greedy;
+pub mod laser;
 mod lrr;
 mod paver;
 pub mod registry;
@@ -18,6 +19,7 @@ pub use distributed::Distributed;
 pub use distributed_block::distributed_block;
 pub use global_rr::global_rr;
 pub use greedy::Greedy;
+pub use laser::Laser;
 pub use lrr::RoundRobin;
 pub use paver::Paver;
 pub use registry::{steals_by_default, TbPolicy, TB_POLICIES};
@@ -92,6 +94,19 @@ pub trait TbScheduler: Send {
     fn add_child_tbs(&mut self, tbs: std::ops::Range<u32>, origin: ChildOrigin) -> bool {
         let _ = (tbs, origin);
         false
+    }
+    /// Whether the policy watches the SMs' L1 reads ([`TbScheduler::observe_read`]; the
+    /// engine collects them only then).
+    fn observes_reads(&self) -> bool {
+        false
+    }
+    /// An L1 read of `line` (128-byte line address) by TB `tb` on SM `sm`.
+    fn observe_read(&mut self, sm: u32, tb: u32, line: u64) {
+        let _ = (sm, tb, line);
+    }
+    /// How the policy placed child TBs (LASER's decisions and monitors), for the stats.
+    fn placement(&self) -> Option<laser::PlacementStats> {
+        None
     }
 }
 
