@@ -499,3 +499,24 @@ fn laser_places_reusing_children_on_their_parents_sm() {
     );
     assert!(s.cycles < base.cycles, "{} vs {}", s.cycles, base.cycles);
 }
+
+/// LASER with its two-level warp scheduler (`--warp-policy laser-two-level`) runs every
+/// corpus launch with the baseline's TB counts, the same on a second run.
+#[test]
+fn laser_with_its_two_level_warp_scheduler_runs_the_corpus() {
+    let cfg = volta();
+    let laser = sim::timing::TbPolicy::parse("laser").unwrap();
+    let two = sim::timing::WarpPolicy::parse("laser-two-level").unwrap();
+    for (name, kernel) in DP_LAUNCHES {
+        let (module, bound) = bind(name, kernel, None);
+        let f = module.kernel(kernel).unwrap();
+        let mut opts = sim::timing::SimOptions::new(laser);
+        opts.warp_policy = two;
+        let a = sim::timing::simulate(&module, f, &bound, &cfg, &opts).unwrap();
+        let b = sim::timing::simulate(&module, f, &bound, &cfg, &opts).unwrap();
+        let (_, _, r) = run(name, kernel);
+        assert_eq!(a.tbs, r.stats.tbs, "{kernel}");
+        assert_eq!(a.warp_policy, "laser-two-level");
+        assert_eq!(a.to_json(), b.to_json(), "{kernel}: a second run");
+    }
+}

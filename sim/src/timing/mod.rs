@@ -552,7 +552,7 @@ pub fn simulate_with_info(
                     }
                     sm_of[tb as usize] = s;
                 }
-                sms[i].launch(tb, &mut tracer, now)?;
+                sms[i].launch(tb, &mut tracer, now, sched.join_group(tb))?;
                 busy_since[i].get_or_insert(now);
                 due.due_now(i, now);
                 launched = true;

@@ -38,6 +38,9 @@ struct TbSlot<'p> {
     /// The static instructions of the TB's kernel (a child grid's differ from the host
     /// launch's).
     kernel: &'p Kernel,
+    /// The warp group of its warps (`warp_sched::two_level`): its own id, or the group of
+    /// the resident TB it joined.
+    group: u32,
     /// The TB's interpreter state; dropped once every warp has exited functionally (its
     /// register files are most of the memory a resident TB holds, and a short kernel's
     /// warps all exit within their first chunk).
@@ -346,8 +349,19 @@ impl<'p> Sm<'p> {
         out.append(&mut self.finished);
     }
 
-    /// Starts TB `tb` at `now`, tracing its warps' first chunks with `tracer`.
-    pub fn launch(&mut self, tb: u32, tracer: &mut Tracer<'p>, now: u64) -> Result<(), SimError> {
+    /// Starts TB `tb` at `now`, tracing its warps' first chunks with `tracer`; its warps
+    /// join the warp group of TB `join` when that TB is resident here (a child predicted to
+    /// reuse its parent's data, LASER), else form their own.
+    pub fn launch(
+        &mut self,
+        tb: u32,
+        tracer: &mut Tracer<'p>,
+        now: u64,
+        join: Option<u32>,
+    ) -> Result<(), SimError> {
+        let group = join
+            .and_then(|p| self.ctxs.iter().flatten().find(|t| t.tb == p))
+            .map_or(tb, |t| t.group);
         self.sleep_until = 0;
         self.scan_at = 0;
         let Some(c) = self.ctxs.iter().position(Option::is_none) else {
@@ -387,7 +401,7 @@ impl<'p> Sm<'p> {
             ws.ready_cached = false;
             self.age[s] = self.dispatched;
             self.dispatched += 1;
-            self.scheds.on_launch(s as u32);
+            self.scheds.on_launch(s as u32, group);
             slots.push(s as u32);
         }
         self.free_ctxs -= 1;
@@ -399,6 +413,7 @@ impl<'p> Sm<'p> {
         self.ctxs[c] = Some(TbSlot {
             tb,
             kernel,
+            group,
             stream: (!windows.iter().all(|w| w.ended)).then_some(stream),
             windows,
             live,

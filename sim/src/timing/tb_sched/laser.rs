@@ -24,9 +24,11 @@
 //! What differs from the paper: the filters are not reset when a parent kernel finishes
 //! (here one launch is one parent kernel); the kernel-level HPQ/LPQ order is modelled by
 //! the queues a child's TBs join (its SM's queue is served before the global queue); a
-//! child's reuse of its own lines counts as sibling reuse, as in the paper's filters; the
-//! two-level warp scheduler grouping reusing TBs' warps is not modelled (GTO, or the
-//! run's warp policy, as for every TB policy).
+//! child's reuse of its own lines counts as sibling reuse, as in the paper's filters. The
+//! two-level warp scheduler is a warp policy, `--warp-policy laser-two-level`
+//! ([`crate::timing::warp_sched::two_level`]): with it, the warps of a child placed on its
+//! parent's SM join the parent TB's warp group ([`TbScheduler::join_group`]); with any
+//! other warp policy the groups are ignored.
 
 use std::collections::VecDeque;
 
@@ -220,6 +222,9 @@ pub struct Laser {
     is_parent: Vec<bool>,
     /// Per TB id from `host_tbs`: the SM its parent ran on.
     parent_sm: Vec<u32>,
+    /// Per TB id from `host_tbs`: its parent TB when it was placed on its parent's SM
+    /// (its warps then join the parent's warp group).
+    join: Vec<Option<u32>>,
     stats: PlacementStats,
 }
 
@@ -235,6 +240,7 @@ impl Laser {
             monitors: vec![ReuseMonitor::default(); n],
             is_parent: Vec::new(),
             parent_sm: Vec::new(),
+            join: Vec::new(),
             stats: PlacementStats::default(),
         }
     }
@@ -332,6 +338,7 @@ impl TbScheduler for Laser {
         };
         for tb in tbs {
             self.parent_sm.push(sm as u32);
+            self.join.push(local.then_some(origin.parent_tb));
             if local {
                 self.cuq[sm].push_back(tb);
             } else {
@@ -344,6 +351,11 @@ impl TbScheduler for Laser {
             self.stats.grids_global += 1;
         }
         true
+    }
+
+    fn join_group(&self, tb: u32) -> Option<u32> {
+        tb.checked_sub(self.host_tbs)
+            .and_then(|i| self.join.get(i as usize).copied().flatten())
     }
 
     fn observes_reads(&self) -> bool {

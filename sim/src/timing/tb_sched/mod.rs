@@ -104,6 +104,13 @@ pub trait TbScheduler: Send {
     fn observe_read(&mut self, sm: u32, tb: u32, line: u64) {
         let _ = (sm, tb, line);
     }
+    /// The TB whose warp group TB `tb`'s warps join when it is resident on the same SM
+    /// (LASER: a child predicted to reuse its parent's data joins its parent's group,
+    /// `warp_sched::two_level`); `None`: a group of its own.
+    fn join_group(&self, tb: u32) -> Option<u32> {
+        let _ = tb;
+        None
+    }
     /// How the policy placed child TBs (LASER's decisions and monitors), for the stats.
     fn placement(&self) -> Option<laser::PlacementStats> {
         None
