@@ -182,6 +182,8 @@ pub(crate) struct Grids<'p> {
     per_warp: BTreeMap<(u32, u32), u64>,
     next_tb: u32,
     host_tbs_done: u64,
+    /// A launch or a completion since [`Grids::take_changed`].
+    changed: bool,
 }
 
 /// A grid that became dispatchable.
@@ -248,6 +250,7 @@ impl<'p> Grids<'p> {
             per_warp: BTreeMap::new(),
             next_tb: ntbs,
             host_tbs_done: 0,
+            changed: false,
         }
     }
 
@@ -264,6 +267,11 @@ impl<'p> Grids<'p> {
     /// Whether grids wait in the pending-launch queue.
     pub fn has_pending(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// Whether a grid was launched or completed since the last call.
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
     }
 
     fn grid_of(&self, tb: u32) -> usize {
@@ -344,6 +352,7 @@ impl<'p> Grids<'p> {
             }
         };
         let is_tail = gate == Gate::Tail;
+        self.changed = true;
         let loc = Some(l.loc);
         self.grids.push(Grid {
             func: l.kernel,
@@ -466,6 +475,7 @@ impl<'p> Grids<'p> {
                 return;
             }
             x.completed = Some(now);
+            self.changed = true;
             let is_tail = x.is_tail;
             let Some((p, _)) = x.parent else {
                 return;

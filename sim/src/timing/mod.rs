@@ -509,6 +509,8 @@ pub fn simulate_with_info(
         sms.iter_mut().for_each(sm::Sm::keep_reads);
     }
     let mut reads = Vec::new();
+    // When the pending-launch queue next releases a grid by its latency alone.
+    let mut dp_next = u64::MAX;
     let mut done = 0u64;
     let mut replies = Vec::new();
     let mut assigned = Vec::new();
@@ -608,7 +610,9 @@ pub fn simulate_with_info(
                 }
                 grids.launch(tb, l, now)?;
             }
-            if grids.has_pending() {
+            // The queue can release a grid only when a pending grid's latency has passed or
+            // the queue changed (a launch, a completion): otherwise the last answer holds.
+            if grids.has_pending() && (now >= dp_next || grids.take_changed()) {
                 let known = grids.known_tbs();
                 grids.release(now, &mut |r| {
                     let (Some(p), Some(k)) = (
@@ -644,8 +648,9 @@ pub fn simulate_with_info(
                 })?;
                 released = grids.known_tbs() > known;
                 ask |= released;
+                dp_next = grids.next_ready();
             }
-            wake = wake.min(grids.next_ready());
+            wake = wake.min(dp_next);
         }
         let freed = !finished.is_empty();
         ask |= freed;
