@@ -1,6 +1,8 @@
 //! Kernels that launch kernels (`kernels/dp/`, issue 43): the interpreter's outputs against CPU
 //! mirrors of each program, the number and depth of the child grids, byte-identical results
-//! at 1 and 2 threads, and the errors of launches that cannot run.
+//! at 1 and 2 threads, and the errors of launches that cannot run; the timing model running
+//! the same launches (child grids, TBs and depth as the interpreter's, the launch latency,
+//! byte-identical stats on a second run).
 
 #![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
 
@@ -330,4 +332,191 @@ fn unknown_stream_is_a_located_error() {
     assert_ne!(bad, ptx);
     let e = run_err("dp_quicksort", "dp_chain", &bad, |_| {});
     assert!(e.contains("stream 0x4d is not"), "{e}");
+}
+
+/// The corpus launches: (directory, kernel).
+const DP_LAUNCHES: [(&str, &str); 4] = [
+    ("dp_bfs", "dp_bfs_level"),
+    ("dp_quicksort", "dp_quicksort"),
+    ("dp_quicksort", "dp_chain"),
+    ("dp_tb_child", "dp_tb_parent"),
+];
+
+fn volta() -> sim::timing::TimingConfig {
+    sim::timing::TimingConfig::new(gpu::GpuConfig::builtin("volta").unwrap())
+}
+
+fn simulate(
+    name: &str,
+    kernel: &str,
+    cfg: &sim::timing::TimingConfig,
+    policy: sim::timing::TbPolicy,
+) -> Result<sim::timing::Stats, SimError> {
+    let (module, bound) = bind(name, kernel, None);
+    let f = module.kernel(kernel).unwrap();
+    sim::timing::simulate(
+        &module,
+        f,
+        &bound,
+        cfg,
+        &sim::timing::SimOptions::new(policy),
+    )
+}
+
+/// The timing model runs the grids the interpreter runs: as many child grids and TBs, as
+/// deep; the same warp instructions where the kernel's work does not depend on the order
+/// grids run in (dp_bfs's children skip nodes another grid visited first, and here children
+/// run beside their parent, in the interpreter after it); identical stats on a second run.
+#[test]
+fn timing_model_runs_the_interpreters_child_grids() {
+    let cfg = volta();
+    for (name, kernel) in DP_LAUNCHES {
+        let (_, _, r) = run(name, kernel);
+        let s = simulate(name, kernel, &cfg, sim::timing::TbPolicy::LRR).unwrap();
+        let dl = s.device_launches.as_ref().unwrap();
+        assert_eq!(s.tbs, r.stats.tbs, "{kernel}: TBs");
+        assert_eq!(
+            dl.child_grids, r.stats.device_launches,
+            "{kernel}: child grids"
+        );
+        assert_eq!(dl.max_depth, r.stats.max_depth, "{kernel}: depth");
+        assert_eq!(dl.host_tbs + dl.child_tbs, s.tbs, "{kernel}: TB split");
+        assert_eq!(
+            s.sms.iter().map(|x| x.tbs).sum::<u64>(),
+            s.tbs,
+            "{kernel}: TBs the SMs ran"
+        );
+        if kernel != "dp_bfs_level" {
+            assert_eq!(s.warp_instructions, r.stats.warp_instructions, "{kernel}");
+        }
+        let again = simulate(name, kernel, &cfg, sim::timing::TbPolicy::LRR).unwrap();
+        assert_eq!(s.to_json(), again.to_json(), "{kernel}: a second run");
+    }
+}
+
+/// Each child grid becomes dispatchable no earlier than its launch latency after its launch
+/// and completes after that; the launch ends when the last grid completes; with no latency
+/// the chain of seven nested tail launches runs faster.
+#[test]
+fn child_grids_wait_for_their_launch_latency() {
+    let cfg = volta();
+    let s = simulate("dp_quicksort", "dp_chain", &cfg, sim::timing::TbPolicy::LRR).unwrap();
+    let dl = s.device_launches.as_ref().unwrap();
+    let first = cfg.dp.latency_cycles(1, cfg.gpu.core.clock_mhz);
+    assert!(first > 10_000, "{first}");
+    for g in &dl.grids {
+        assert!(g.dispatchable >= g.launched + first, "{g:?}");
+        assert!(g.completed > g.dispatchable, "{g:?}");
+        assert!(g.completed <= s.cycles, "{g:?}");
+    }
+    assert!(s.cycles >= 7 * first, "{}", s.cycles);
+    let mut fast = cfg.clone();
+    fast.set("dp.device_launch_ns", "0").unwrap();
+    fast.set("dp.device_launch_step_ns", "0").unwrap();
+    let f = simulate(
+        "dp_quicksort",
+        "dp_chain",
+        &fast,
+        sim::timing::TbPolicy::LRR,
+    )
+    .unwrap();
+    assert!(f.cycles < s.cycles / 10, "{} vs {}", f.cycles, s.cycles);
+    assert_eq!(f.tbs, s.tbs);
+    assert!(f.to_json().contains("\"device_launch_ns\": 0"));
+    assert!(
+        !s.to_json().contains("device_launch_ns"),
+        "defaults are left out"
+    );
+}
+
+/// A TB policy whose TBs are fixed at the launch refuses a child grid, naming itself and the
+/// launch.
+#[test]
+fn fixed_tb_policies_refuse_child_grids() {
+    let e = simulate(
+        "dp_quicksort",
+        "dp_chain",
+        &volta(),
+        sim::timing::TbPolicy::BCS,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("bcs TB policy cannot dispatch grids"), "{e}");
+    assert!(e.contains("kernel dp_chain"), "{e}");
+}
+
+/// LASER (`--tb-policy laser`) runs the same grids as the baseline, reports its decisions
+/// and monitor hit rates, and on the recursive quicksort (whose children read the range
+/// their parent partitioned) places every child on its parent's SM, raising the L1 hit
+/// rate; a second run is identical.
+#[test]
+fn laser_places_reusing_children_on_their_parents_sm() {
+    let cfg = volta();
+    let laser = sim::timing::TbPolicy::parse("laser").unwrap();
+    for (name, kernel) in DP_LAUNCHES {
+        let base = simulate(name, kernel, &cfg, sim::timing::TbPolicy::LRR).unwrap();
+        let s = simulate(name, kernel, &cfg, laser).unwrap();
+        assert_eq!(s.tbs, base.tbs, "{kernel}");
+        let p = s
+            .device_launches
+            .as_ref()
+            .unwrap()
+            .placement
+            .clone()
+            .unwrap();
+        let d = base.device_launches.as_ref().unwrap();
+        assert_eq!(
+            p.grids_on_parent_sm + p.grids_global,
+            d.child_grids,
+            "{kernel}"
+        );
+        assert!(base.device_launches.as_ref().unwrap().placement.is_none());
+        let again = simulate(name, kernel, &cfg, laser).unwrap();
+        assert_eq!(s.to_json(), again.to_json(), "{kernel}: a second run");
+    }
+    let base = simulate(
+        "dp_quicksort",
+        "dp_quicksort",
+        &cfg,
+        sim::timing::TbPolicy::LRR,
+    )
+    .unwrap();
+    let s = simulate("dp_quicksort", "dp_quicksort", &cfg, laser).unwrap();
+    let p = s
+        .device_launches
+        .as_ref()
+        .unwrap()
+        .placement
+        .clone()
+        .unwrap();
+    assert_eq!(p.tbs_on_parent_sm, 429);
+    let rate = |c: &sim::timing::cache::CacheStats| c.hits as f64 / c.accesses as f64;
+    assert!(
+        rate(&s.l1) > rate(&base.l1),
+        "{} vs {}",
+        rate(&s.l1),
+        rate(&base.l1)
+    );
+    assert!(s.cycles < base.cycles, "{} vs {}", s.cycles, base.cycles);
+}
+
+/// LASER with its two-level warp scheduler (`--warp-policy laser-two-level`) runs every
+/// corpus launch with the baseline's TB counts, the same on a second run.
+#[test]
+fn laser_with_its_two_level_warp_scheduler_runs_the_corpus() {
+    let cfg = volta();
+    let laser = sim::timing::TbPolicy::parse("laser").unwrap();
+    let two = sim::timing::WarpPolicy::parse("laser-two-level").unwrap();
+    for (name, kernel) in DP_LAUNCHES {
+        let (module, bound) = bind(name, kernel, None);
+        let f = module.kernel(kernel).unwrap();
+        let mut opts = sim::timing::SimOptions::new(laser);
+        opts.warp_policy = two;
+        let a = sim::timing::simulate(&module, f, &bound, &cfg, &opts).unwrap();
+        let b = sim::timing::simulate(&module, f, &bound, &cfg, &opts).unwrap();
+        let (_, _, r) = run(name, kernel);
+        assert_eq!(a.tbs, r.stats.tbs, "{kernel}");
+        assert_eq!(a.warp_policy, "laser-two-level");
+        assert_eq!(a.to_json(), b.to_json(), "{kernel}: a second run");
+    }
 }

@@ -360,6 +360,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 100.0 * s.error_bound
             );
         }
+        if let Some(d) = &stats.device_launches {
+            eprintln!(
+                "device-side launches: {} child grid(s), {} TBs, nested up to {} deep (counted above); host TBs done at cycle {}",
+                d.child_grids, d.child_tbs, d.max_depth, d.host_tbs_done
+            );
+            if let Some(p) = &d.placement {
+                let [pc, sib, own] = p.monitor_hit_rates;
+                eprintln!(
+                    "child placement: {} grid(s) on the parent's SM, {} global; {} child TBs ran on their parent's SM, {} stolen; monitor hit rates parent-child {:.2}, sibling {:.2}, self {:.2}",
+                    p.grids_on_parent_sm, p.grids_global, p.tbs_on_parent_sm, p.tbs_stolen, pc, sib, own
+                );
+            }
+        }
         if let Some(ld) = &stats.ld {
             eprintln!(
                 "ld: {} bypassed, {} pinned ({} way-0 evictions, {} unpin resets), {} soft-pinned; prefetches {} issued, {} dropped, {} useful, {} late",

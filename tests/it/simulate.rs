@@ -353,3 +353,60 @@ fn explain_keeps_a_ledger_that_adds_up_to_the_l1_counters() {
     assert!(e.contains("not the stats of `paver simulate`"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `paver simulate` on each `kernels/dp/` launch (kernels that launch kernels, issue 43)
+/// completes with the TBs and child grids `paver run` reports, twice byte-identical, under
+/// the baseline and LASER.
+#[test]
+fn simulate_runs_the_child_grids_paver_run_runs() {
+    for (dir, kernel) in [
+        ("dp_bfs", "dp_bfs_level"),
+        ("dp_quicksort", "dp_quicksort"),
+        ("dp_quicksort", "dp_chain"),
+        ("dp_tb_child", "dp_tb_parent"),
+    ] {
+        let ptx = format!("kernels/dp/{dir}/{dir}.nvcc13.sm_90.ptx");
+        let launch = format!("kernels/dp/{dir}/small.{kernel}.json");
+        let out = crate::common::paver(&["run", &ptx, "--launch", &launch]);
+        assert!(out.status.success(), "paver run {kernel}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        // "grid 8x1x1, block 128x1x1 (238 TBs, ..." and "device-side launches: 230 child grid(s)".
+        let number_before = |s: &str, marker: &str| -> u64 {
+            let at = s
+                .find(marker)
+                .unwrap_or_else(|| panic!("{kernel}: no {marker:?}"));
+            let head = &s[..at];
+            let digits: String = head
+                .chars()
+                .rev()
+                .skip_while(|c| c.is_whitespace())
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.chars().rev().collect::<String>().parse().unwrap()
+        };
+        let tbs = number_before(&text, " TBs,");
+        let grids = number_before(&text, " child grid(s)");
+        for policy in ["lrr", "laser"] {
+            let args = [
+                "simulate",
+                ptx.as_str(),
+                "--launch",
+                launch.as_str(),
+                "--gpu",
+                "volta",
+                "--tb-policy",
+                policy,
+                "--quiet",
+            ];
+            let a = paver_ok(&args);
+            assert_eq!(a, paver_ok(&args), "{kernel} {policy}: a second run");
+            let v: Value = serde_json::from_str(&a).unwrap();
+            assert_eq!(v["tbs"], tbs, "{kernel} {policy}");
+            assert_eq!(
+                v["device_launches"]["child_grids"], grids,
+                "{kernel} {policy}"
+            );
+        }
+    }
+}

@@ -266,7 +266,7 @@ impl Children<'_> {
 }
 
 /// Shared memory per TB beyond which a child launch is refused (the H100's 227 KiB).
-const MAX_SHARED_BYTES: u64 = 227 * 1024;
+pub(crate) const MAX_SHARED_BYTES: u64 = 227 * 1024;
 
 /// Runs every TB of one grid on `globals`; adds to `stats`, charges `left`; returns the
 /// memory after the grid, the model used and the grids its TBs launched (TB-id order).

@@ -188,7 +188,7 @@ impl<'p> TbExec<'p> {
     /// rewrite`).
     pub fn on_sm(
         prog: &'p Program,
-        params: &'p [u8],
+        params: impl Into<std::borrow::Cow<'p, [u8]>>,
         geom: &Geometry,
         tb: u64,
         budget: u64,
@@ -198,7 +198,7 @@ impl<'p> TbExec<'p> {
         let (gx, gy) = (u64::from(gx), u64::from(gy));
         let mut ctx = TbCtx {
             prog,
-            params,
+            params: params.into(),
             shared: vec![0u8; geom.shared_bytes],
             ctaid: [
                 (tb % gx) as u32,

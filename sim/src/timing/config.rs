@@ -4,6 +4,7 @@
 //! overrides and the seeds' mechanisms. Any field can be overridden by
 //! a dotted key (`gpu.l1.latency_cycles=30`, `pipeline.sfu=16`, `l1.ways=8` for short).
 
+use super::dp::DpConfig;
 use super::icc::IccConfig;
 use super::ld_cache::LdConfig;
 pub use gpu::timing::{MemPathConfig, PipelineConfig, WritePolicy};
@@ -37,6 +38,10 @@ pub struct TimingConfig {
     /// `--prefetch`; [`super::ld_cache`]); omitted from the JSON while at its defaults.
     #[serde(default, skip_serializing_if = "LdConfig::is_default")]
     pub ld: LdConfig,
+    /// The latency of device-side launches (`dp.*` keys, [`super::dp`]); omitted from the
+    /// JSON while at its defaults.
+    #[serde(default, skip_serializing_if = "DpConfig::is_default")]
+    pub dp: DpConfig,
 }
 
 /// A bad override.
@@ -60,6 +65,7 @@ impl TimingConfig {
             regs_per_thread: None,
             icc: IccConfig::default(),
             ld: LdConfig::default(),
+            dp: DpConfig::default(),
             gpu,
         }
     }
@@ -82,6 +88,7 @@ impl TimingConfig {
             "regs_per_thread",
             "icc",
             "ld",
+            "dp",
         ];
         if parts[0] == "icc" {
             // Left out of the JSON at its defaults: put it back to set one of its fields.
@@ -95,6 +102,13 @@ impl TimingConfig {
             if let Some(o) = root.as_object_mut() {
                 let ld = serde_json::to_value(&self.ld).map_err(|e| err(e.to_string()))?;
                 o.entry("ld").or_insert(ld);
+            }
+        }
+        if parts[0] == "dp" {
+            // The same for `dp.*`.
+            if let Some(o) = root.as_object_mut() {
+                let dp = serde_json::to_value(&self.dp).map_err(|e| err(e.to_string()))?;
+                o.entry("dp").or_insert(dp);
             }
         }
         let path: Vec<&str> = if top.contains(&parts[0]) {

@@ -35,6 +35,7 @@ pub mod block_map;
 pub mod cache;
 pub mod coalesce;
 pub mod config;
+pub mod dp;
 pub mod dram;
 pub mod events;
 pub mod hints;
@@ -370,6 +371,18 @@ pub fn simulate_with_info(
 ) -> Result<(Stats, RunInfo), SimError> {
     let prog = trace::decoded(module, f);
     let kernel = trace::Kernel::new(f, cfg.pipeline.issue_order);
+    // Kernels that launch kernels (issue 43, [`dp`]): every kernel of the module decoded as
+    // a child grid's, with its static instructions, before the tracer borrows them.
+    let child_progs = prog.child_programs();
+    let child_kernels: Vec<Option<trace::Kernel>> = child_progs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            p.as_ref()
+                .and_then(|_| prog.child_function(i as u32))
+                .map(|g| trace::Kernel::new(g, cfg.pipeline.issue_order))
+        })
+        .collect();
     let l1_block = TimingConfig::block_bytes(cfg.gpu.l1.sectored, cfg.gpu.l1.line_bytes);
     let params = trace::Tracer::params(&prog, bound);
     // The tracer's set-up materialises the launch's buffers (for a small launch as long as
@@ -492,6 +505,28 @@ pub fn simulate_with_info(
     ) = model?;
     // The launch's fixed cost (`core.launch_ns`): the first TB is dispatched after it.
     let mut now = cfg.gpu.core.launch_cycles();
+    let host_block = [bound.block.x, bound.block.y, bound.block.z].map(|v| v as u32);
+    let mut grids = dp::Grids::new(
+        &child_progs,
+        num_tbs,
+        host_block,
+        &cfg.dp,
+        cfg.gpu.core.clock_mhz,
+    );
+    let mut launches = Vec::new();
+    // A TB context must hold the widest TB of any grid dispatched so far.
+    let mut max_warps = warps_per_tb;
+    // The SM of each TB, for the policies that place a child by its parent.
+    let mut sm_of: Vec<u32> = Vec::new();
+    let dp_on = prog.calls_device_runtime();
+    // A policy that watches the L1 reads (LASER's reuse monitor) gets them after each step.
+    let watch_reads = dp_on && sched.observes_reads();
+    if watch_reads {
+        sms.iter_mut().for_each(sm::Sm::keep_reads);
+    }
+    let mut reads = Vec::new();
+    // When the pending-launch queue next releases a grid by its latency alone.
+    let mut dp_next = u64::MAX;
     let mut done = 0u64;
     let mut replies = Vec::new();
     let mut assigned = Vec::new();
@@ -516,6 +551,13 @@ pub fn simulate_with_info(
     if opts.sample.is_some() && opts.stop_after_instructions != u64::MAX {
         return Err(SimError::Options(
             "sampled simulation (--sample) and --stop-after both end a run early; choose one"
+                .into(),
+        ));
+    }
+    if opts.sample.is_some() && dp_on {
+        return Err(SimError::Options(
+            "sampled simulation (--sample) does not support kernels that launch kernels: \
+             the TBs it would skip launch the grids the simulated ones wait for"
                 .into(),
         ));
     }
@@ -549,7 +591,9 @@ pub fn simulate_with_info(
     let mut skipped = 0u64;
     let mut steps = 0u64;
     let mut truncated = false;
-    while done + skipped < u64::from(num_tbs) {
+    // Without device-side launches (sampling refuses them) the grids are the host's alone:
+    // sampling ends the run once every TB has finished or been skipped.
+    while !(grids.all_done() || (skipped > 0 && done + skipped >= u64::from(num_tbs))) {
         if now > opts.max_cycles {
             return Err(SimError::MaxCycles(opts.max_cycles));
         }
@@ -566,13 +610,19 @@ pub fn simulate_with_info(
         // change only when TBs launch or finish: otherwise the last (empty) answer holds.
         if sched.pending() > 0 && ask && skipped == 0 {
             for (f, s) in free.iter_mut().zip(&sms) {
-                *f = s.free_contexts(warps_per_tb);
+                *f = s.free_contexts(max_warps);
             }
             assigned.clear();
             sched.assign(&free, &mut assigned);
             for &(s, tb) in &assigned {
                 let i = s as usize;
-                sms[i].launch(tb, &mut tracer, now)?;
+                if dp_on {
+                    if sm_of.len() <= tb as usize {
+                        sm_of.resize(tb as usize + 1, 0);
+                    }
+                    sm_of[tb as usize] = s;
+                }
+                sms[i].launch(tb, &mut tracer, now, sched.join_group(tb))?;
                 busy_since[i].get_or_insert(now);
                 due.due_now(i, now);
                 launched = true;
@@ -587,7 +637,7 @@ pub fn simulate_with_info(
             // An SM without TBs has nothing to do (and nothing in flight towards it), but a
             // TB it launched may have finished at once.
             if s.is_busy() {
-                let (a, w) = s.cycle(now, &kernel, &mut memsys, &mut tracer)?;
+                let (a, w) = s.cycle(now, &mut memsys, &mut tracer)?;
                 active |= a;
                 wake = wake.min(w);
                 next_due = if a { now + 1 } else { w };
@@ -603,6 +653,73 @@ pub fn simulate_with_info(
         }
         wake = wake.min(due.first_due());
         done += finished.len() as u64;
+        for &tb in &finished {
+            grids.tb_done(tb, now);
+        }
+        if watch_reads {
+            for (i, s) in sms.iter_mut().enumerate() {
+                s.take_reads(&mut reads);
+                for (tb, line) in reads.drain(..) {
+                    sched.observe_read(i as u32, tb, line);
+                }
+            }
+        }
+        let mut released = false;
+        if dp_on {
+            tracer.take_launches(&mut launches);
+            for (tb, l) in launches.drain(..) {
+                if cfg.ld.active() {
+                    return Err(SimError::DeviceLaunch {
+                        why: "the Locality Descriptor's L1 mechanisms (--cache-policy ld, \
+                              --prefetch) do not support grids launched from the device"
+                            .into(),
+                        loc: l.loc,
+                    });
+                }
+                grids.launch(tb, l, now)?;
+            }
+            // The queue can release a grid only when a pending grid's latency has passed or
+            // the queue changed (a launch, a completion): otherwise the last answer holds.
+            if grids.has_pending() && (now >= dp_next || grids.take_changed()) {
+                let known = grids.known_tbs();
+                grids.release(now, &mut |r| {
+                    let (Some(p), Some(k)) = (
+                        child_progs.get(r.func as usize).and_then(Option::as_ref),
+                        child_kernels.get(r.func as usize).and_then(Option::as_ref),
+                    ) else {
+                        return Err(SimError::Internal(format!(
+                            "child kernel {} was not decoded",
+                            r.func
+                        )));
+                    };
+                    tracer.add_grid(p, k, r.params.to_vec(), r.geom, r.tbs.start);
+                    max_warps = max_warps.max(r.geom.threads().div_ceil(32));
+                    let origin = tb_sched::ChildOrigin {
+                        parent_tb: r.parent_tb,
+                        parent_sm: sm_of.get(r.parent_tb as usize).copied().unwrap_or(0),
+                    };
+                    match (sched.add_child_tbs(r.tbs.clone(), origin), r.loc) {
+                        (true, _) => Ok(()),
+                        (false, Some(loc)) => Err(SimError::DeviceLaunch {
+                            why: format!(
+                                "the {} TB policy cannot dispatch grids launched from the \
+                                 device (its TBs are fixed at the launch); use lrr, \
+                                 global-rr or greedy",
+                                opts.policy_name
+                            ),
+                            loc: Box::new(loc.clone()),
+                        }),
+                        (false, None) => Err(SimError::Internal(
+                            "a grid without a launch became dispatchable".into(),
+                        )),
+                    }
+                })?;
+                released = grids.known_tbs() > known;
+                ask |= released;
+                dp_next = grids.next_ready();
+            }
+            wake = wake.min(dp_next);
+        }
         let freed = !finished.is_empty();
         ask |= freed;
         if let Some(s) = sampler.as_mut().filter(|s| freed && s.window_closed(done)) {
@@ -615,7 +732,7 @@ pub fn simulate_with_info(
             }
         }
         if freed {
-            progress(done + skipped, u64::from(num_tbs), now);
+            progress(done + skipped, u64::from(grids.known_tbs()), now);
         }
         finished.clear();
         steps += 1;
@@ -629,7 +746,9 @@ pub fn simulate_with_info(
         }
         let next = if active
             || (freed && skipped == 0 && sched.pending() > 0)
-            || done + skipped >= u64::from(num_tbs)
+            || released
+            || grids.all_done()
+            || (skipped > 0 && done + skipped >= u64::from(num_tbs))
         {
             now + 1
         } else if wake == u64::MAX {
@@ -651,7 +770,7 @@ pub fn simulate_with_info(
                 return Err(SimError::TimingDeadlock {
                     cycle: now,
                     done,
-                    num_tbs,
+                    num_tbs: grids.known_tbs(),
                     why,
                 });
             }
@@ -692,7 +811,7 @@ pub fn simulate_with_info(
         warp_policy: format!("{:?}", opts.warp_policy).to_ascii_lowercase(),
         steal: opts.steals(),
         steal_cap: opts.steals() && opts.steal_cap,
-        tbs: u64::from(num_tbs),
+        tbs: u64::from(grids.known_tbs()),
         tbs_per_sm: x,
         occupancy: occ,
         cycles,
@@ -733,6 +852,10 @@ pub fn simulate_with_info(
         numa: memsys.numa_stats(&sms.iter().map(|s| s.stats().tbs).collect::<Vec<_>>()),
         ledger,
         sampling: None,
+        device_launches: grids.stats().map(|mut d| {
+            d.placement = sched.placement();
+            d
+        }),
         config: cfg.clone(),
     };
     if let Some(s) = sampler {

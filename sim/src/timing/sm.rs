@@ -35,6 +35,12 @@ const PENDING: u64 = u64::MAX;
 
 struct TbSlot<'p> {
     tb: u32,
+    /// The static instructions of the TB's kernel (a child grid's differ from the host
+    /// launch's).
+    kernel: &'p Kernel,
+    /// The warp group of its warps (`warp_sched::two_level`): its own id, or the group of
+    /// the resident TB it joined.
+    group: u32,
     /// The TB's interpreter state; dropped once every warp has exited functionally (its
     /// register files are most of the memory a resident TB holds, and a short kernel's
     /// warps all exit within their first chunk).
@@ -166,6 +172,9 @@ pub struct Sm<'p> {
     peak_trace_bytes: usize,
     /// The locality ledger (`--explain`; `None` otherwise, at no cost).
     ledger: Option<SmLedger>,
+    /// L1 reads (TB, 128-byte line) for a TB policy that watches them (LASER's reuse
+    /// monitor); `None` otherwise, at no cost.
+    reads: Option<Vec<(u32, u64)>>,
 }
 
 /// Sets warp slot `s`'s blocked-until time and its live bit.
@@ -254,6 +263,7 @@ impl<'p> Sm<'p> {
             free_slots: nw as u32,
             peak_trace_bytes: 0,
             ledger: None,
+            reads: None,
         }
     }
 
@@ -317,6 +327,19 @@ impl<'p> Sm<'p> {
         self.l1.ld().map(LdL1::stats)
     }
 
+    /// Records the L1 reads for [`Sm::take_reads`].
+    pub fn keep_reads(&mut self) {
+        self.reads = Some(Vec::new());
+    }
+
+    /// Moves the L1 reads recorded since the last call to `out`: (TB, 128-byte line), in
+    /// the order the L1 saw them.
+    pub fn take_reads(&mut self, out: &mut Vec<(u32, u64)>) {
+        if let Some(r) = &mut self.reads {
+            out.append(r);
+        }
+    }
+
     /// Keeps the locality ledger of this SM ([`super::ledger`]).
     pub fn keep_ledger(&mut self) {
         self.ledger = Some(SmLedger::new(self.id, self.ctxs.len()));
@@ -335,14 +358,26 @@ impl<'p> Sm<'p> {
         out.append(&mut self.finished);
     }
 
-    /// Starts TB `tb` at `now`, tracing its warps' first chunks with `tracer`.
-    pub fn launch(&mut self, tb: u32, tracer: &mut Tracer<'p>, now: u64) -> Result<(), SimError> {
+    /// Starts TB `tb` at `now`, tracing its warps' first chunks with `tracer`; its warps
+    /// join the warp group of TB `join` when that TB is resident here (a child predicted to
+    /// reuse its parent's data, LASER), else form their own.
+    pub fn launch(
+        &mut self,
+        tb: u32,
+        tracer: &mut Tracer<'p>,
+        now: u64,
+        join: Option<u32>,
+    ) -> Result<(), SimError> {
+        let group = join
+            .and_then(|p| self.ctxs.iter().flatten().find(|t| t.tb == p))
+            .map_or(tb, |t| t.group);
         self.sleep_until = 0;
         self.scan_at = 0;
         let Some(c) = self.ctxs.iter().position(Option::is_none) else {
             return Ok(());
         };
-        let mut stream = tracer.start(u64::from(tb), self.id);
+        let mut stream = tracer.start(tb, self.id);
+        let kernel = stream.kernel();
         let nw = stream.num_warps();
         let mut windows: Vec<WarpTrace> = (0..nw).map(|_| WarpTrace::default()).collect();
         for w in 0..nw {
@@ -365,7 +400,7 @@ impl<'p> Sm<'p> {
             ws.ended = wt.ended;
             ws.next_issue = now;
             ws.regs.clear();
-            ws.regs.resize(self.num_regs, 0);
+            ws.regs.resize(self.num_regs.max(kernel.num_regs), 0);
             ws.barrier = false;
             ws.done = false;
             ws.loads.clear();
@@ -375,7 +410,7 @@ impl<'p> Sm<'p> {
             ws.ready_cached = false;
             self.age[s] = self.dispatched;
             self.dispatched += 1;
-            self.scheds.on_launch(s as u32);
+            self.scheds.on_launch(s as u32, group);
             slots.push(s as u32);
         }
         self.free_ctxs -= 1;
@@ -386,6 +421,8 @@ impl<'p> Sm<'p> {
         let live = slots.len() as u32;
         self.ctxs[c] = Some(TbSlot {
             tb,
+            kernel,
+            group,
             stream: (!windows.iter().all(|w| w.ended)).then_some(stream),
             windows,
             live,
@@ -579,7 +616,6 @@ impl<'p> Sm<'p> {
     pub fn cycle(
         &mut self,
         now: u64,
-        kernel: &Kernel,
         mem: &mut MemSystem,
         tracer: &mut Tracer<'p>,
     ) -> Result<(bool, u64), SimError> {
@@ -628,7 +664,7 @@ impl<'p> Sm<'p> {
                             self.maybe_finish(s as u32, now);
                         }
                     }
-                    match self.check(s, now, kernel) {
+                    match self.check(s, now) {
                         Ok(is_mem) => {
                             let ws = &mut self.warps[s];
                             ws.ready_cached = true;
@@ -659,7 +695,7 @@ impl<'p> Sm<'p> {
                 continue;
             }
             let w = self.scheds.pick(k, &self.ready, &self.age, now);
-            self.issue(w, k, now, kernel);
+            self.issue(w, k, now);
             issued = true;
         }
         if n > 0 {
@@ -675,7 +711,7 @@ impl<'p> Sm<'p> {
     /// Ok(whether the instruction uses the LSU) if warp slot `s` can issue now as far as
     /// its own state says (the LSU queue is the caller's test), else the time it may become
     /// ready (MAX: when an event says so).
-    fn check(&self, s: usize, now: u64, kernel: &Kernel) -> Result<bool, u64> {
+    fn check(&self, s: usize, now: u64) -> Result<bool, u64> {
         let ws = &self.warps[s];
         if !ws.used || ws.done || ws.barrier || ws.pos >= ws.len {
             return Err(u64::MAX);
@@ -687,7 +723,7 @@ impl<'p> Sm<'p> {
             return Err(u64::MAX);
         };
         let di = tb.windows[ws.w as usize].insts[ws.pos as usize];
-        let st = &kernel.insts[di.pc as usize];
+        let st = &tb.kernel.insts[di.pc as usize];
         let mut wait = 0u64;
         for r in st.srcs.iter().chain(&st.dsts) {
             let t = ws.regs.get(*r as usize).copied().unwrap_or(0);
@@ -701,7 +737,7 @@ impl<'p> Sm<'p> {
         Ok(di.mem != NO_MEM)
     }
 
-    fn issue(&mut self, w: u32, k: usize, now: u64, kernel: &Kernel) {
+    fn issue(&mut self, w: u32, k: usize, now: u64) {
         let s = w as usize;
         let c = self.warps[s].ctx as usize;
         let Some(tb) = self.ctxs[c].as_mut() else {
@@ -709,6 +745,7 @@ impl<'p> Sm<'p> {
         };
         let wi = self.warps[s].w as usize;
         let di = tb.windows[wi].insts[self.warps[s].pos as usize];
+        let kernel: &'p Kernel = tb.kernel;
         let st = &kernel.insts[di.pc as usize];
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(di.lanes);
@@ -859,6 +896,12 @@ impl<'p> Sm<'p> {
                 match e.op.kind {
                     AccessKind::Load => {
                         let who = (e.warp, e.load);
+                        if let (Some(r), false) = (&mut self.reads, e.refused) {
+                            let c = self.warps[e.warp as usize].ctx as usize;
+                            if let Some(t) = &self.ctxs[c] {
+                                r.push((t.tb, block / 128));
+                            }
+                        }
                         let outcome = if e.refused {
                             self.l1.read_again(block, who)
                         } else {

@@ -63,7 +63,8 @@ pub struct Stats {
     /// PAVER Algorithm 2, off by default).
     #[serde(default)]
     pub steal_cap: bool,
-    /// TBs in the grid.
+    /// TBs run: the grid's, and those of every grid it launched from the device
+    /// (`device_launches.child_tbs` of them).
     pub tbs: u64,
     /// Resident TBs per SM used.
     pub tbs_per_sm: u32,
@@ -130,6 +131,10 @@ pub struct Stats {
     /// then include the skipped TBs' extrapolated share ([`super::sample`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<super::sample::SamplingStats>,
+    /// Grids launched from the device (issue 43, [`super::dp`]): their number, TBs, depth
+    /// and per-grid timeline (absent when the kernel launches none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_launches: Option<super::dp::DeviceLaunchStats>,
     /// The configuration the run used.
     pub config: TimingConfig,
 }

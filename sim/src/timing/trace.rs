@@ -16,10 +16,18 @@
 //! after every warp has issued it. All TBs run on one copy of global memory, in the
 //! (deterministic) order the timing model consumes them, so kernels whose warps and TBs do
 //! not race see the same values as `sim::run`.
+//!
+//! Kernels that launch kernels (issue 43): the tracer starts TBs of several grids, the host's
+//! launch (grid 0) and each grid launched from the device that the engine has made
+//! dispatchable ([`Tracer::add_grid`]); TB ids run on across grids (a child grid's TBs are
+//! numbered after every earlier grid's). The launches a traced TB executes are collected
+//! ([`Tracer::take_launches`]) when its warps are traced, so at most a chunk ahead of the
+//! warp's issue.
 
 use super::coalesce::{bank_conflicts, coalesce};
 pub use super::inst::{Class, DynInst, StaticInst, NO_MEM};
 use super::issue_order::{BlockSchedule, IssueOrder, MemOrder};
+use crate::interp::device_runtime::ChildLaunch;
 use crate::interp::{
     param_block, AccessKind, Control, Geometry, Globals, MemAccess, MemObserver, Program, Space,
     Step, TbExec,
@@ -27,6 +35,7 @@ use crate::interp::{
 use crate::SimError;
 use launch::BoundLaunch;
 use ptx_parser::{Function, Module, Opcode, Operand};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The SASS instructions a warp issues for one PTX instruction on the common path, for
@@ -280,12 +289,21 @@ pub const CHUNK: usize = 256;
 /// warp as the timing model consumes the windows.
 pub struct TbStream<'p> {
     exec: TbExec<'p>,
+    /// The TB's id (across grids).
+    tb: u32,
+    /// The static instructions of its kernel.
+    kernel: &'p Kernel,
 }
 
-impl TbStream<'_> {
+impl<'p> TbStream<'p> {
     /// Warps of the TB.
     pub fn num_warps(&self) -> usize {
         self.exec.num_warps()
+    }
+
+    /// The static instructions of the TB's kernel.
+    pub fn kernel(&self) -> &'p Kernel {
+        self.kernel
     }
 }
 
@@ -340,12 +358,22 @@ pub struct Budget {
     pub launch: u64,
 }
 
+/// A grid whose TBs the tracer starts.
+struct GridSrc<'p> {
+    prog: &'p Program,
+    kernel: &'p Kernel,
+    /// Borrowed for the host's launch, owned for a child grid (its parameter buffer).
+    params: Cow<'p, [u8]>,
+    geom: Geometry,
+    /// The id of its TB 0.
+    first_tb: u32,
+}
+
 /// Runs TBs functionally on demand and records their streams.
 pub struct Tracer<'p> {
-    prog: &'p Program,
-    params: &'p [u8],
+    /// Grid 0 (the host's launch), then the child grids in the order they were added.
+    grids: Vec<GridSrc<'p>>,
     globals: Globals,
-    geom: Geometry,
     budget: u64,
     /// The launch's budget ([`SimOptions::max_warp_instructions`](super::SimOptions)) and
     /// the warp instructions traced so far.
@@ -354,9 +382,13 @@ pub struct Tracer<'p> {
     rec: Recorder,
     /// SMs of the simulated GPU (`%nsmid`).
     num_sms: u32,
-    /// The kernel's block issue orders, and scratch space for applying them.
-    schedule: Option<&'p BlockSchedule>,
+    /// Scratch space for applying a kernel's block issue orders.
     tmp: Vec<DynInst>,
+    /// Whether the host's kernel calls the device runtime (only then are launches
+    /// collected).
+    collects: bool,
+    /// Launches traced TBs executed and the engine has not taken: (TB id, launch).
+    launched: Vec<(u32, ChildLaunch)>,
 }
 
 /// The last kernel [`decoded`] decoded on this thread: its module, its index there, and the
@@ -498,10 +530,14 @@ impl<'p> Tracer<'p> {
         let globals = launch_globals(prog, bound)?;
         let geom = Geometry::of(prog, bound)?;
         Ok(Tracer {
-            prog,
-            params,
+            grids: vec![GridSrc {
+                prog,
+                kernel,
+                params: Cow::Borrowed(params),
+                geom,
+                first_tb: 0,
+            }],
             globals,
-            geom,
             budget: budget.per_tb,
             launch_budget: budget.launch,
             traced: 0,
@@ -511,9 +547,36 @@ impl<'p> Tracer<'p> {
                 ..Recorder::default()
             },
             num_sms: 1,
-            schedule: kernel.schedule.as_ref(),
             tmp: Vec::new(),
+            collects: prog.calls_device_runtime(),
+            launched: Vec::new(),
         })
+    }
+
+    /// Adds a grid launched from the device whose TBs are `first_tb..`: `prog` (whose IR
+    /// gave `kernel`) with the parameter block `params` and the shape `geom`.
+    pub(crate) fn add_grid(
+        &mut self,
+        prog: &'p Program,
+        kernel: &'p Kernel,
+        params: Vec<u8>,
+        geom: Geometry,
+        first_tb: u32,
+    ) {
+        self.collects |= prog.calls_device_runtime();
+        self.grids.push(GridSrc {
+            prog,
+            kernel,
+            params: Cow::Owned(params),
+            geom,
+            first_tb,
+        });
+    }
+
+    /// Moves the launches traced since the last call to `out`, as (launching TB, launch), in
+    /// the order they were traced.
+    pub fn take_launches(&mut self, out: &mut Vec<(u32, ChildLaunch)>) {
+        out.append(&mut self.launched);
     }
 
     /// The parameter block of `bound` for `prog` (what [`Tracer::new`] takes).
@@ -521,9 +584,9 @@ impl<'p> Tracer<'p> {
         param_block(prog, bound)
     }
 
-    /// Shared memory one TB uses.
+    /// Shared memory one TB of the host's launch uses.
     pub fn shared_bytes(&self) -> usize {
-        self.geom.shared_bytes
+        self.grids[0].geom.shared_bytes
     }
 
     /// The GPU's SM count, which `%nsmid` reads (1 until set).
@@ -531,12 +594,25 @@ impl<'p> Tracer<'p> {
         self.num_sms = n.max(1);
     }
 
-    /// Starts TB `tb` (linear id): its warps' windows are empty until [`Tracer::refill`],
-    /// on SM `sm` (its `%smid`).
-    pub fn start(&mut self, tb: u64, sm: u32) -> TbStream<'p> {
+    /// Starts TB `tb` (its id across grids; in grid 0 its linear id): its warps' windows are
+    /// empty until [`Tracer::refill`], on SM `sm` (its `%smid`).
+    pub fn start(&mut self, tb: u32, sm: u32) -> TbStream<'p> {
         let sm = [sm, self.num_sms];
+        // Grids are added in increasing `first_tb` order, and grid 0 starts at 0.
+        let g = self.grids.partition_point(|g| g.first_tb <= tb).max(1) - 1;
+        let grid = &self.grids[g];
+        let local = u64::from(tb - grid.first_tb);
         TbStream {
-            exec: TbExec::on_sm(self.prog, self.params, &self.geom, tb, self.budget, sm),
+            exec: TbExec::on_sm(
+                grid.prog,
+                grid.params.clone(),
+                &grid.geom,
+                local,
+                self.budget,
+                sm,
+            ),
+            tb,
+            kernel: grid.kernel,
         }
     }
 
@@ -551,6 +627,21 @@ impl<'p> Tracer<'p> {
         w: usize,
         windows: &mut [WarpTrace],
     ) -> Result<(), SimError> {
+        let r = self.refill_window(tb, w, windows);
+        if self.collects {
+            self.launched
+                .extend(tb.exec.take_launches().into_iter().map(|l| (tb.tb, l)));
+        }
+        r
+    }
+
+    fn refill_window(
+        &mut self,
+        tb: &mut TbStream<'p>,
+        w: usize,
+        windows: &mut [WarpTrace],
+    ) -> Result<(), SimError> {
+        let schedule = tb.kernel.schedule.as_ref();
         let exec = &mut tb.exec;
         let t = &mut windows[w];
         t.insts.clear();
@@ -568,7 +659,7 @@ impl<'p> Tracer<'p> {
                         while exec.state(x) == Control::Continue {
                             self.step(exec, x, other)?;
                         }
-                        self.reorder(other, from);
+                        self.reorder(schedule, other, from);
                     }
                     exec.release_barrier()?;
                 }
@@ -578,11 +669,12 @@ impl<'p> Tracer<'p> {
             let from = t.insts.len();
             // A window ends at a block's end, so that the block can be issued in its
             // scheduled order (`issue_order`); a block is at most the kernel long.
-            while (t.insts.len() < CHUNK || self.mid_block(t)) && exec.state(w) == Control::Continue
+            while (t.insts.len() < CHUNK || mid_block(schedule, t))
+                && exec.state(w) == Control::Continue
             {
                 self.step(exec, w, t)?;
             }
-            self.reorder(t, from);
+            self.reorder(schedule, t, from);
             if exec.state(w) != Control::Continue {
                 // Stopped at a barrier or exited: when no warp of the TB can step any more
                 // the TB is deadlocked, reported here with who waits where.
@@ -595,14 +687,9 @@ impl<'p> Tracer<'p> {
         }
     }
 
-    /// Whether `t` ends inside a block or a loop group that is reordered as one.
-    fn mid_block(&self, t: &WarpTrace) -> bool {
-        self.schedule.is_some_and(|s| s.wants_more(&t.insts))
-    }
-
     /// Puts the blocks of `t.insts[from..]` in their issue order.
-    fn reorder(&mut self, t: &mut WarpTrace, from: usize) {
-        if let Some(s) = self.schedule {
+    fn reorder(&mut self, schedule: Option<&BlockSchedule>, t: &mut WarpTrace, from: usize) {
+        if let Some(s) = schedule {
             s.apply(&mut t.insts[from..], &mut self.tmp);
         }
     }
@@ -621,6 +708,11 @@ impl<'p> Tracer<'p> {
         }
         Ok(())
     }
+}
+
+/// Whether `t` ends inside a block or a loop group that `schedule` reorders as one.
+fn mid_block(schedule: Option<&BlockSchedule>, t: &WarpTrace) -> bool {
+    schedule.is_some_and(|s| s.wants_more(&t.insts))
 }
 
 /// Shared memory one TB of `bound` uses ([`Tracer::shared_bytes`] without building the

@@ -105,6 +105,30 @@ impl Program {
         Some(Program::decode(m, f, Some(children.clone())))
     }
 
+    /// Whether the program was decoded with the device runtime (it, or the module's kernels
+    /// it launches, may launch grids from the device).
+    pub(crate) fn calls_device_runtime(&self) -> bool {
+        self.children.is_some()
+    }
+
+    /// Every function of the module decoded as the kernel of a child grid, by function index
+    /// (`None`: not a kernel with a body); empty without the device runtime.
+    pub(crate) fn child_programs(&self) -> Vec<Option<Program>> {
+        let Some(c) = &self.children else {
+            return Vec::new();
+        };
+        (0..c.module.functions.len() as u32)
+            .map(|i| Program::child(c, i))
+            .collect()
+    }
+
+    /// The function `index` of the module of a program decoded with the device runtime.
+    pub(crate) fn child_function(&self, index: u32) -> Option<&ptx_parser::Function> {
+        self.children
+            .as_ref()
+            .and_then(|c| c.module.functions.get(index as usize))
+    }
+
     /// The parameter-block size of kernel `index` of the module (`None`: not a kernel).
     pub(crate) fn child_param_bytes(&self, index: u32) -> Option<u64> {
         self.children

@@ -365,7 +365,7 @@ impl Warp {
                             Space::Local => self
                                 .local_slot(l, a, esize)
                                 .and_then(|i| read_bytes(&self.local, i as u64, esize)),
-                            _ => read_bytes(tb.params, a, esize),
+                            _ => read_bytes(&tb.params, a, esize),
                         };
                         let Some(v) = v else {
                             return Err(self.fault(tb, mem, pc, l, AccessKind::Load, sp, a, esize));

@@ -49,7 +49,9 @@ pub enum Control {
 /// State shared by the warps of one TB.
 pub struct TbCtx<'p> {
     pub(crate) prog: &'p Program,
-    pub(crate) params: &'p [u8],
+    /// The parameter block: borrowed from the caller for a host launch, owned for a grid
+    /// the timing model launches from the device (its block exists only while it runs).
+    pub(crate) params: std::borrow::Cow<'p, [u8]>,
     pub(crate) shared: Vec<u8>,
     /// TB index.
     pub(crate) ctaid: [u32; 3],

@@ -48,6 +48,15 @@ impl TbScheduler for Greedy {
     fn pending(&self) -> u64 {
         u64::from(self.num_tbs - self.next_tb)
     }
+
+    /// The baseline for child grids: their TBs join the end of the one pool, in id order.
+    fn add_child_tbs(&mut self, tbs: std::ops::Range<u32>, _: super::ChildOrigin) -> bool {
+        if tbs.start != self.num_tbs {
+            return false;
+        }
+        self.num_tbs = tbs.end;
+        true
+    }
 }
 
 /// Greedy clustering.

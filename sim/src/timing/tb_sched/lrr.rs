@@ -52,6 +52,15 @@ impl TbScheduler for RoundRobin {
     fn pending(&self) -> u64 {
         u64::from(self.num_tbs - self.next_tb)
     }
+
+    /// The baseline for child grids: their TBs join the end of the one pool, in id order.
+    fn add_child_tbs(&mut self, tbs: std::ops::Range<u32>, _: super::ChildOrigin) -> bool {
+        if tbs.start != self.num_tbs {
+            return false;
+        }
+        self.num_tbs = tbs.end;
+        true
+    }
 }
 
 /// LRR: TB `i` to SM `i mod N` at launch, then the next TB to whichever SM frees a context.

@@ -8,6 +8,7 @@ mod distributed;
 mod distributed_block;
 mod global_rr;
 mod greedy;
+pub mod laser;
 mod lrr;
 mod paver;
 pub mod registry;
@@ -18,6 +19,7 @@ pub use distributed::Distributed;
 pub use distributed_block::distributed_block;
 pub use global_rr::global_rr;
 pub use greedy::Greedy;
+pub use laser::Laser;
 pub use lrr::RoundRobin;
 pub use paver::Paver;
 pub use registry::{steals_by_default, TbPolicy, TB_POLICIES};
@@ -63,6 +65,16 @@ pub struct TbPolicyInfo {
     pub make: fn(&DispatchContext<'_>) -> Result<Box<dyn TbScheduler>, SimError>,
 }
 
+/// Where a grid launched from the device comes from ([`TbScheduler::add_child_tbs`]), for
+/// the policies that place child TBs by their parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChildOrigin {
+    /// The launching (parent) TB, as the engine numbers TBs.
+    pub parent_tb: u32,
+    /// The SM the parent TB ran on when it launched the grid.
+    pub parent_sm: u32,
+}
+
 /// A TB scheduling policy.
 pub trait TbScheduler: Send {
     /// Assigns TBs now: `free[sm]` is the number of free TB contexts of each SM; pushes
@@ -73,6 +85,35 @@ pub trait TbScheduler: Send {
     /// TBs moved between SMs by task stealing.
     fn stolen(&self) -> u64 {
         0
+    }
+    /// Makes the TBs of a grid launched from the device dispatchable: `tbs` are the ids
+    /// right after every TB the scheduler has been given (the engine numbers a child grid's
+    /// TBs after all earlier ones). `false`: the policy cannot dispatch child grids (its
+    /// TB set is fixed at the launch, as a schedule's groups are), and the run stops with
+    /// an error naming it.
+    fn add_child_tbs(&mut self, tbs: std::ops::Range<u32>, origin: ChildOrigin) -> bool {
+        let _ = (tbs, origin);
+        false
+    }
+    /// Whether the policy watches the SMs' L1 reads ([`TbScheduler::observe_read`]; the
+    /// engine collects them only then).
+    fn observes_reads(&self) -> bool {
+        false
+    }
+    /// An L1 read of `line` (128-byte line address) by TB `tb` on SM `sm`.
+    fn observe_read(&mut self, sm: u32, tb: u32, line: u64) {
+        let _ = (sm, tb, line);
+    }
+    /// The TB whose warp group TB `tb`'s warps join when it is resident on the same SM
+    /// (LASER: a child predicted to reuse its parent's data joins its parent's group,
+    /// `warp_sched::two_level`); `None`: a group of its own.
+    fn join_group(&self, tb: u32) -> Option<u32> {
+        let _ = tb;
+        None
+    }
+    /// How the policy placed child TBs (LASER's decisions and monitors), for the stats.
+    fn placement(&self) -> Option<laser::PlacementStats> {
+        None
     }
 }
 

@@ -19,6 +19,7 @@ pub const TB_POLICIES: &[&TbPolicyInfo] = &[
     &super::distributed_block::DISTRIBUTED_BLOCK,
     &super::global_rr::GLOBAL_RR,
     &super::greedy::GREEDY,
+    &super::laser::LASER,
     &super::paver::PAVER,
     &super::two_level::TWO_LEVEL_RR,
 ];

@@ -45,6 +45,7 @@ mod tests {
         let age = &WarpInfo {
             age: &age,
             issued: &[0; 4],
+            group: &[],
         };
         assert_eq!(s.pick(&[0, 1, 2], age), 1);
         assert_eq!(s.pick(&[0, 1, 2], age), 1);

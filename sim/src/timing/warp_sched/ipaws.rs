@@ -320,7 +320,11 @@ impl Ipaws {
     /// The warp in `slot` finished at `now`.
     pub fn on_warp_done(&mut self, slot: u32, age: &[u64], issued: &[u64], now: u64) {
         let s = slot as usize;
-        let info = WarpInfo { age, issued };
+        let info = WarpInfo {
+            age,
+            issued,
+            group: &[],
+        };
         match self.phase {
             Phase::Adapt => {
                 // Charge the first choices' stalls up to now (the finished warp's too).
@@ -553,6 +557,7 @@ mod tests {
             let info = WarpInfo {
                 age: &self.age,
                 issued: &self.issued,
+                group: &[],
             };
             let w = self.ip.pick(0, ready, &info, now);
             self.issued[w as usize] += 1;

@@ -39,6 +39,7 @@ mod tests {
         let info = WarpInfo {
             age: &age,
             issued: &issued,
+            group: &[],
         };
         // Slots 2 and 3 tie at 2 instructions; 2 is older (age 1 < 2).
         assert_eq!(s.pick(&[0, 1, 2, 3], &info), 2);

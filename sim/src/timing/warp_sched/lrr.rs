@@ -38,6 +38,7 @@ mod tests {
         let age = &WarpInfo {
             age: &[0; 8],
             issued: &[0; 8],
+            group: &[],
         };
         assert_eq!(s.pick(&[1, 3, 5], age), 1);
         assert_eq!(s.pick(&[1, 3, 5], age), 3);

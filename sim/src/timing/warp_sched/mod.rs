@@ -8,6 +8,7 @@ mod gto;
 pub mod ipaws;
 mod lii;
 mod lrr;
+pub mod two_level;
 
 pub use gto::Gto;
 pub use ipaws::{IpawsStats, KernelDecision, SmPhases};
@@ -24,6 +25,9 @@ pub struct WarpInfo<'a> {
     pub age: &'a [u64],
     /// Warp instructions issued by the warp in the slot since it was launched.
     pub issued: &'a [u64],
+    /// The warp group of the slot (its TB's, or the TB whose group a reusing child TB
+    /// joined: [`two_level`]); empty where no caller tracks groups.
+    pub group: &'a [u32],
 }
 
 /// A warp scheduling policy.
@@ -48,7 +52,13 @@ pub struct WarpPolicyInfo {
 
 /// Every warp policy. A new policy is its file (a [`WarpScheduler`] and its
 /// [`WarpPolicyInfo`]) and one line here.
-pub const WARP_POLICIES: &[&WarpPolicyInfo] = &[&gto::GTO, &lrr::LRR, &lii::LII, &ipaws::IPAWS];
+pub const WARP_POLICIES: &[&WarpPolicyInfo] = &[
+    &gto::GTO,
+    &lrr::LRR,
+    &lii::LII,
+    &ipaws::IPAWS,
+    &two_level::LASER_TWO_LEVEL,
+];
 
 /// A warp policy of [`WARP_POLICIES`] (or of a caller's own [`WarpPolicyInfo`]).
 #[derive(Clone, Copy)]
@@ -97,6 +107,8 @@ named::registry_handle!(WarpPolicy, WarpPolicyInfo);
 pub struct CoreSched {
     scheds: Vec<Box<dyn WarpScheduler>>,
     issued: Vec<u64>,
+    /// Per slot: its warp group.
+    group: Vec<u32>,
     /// The adaptive policy's state (`--warp-policy ipaws` only).
     ipaws: Option<Box<ipaws::Ipaws>>,
 }
@@ -116,6 +128,7 @@ impl CoreSched {
         CoreSched {
             scheds: (0..n).map(|_| policy.make()).collect(),
             issued: vec![0; slots],
+            group: vec![0; slots],
             ipaws: policy
                 .0
                 .ipaws
@@ -138,6 +151,7 @@ impl CoreSched {
         let info = WarpInfo {
             age,
             issued: &self.issued,
+            group: &self.group,
         };
         match self.ipaws.as_mut() {
             Some(ip) => ip.pick(k, ready, &info, now),
@@ -145,10 +159,13 @@ impl CoreSched {
         }
     }
 
-    /// A warp was launched into `slot`.
-    pub fn on_launch(&mut self, slot: u32) {
+    /// A warp of warp group `group` was launched into `slot`.
+    pub fn on_launch(&mut self, slot: u32, group: u32) {
         if let Some(c) = self.issued.get_mut(slot as usize) {
             *c = 0;
+        }
+        if let Some(g) = self.group.get_mut(slot as usize) {
+            *g = group;
         }
         if let Some(ip) = self.ipaws.as_mut() {
             ip.on_launch(slot);
