@@ -151,19 +151,19 @@ pub struct Args {
 /// Sampled simulation (docs/SAMPLING.md).
 #[derive(clap::Args)]
 pub struct SampleArgs {
-    /// Sampled simulation: simulate in detail until cycles, L1 and L2 accesses per warp
-    /// instruction (measured since the first wave) have stayed within 1 % over three
-    /// waves, then dispatch no more TBs, let the resident ones finish, and extrapolate
+    /// Sampled simulation: simulate in detail until cycles, L1 and L2 accesses and DRAM
+    /// bytes per warp instruction (measured since the L2 has filled) have stayed within
+    /// 0.5 % over six waves, then dispatch no more TBs, let the resident ones finish, and extrapolate
     /// cycles and counters to the TBs not run. The stats gain `sampling` (detailed and
     /// skipped TBs, the windows' rates, an error bound). For launches whose TBs do not
     /// communicate and whose first waves are like the rest; see docs/SAMPLING.md.
     #[arg(long)]
     sample: bool,
     /// How far the rates may move over the last windows (relative).
-    #[arg(long, value_name = "F", default_value_t = 0.01, requires = "sample")]
+    #[arg(long, value_name = "F", default_value_t = 0.005, requires = "sample")]
     sample_tolerance: f64,
     /// Windows over which the rates must stay within the tolerance.
-    #[arg(long, value_name = "N", default_value_t = 3, requires = "sample")]
+    #[arg(long, value_name = "N", default_value_t = 6, requires = "sample")]
     sample_windows: u32,
     /// TB completions per window (default: one wave, SMs x resident TBs per SM).
     #[arg(long, value_name = "N", requires = "sample")]
@@ -178,7 +178,7 @@ impl SampleArgs {
         }
         if !(self.sample_tolerance > 0.0 && self.sample_tolerance < 1.0) {
             return Err(CliError::Usage(format!(
-                "--sample-tolerance {}: expected a fraction between 0 and 1 (0.01 = 1 %)",
+                "--sample-tolerance {}: expected a fraction between 0 and 1 (0.005 = 0.5 %)",
                 self.sample_tolerance
             )));
         }
