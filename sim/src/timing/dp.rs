@@ -166,6 +166,45 @@ struct Grid {
     loc: Option<Box<Loc>>,
 }
 
+impl Grid {
+    /// A grid of `ntbs` TBs launched at `launched`, behind `gate`, nothing of it run yet
+    /// (depth 0, ready at 0, not dispatchable, no location: the caller sets what differs).
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        func: u32,
+        name: String,
+        parent: Option<(usize, u32)>,
+        geom: Geometry,
+        params: Vec<u8>,
+        ntbs: u32,
+        gate: Gate,
+        launched: u64,
+    ) -> Grid {
+        Grid {
+            func,
+            name,
+            parent,
+            depth: 0,
+            geom,
+            params,
+            ntbs,
+            first_tb: 0,
+            tbs_done: 0,
+            open_children: 0,
+            tails: Vec::new(),
+            open_tails: 0,
+            tails_released: false,
+            is_tail: gate == Gate::Tail,
+            gate,
+            launched,
+            ready_at: 0,
+            dispatchable: None,
+            completed: None,
+            loc: None,
+        }
+    }
+}
+
 /// The grids of one launch: the host's (grid 0) and those launched from the device.
 pub(crate) struct Grids<'p> {
     programs: &'p [Option<Program>],
@@ -218,31 +257,22 @@ impl<'p> Grids<'p> {
             cfg: cfg.clone(),
             clock_mhz,
             grids: vec![Grid {
-                func: u32::MAX,
-                name: String::new(),
-                parent: None,
-                depth: 0,
-                geom: Geometry {
-                    grid: [1; 3],
-                    block,
-                    shared_bytes: 0,
-                    dynamic_shared: 0,
-                },
-                params: Vec::new(),
-                ntbs,
-                first_tb: 0,
-                tbs_done: 0,
-                open_children: 0,
-                tails: Vec::new(),
-                open_tails: 0,
-                tails_released: false,
-                is_tail: false,
-                gate: Gate::Latency,
-                launched: 0,
-                ready_at: 0,
                 dispatchable: Some(0),
-                completed: None,
-                loc: None,
+                ..Grid::new(
+                    u32::MAX,
+                    String::new(),
+                    None,
+                    Geometry {
+                        grid: [1; 3],
+                        block,
+                        shared_bytes: 0,
+                        dynamic_shared: 0,
+                    },
+                    Vec::new(),
+                    ntbs,
+                    Gate::Latency,
+                    0,
+                )
             }],
             pending: Vec::new(),
             by_tb: vec![(0, 0)],
@@ -355,26 +385,19 @@ impl<'p> Grids<'p> {
         self.changed = true;
         let loc = Some(l.loc);
         self.grids.push(Grid {
-            func: l.kernel,
-            name,
-            parent: Some((parent, tb)),
             depth,
-            geom,
-            params: l.params,
-            ntbs,
-            first_tb: 0,
-            tbs_done: 0,
-            open_children: 0,
-            tails: Vec::new(),
-            open_tails: 0,
-            tails_released: false,
-            is_tail,
-            gate,
-            launched: now,
             ready_at,
-            dispatchable: None,
-            completed: None,
             loc,
+            ..Grid::new(
+                l.kernel,
+                name,
+                Some((parent, tb)),
+                geom,
+                l.params,
+                ntbs,
+                gate,
+                now,
+            )
         });
         let p = &mut self.grids[parent];
         if is_tail {

@@ -48,7 +48,6 @@ use super::cache::CacheStats;
 use super::dram::DramStats;
 use super::noc::NocStats;
 use super::stats::{SmStats, Stats};
-use serde::{Deserialize, Serialize};
 
 /// How to sample (`paver simulate --sample`; a plan's `sample = true`).
 #[derive(Clone, Debug, PartialEq)]
@@ -73,60 +72,7 @@ impl Default for SampleOptions {
     }
 }
 
-/// What sampling did, in the stats (key `sampling`; absent on a full run).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SamplingStats {
-    /// TB completions per window.
-    pub window_tbs: u64,
-    /// Windows over which the rates had to stay within the tolerance.
-    pub windows: u32,
-    /// The tolerance (relative).
-    pub tolerance: f64,
-    /// Whether the rates converged (else the launch ran in full and nothing was skipped).
-    pub converged: bool,
-    /// TBs completed when the warm-up ended (the L2 having missed as many blocks as it
-    /// holds; 0 if it never did).
-    pub warm_after_tbs: u64,
-    /// TBs completed when the rates converged (0 if they never did).
-    pub converged_after_tbs: u64,
-    /// TBs simulated in detail.
-    pub detailed_tbs: u64,
-    /// TBs skipped and extrapolated.
-    pub skipped_tbs: u64,
-    /// `detailed_tbs / tbs`.
-    pub sampled_fraction: f64,
-    /// Windows measured (warm-up windows excluded).
-    pub measured_windows: u64,
-    /// Cycles simulated (the extrapolated `cycles` adds the skipped TBs' share).
-    pub simulated_cycles: u64,
-    /// The criterion's observed drift (the largest relative move of cycles, L1 and L2
-    /// accesses and DRAM bytes per instruction over the last `windows` windows) times the
-    /// skipped
-    /// fraction; 0 when nothing was skipped. Not a bound on a trend the first waves do
-    /// not show (module docs).
-    pub error_bound: f64,
-    /// Every measured window, in order: what the convergence test and the extrapolation
-    /// saw.
-    pub measured: Vec<WindowRates>,
-}
-
-/// One measured window: its warp instructions, and the rates per warp instruction since
-/// the warm-up at its end.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WindowRates {
-    /// Detailed TB completions at the window's end.
-    pub end_tbs: u64,
-    /// Warp instructions issued in the window.
-    pub warp_instructions: u64,
-    /// Cycles per warp instruction (1 / IPC).
-    pub cycles: f64,
-    /// L1 accesses per warp instruction.
-    pub l1_accesses: f64,
-    /// L2 accesses per warp instruction.
-    pub l2_accesses: f64,
-    /// DRAM reads per warp instruction.
-    pub dram_reads: f64,
-}
+pub use super::stats::{SamplingStats, WindowRates};
 
 /// The additive counters sampling extrapolates, as one flat vector (the order of
 /// [`Counters::NAMES`]).

@@ -130,7 +130,7 @@ pub struct Stats {
     /// What sampled simulation did (`--sample`; absent on a full run): the totals above
     /// then include the skipped TBs' extrapolated share ([`super::sample`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<super::sample::SamplingStats>,
+    pub sampling: Option<SamplingStats>,
     /// Grids launched from the device (issue 43, [`super::dp`]): their number, TBs, depth
     /// and per-grid timeline (absent when the kernel launches none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -146,4 +146,59 @@ impl Stats {
         s.push('\n');
         s
     }
+}
+
+/// What sampling did, in the stats (key `sampling`; absent on a full run).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SamplingStats {
+    /// TB completions per window.
+    pub window_tbs: u64,
+    /// Windows over which the rates had to stay within the tolerance.
+    pub windows: u32,
+    /// The tolerance (relative).
+    pub tolerance: f64,
+    /// Whether the rates converged (else the launch ran in full and nothing was skipped).
+    pub converged: bool,
+    /// TBs completed when the warm-up ended (the L2 having missed as many blocks as it
+    /// holds; 0 if it never did).
+    pub warm_after_tbs: u64,
+    /// TBs completed when the rates converged (0 if they never did).
+    pub converged_after_tbs: u64,
+    /// TBs simulated in detail.
+    pub detailed_tbs: u64,
+    /// TBs skipped and extrapolated.
+    pub skipped_tbs: u64,
+    /// `detailed_tbs / tbs`.
+    pub sampled_fraction: f64,
+    /// Windows measured (warm-up windows excluded).
+    pub measured_windows: u64,
+    /// Cycles simulated (the extrapolated `cycles` adds the skipped TBs' share).
+    pub simulated_cycles: u64,
+    /// The criterion's observed drift (the largest relative move of cycles, L1 and L2
+    /// accesses and DRAM bytes per instruction over the last `windows` windows) times the
+    /// skipped
+    /// fraction; 0 when nothing was skipped. Not a bound on a trend the first waves do
+    /// not show (module docs).
+    pub error_bound: f64,
+    /// Every measured window, in order: what the convergence test and the extrapolation
+    /// saw.
+    pub measured: Vec<WindowRates>,
+}
+
+/// One measured window: its warp instructions, and the rates per warp instruction since
+/// the warm-up at its end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WindowRates {
+    /// Detailed TB completions at the window's end.
+    pub end_tbs: u64,
+    /// Warp instructions issued in the window.
+    pub warp_instructions: u64,
+    /// Cycles per warp instruction (1 / IPC).
+    pub cycles: f64,
+    /// L1 accesses per warp instruction.
+    pub l1_accesses: f64,
+    /// L2 accesses per warp instruction.
+    pub l2_accesses: f64,
+    /// DRAM reads per warp instruction.
+    pub dram_reads: f64,
 }

@@ -711,6 +711,17 @@ mod tests {
     use super::*;
     use gpu::GpuConfig;
 
+    /// A deterministic xorshift64 stream: each call gives a value below `n`.
+    fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        }
+    }
+
     /// Titan V's HBM2 with both clocks at 1000 MHz (one DRAM cycle = one core cycle), no
     /// refresh: latencies read straight off the timing parameters.
     fn hbm2() -> DramConfig {
@@ -886,13 +897,7 @@ mod tests {
             d.refresh = Refresh::PerBank;
             (d.t_refi, d.t_rfc) = (900, 60);
             let core = g.core.clock_mhz;
-            let mut x = seed;
-            let mut rnd = |n: u64| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % n
-            };
+            let mut rnd = xorshift(seed);
             let mut reqs = Vec::new();
             let mut at = 0;
             for _ in 0..1500 {
@@ -928,13 +933,7 @@ mod tests {
         let mut d = GpuConfig::builtin("h100").expect("h100").dram;
         (d.read_queue, d.write_queue, d.write_high, d.write_low) = (16, 8, 6, 2);
         d.clock_mhz = 1000;
-        let mut x = 0x9E37_79B9_u64;
-        let mut rnd = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rnd = xorshift(0x9E37_79B9);
         let mut reqs = Vec::new();
         let mut at = 0;
         for _ in 0..3000 {
