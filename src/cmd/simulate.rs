@@ -355,7 +355,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 s.skipped_tbs,
                 s.measured_windows,
                 s.window_tbs,
-                if s.converged { "" } else { " (rates never converged: ran in full)" },
+                match (s.converged, s.warm_after_tbs) {
+                    (true, _) => "",
+                    (false, 0) => " (the L2 never filled, so the warm-up never ended: ran in full)",
+                    (false, _) => " (rates never converged: ran in full)",
+                },
                 s.simulated_cycles,
                 100.0 * s.error_bound
             );
