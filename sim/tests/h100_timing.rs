@@ -16,6 +16,7 @@
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use sim::timing::sample::SampleOptions;
 use sim::timing::{simulate, SimOptions, Stats, TbPolicy, TimingConfig};
 use std::path::{Path, PathBuf};
 
@@ -95,14 +96,46 @@ fn buffer(p: &Value, graphs: &Value) -> Vec<u8> {
     }
 }
 
-/// One kernel simulated at its `sim` launch: the statistics and the ncu counters.
-fn run(name: &str, k: &Value, graphs: &Value, dir: &Path) -> (Stats, Value) {
-    let cfg = &k["launch_sim"];
+/// TB order `order` of a `grid` (`make_inputs.tb_order`): `perm[p]` = the logical block
+/// physical block `p` runs. `identity_table`: `p`; `random`: the stable argsort of
+/// `splitmix64(1, p)`.
+fn tb_order(order: &str, nblocks: u64) -> Vec<i32> {
+    let mut perm: Vec<i32> = (0..nblocks as i32).collect();
+    match order {
+        "identity_table" => {}
+        "random" => perm.sort_by_key(|&p| splitmix64(1, p as u64)),
+        _ => panic!("TB order {order} not ported"),
+    }
+    perm
+}
+
+/// Kernel `name`'s launch `which` (`launch_sim` or `launch_hw`) as a paver launch file, its
+/// buffers written to `dir` (checked against the H100 run's SHA-256 where recorded), and
+/// the PTX it is for. `order` `None`: the noperm PTX (the measured counters' launch);
+/// `Some(o)`: the PTX with the TB-order hook and `perm` = that order's table.
+fn launch(
+    name: &str,
+    k: &Value,
+    which: &str,
+    order: Option<&str>,
+    graphs: &Value,
+    dir: &Path,
+) -> (String, String) {
+    let cfg = &k[which];
     let want = &cfg["inputs_sha256"];
     let mut params = Vec::new();
     for (i, p) in cfg["params"].as_array().unwrap().iter().enumerate() {
         let pname = p["name"].as_str().unwrap();
-        if p.get("buffer").is_some() {
+        let ty = p["elem"].as_str().unwrap_or("i32");
+        let file = format!("{name}_{which}_p{i}.bin");
+        let bytes = if p.get("buffer").is_some() && p["init"] == "zeros" {
+            // No file for the outputs: 256 MB each at the `hw` size.
+            params.push(format!(
+                r#"{{"index":{i},"buffer":{{"type":"{ty}","len":{},"init":"zeros"}}}}"#,
+                p["len"]
+            ));
+            continue;
+        } else if p.get("buffer").is_some() {
             let bytes = buffer(p, graphs);
             let sha = format!("{:x}", Sha256::digest(&bytes));
             if let Some(w) = want.get(pname) {
@@ -111,23 +144,33 @@ fn run(name: &str, k: &Value, graphs: &Value, dir: &Path) -> (Stats, Value) {
                     "{name}: buffer {pname} differs from the H100 run's input"
                 );
             }
-            let file = format!("{name}_p{i}.bin");
-            std::fs::write(dir.join(&file), &bytes).unwrap();
-            let ty = p["elem"].as_str().unwrap();
-            params.push(format!(
-                r#"{{"index":{i},"buffer":{{"type":"{ty}","len":{},"init":"file({file})"}}}}"#,
-                p["len"]
-            ));
+            bytes
         } else if let Some(v) = p.get("scalar") {
             params.push(format!(r#"{{"index":{i},"value":{v}}}"#));
+            continue;
+        } else if let Some(o) = order {
+            let nblocks = cfg["grid"][0].as_u64().unwrap() * cfg["grid"][1].as_u64().unwrap();
+            tb_order(o, nblocks)
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect()
         } else {
-            // `perm`: the noperm PTX never reads it.
+            // `perm` of the noperm PTX, which never reads it.
             params.push(format!(
                 r#"{{"index":{i},"buffer":{{"type":"i32","len":1,"init":"zeros"}}}}"#
             ));
-        }
+            continue;
+        };
+        let len = bytes.len() / 4;
+        std::fs::write(dir.join(&file), &bytes).unwrap();
+        params.push(format!(
+            r#"{{"index":{i},"buffer":{{"type":"{ty}","len":{len},"init":"file({file})"}}}}"#
+        ));
     }
-    let ptx_rel = format!("ptx/{name}.noperm.sm_90.ptx");
+    let ptx_rel = match order {
+        None => format!("ptx/{name}.noperm.sm_90.ptx"),
+        Some(_) => format!("ptx/{name}.sm_90.ptx"),
+    };
     let res = &k["ptxas_sm_90"][&ptx_rel];
     let json = format!(
         r#"{{"format":"paver-launch/1","kernel":{},"grid":{},"block":{},"params":[{}],"resources":{{"sm_90":{res}}}}}"#,
@@ -136,6 +179,17 @@ fn run(name: &str, k: &Value, graphs: &Value, dir: &Path) -> (Stats, Value) {
         cfg["block"],
         params.join(",")
     );
+    (ptx_rel, json)
+}
+
+/// A launch of kernel `k` on the `h100` configuration with LRR (see [`launch`]); `sample`: with
+/// sampled simulation.
+fn simulate_launch(
+    k: &Value,
+    (ptx_rel, json): (String, String),
+    dir: &Path,
+    sample: bool,
+) -> Stats {
     let text = std::fs::read_to_string(reference().join(&ptx_rel)).unwrap();
     let m = ptx_parser::parse(&text).unwrap();
     let entry = k["entry"].as_str().unwrap();
@@ -146,9 +200,22 @@ fn run(name: &str, k: &Value, graphs: &Value, dir: &Path) -> (Stats, Value) {
         .unwrap();
     let gpu = gpu::GpuConfig::builtin("h100").unwrap();
     let mut tc = TimingConfig::new(gpu);
-    tc.regs_per_thread = res["registers"].as_u64().map(|r| r as u32);
-    let stats = simulate(&m, f, &bound, &tc, &SimOptions::new(TbPolicy::LRR)).unwrap();
-    (stats, k["ncu"].clone())
+    tc.regs_per_thread = k["ptxas_sm_90"][&ptx_rel]["registers"]
+        .as_u64()
+        .map(|r| r as u32);
+    let mut opts = SimOptions::new(TbPolicy::LRR);
+    if sample {
+        opts.sample = Some(SampleOptions::default());
+        // 262,144 TBs of about 100 warp instructions each: above the default cap.
+        opts.max_warp_instructions = 100_000_000_000;
+    }
+    simulate(&m, f, &bound, &tc, &opts).unwrap()
+}
+
+/// One kernel simulated at its `sim` launch: the statistics and the ncu counters.
+fn run(name: &str, k: &Value, graphs: &Value, dir: &Path) -> (Stats, Value) {
+    let l = launch(name, k, "launch_sim", None, graphs, dir);
+    (simulate_launch(k, l, dir, false), k["ncu"].clone())
 }
 
 fn ranks(x: &[f64]) -> Vec<f64> {
@@ -246,4 +313,57 @@ fn the_published_h100_launches_within_the_issue_38_bounds() {
         failures.push(format!("Spearman {rho:.3} < 0.95"));
     }
     assert!(failures.is_empty(), "{}\n{table}", failures.join("\n"));
+}
+
+/// Issue 38's TB-order criterion: srad_like at 8192 x 8192 (262,144 TBs, 248 waves, 768 MB
+/// of arrays, far beyond the 50 MB L2), random TB order against the identity table, sampled
+/// (docs/SAMPLING.md; 7-15 % of the TBs in detail). The H100 ran it in 0.942 ms
+/// (identity_table) and 1.045 ms (random): 1.110x. The simulated slowdown must be within
+/// 15 % of that ratio. Also printed: the excess (slowdown - 1) against the measured 11.0 %,
+/// the stricter reading, which this model does not meet yet (docs/VALIDATION.md, "TB order
+/// on the H100: srad_like at 8192 x 8192"). Minutes and 1.5 GB:
+/// `cargo test --release -p sim --test h100_timing -- --ignored --nocapture srad_like`.
+#[test]
+#[ignore = "minutes: 262,144 TBs twice, sampled"]
+fn srad_like_large_launch_tb_order_slowdown_within_15_percent_of_the_h100() {
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(reference().join("h100.json")).unwrap())
+            .unwrap();
+    let dir = std::env::temp_dir().join(format!("paver-h100-hw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let k = &doc["kernels"]["srad_like"];
+    let mhz = gpu::GpuConfig::builtin("h100").unwrap().core.clock_mhz;
+    let mut cycles = Vec::new();
+    for order in ["identity_table", "random"] {
+        let l = launch(
+            "srad_like",
+            k,
+            "launch_hw",
+            Some(order),
+            &doc["graphs"],
+            &dir,
+        );
+        let s = simulate_launch(k, l, &dir, true);
+        let sampled = s.sampling.as_ref().map(|x| x.skipped_tbs).unwrap_or(0);
+        eprintln!(
+            "srad_like hw {order}: {} cycles ({:.3} ms at {mhz} MHz; H100 {:.3} ms), {sampled} TBs skipped",
+            s.cycles,
+            s.cycles as f64 / (f64::from(mhz) * 1e3),
+            k["hw_ms"][order].as_f64().unwrap()
+        );
+        cycles.push(s.cycles as f64);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let sim = cycles[1] / cycles[0];
+    let hw =
+        k["hw_ms"]["random"].as_f64().unwrap() / k["hw_ms"]["identity_table"].as_f64().unwrap();
+    eprintln!(
+        "slowdown of random over identity_table: simulated {sim:.3}, H100 {hw:.3} (excess {:.1} % against {:.1} %)",
+        100.0 * (sim - 1.0),
+        100.0 * (hw - 1.0)
+    );
+    assert!(
+        (sim / hw - 1.0).abs() <= 0.15,
+        "simulated slowdown {sim:.3} not within 15 % of the H100's {hw:.3}"
+    );
 }
