@@ -621,20 +621,47 @@ impl<'p> Sm<'p> {
     /// Whether [`Sm::cycle`] at `now` may call the tracer (functional execution, which
     /// reads and writes the launch's one global memory and so must run in SM order): only
     /// a warp whose window is used up and whose stream goes on is refilled, and only by a
-    /// scan. Conservative: a warp waiting at a barrier counts (a release in this cycle
-    /// lets the scan refill it), and so does any SM whose LSU runs (a completed load can
-    /// make the scan run). A warp that becomes used up in a cycle has just issued and is
-    /// not scanned again in that cycle, so the state before the cycle decides.
+    /// scan, which does not run while the SM sleeps or its scan waits (unless its LSU runs:
+    /// a completed load restarts the scan). A warp that becomes used up in a cycle has just
+    /// issued and is not scanned again in that cycle, so the state before the cycle decides.
+    /// A used-up warp waiting at a barrier counts only if the barrier can be released in
+    /// this cycle: another warp of its TB issues a barrier instruction next (a warp issues
+    /// at most one instruction a cycle) or has ended its stream (its exit lowers the count
+    /// the barrier waits for). Conservative otherwise.
     pub fn may_trace(&self, now: u64) -> bool {
         let lsu_active = !self.lsu.is_empty() && !self.lsu_blocked;
         if !lsu_active && now < self.sleep_until.max(self.scan_at) {
             return false;
         }
         self.ctxs.iter().flatten().any(|tb| {
-            tb.stream.is_some()
+            if tb.stream.is_none() {
+                return false;
+            }
+            let mut at_barrier = false;
+            for &x in &tb.warp_slots {
+                let ws = &self.warps[x as usize];
+                if !ws.done && !ws.ended && ws.pos >= ws.len {
+                    if !ws.barrier {
+                        return true;
+                    }
+                    at_barrier = true;
+                }
+            }
+            at_barrier
                 && tb.warp_slots.iter().any(|&x| {
                     let ws = &self.warps[x as usize];
-                    !ws.done && !ws.ended && ws.pos >= ws.len
+                    if ws.done || ws.barrier {
+                        return false;
+                    }
+                    if ws.ended {
+                        return true;
+                    }
+                    tb.windows[ws.w as usize]
+                        .insts
+                        .get(ws.pos as usize)
+                        .is_some_and(|di| {
+                            tb.kernel.insts[di.pc as usize].class == Class::Barrier
+                        })
                 })
         })
     }
