@@ -122,7 +122,12 @@ struct Job<'a, 'p> {
 impl Job<'_, '_> {
     /// Steps the SM without the tracer ([`Sm::may_trace`] said it needs none).
     fn run(&mut self, now: u64) {
-        let Job { due, sm, lane, busy } = self;
+        let Job {
+            due,
+            sm,
+            lane,
+            busy,
+        } = self;
         lane.out = Some(step(
             sm,
             now,
@@ -298,7 +303,12 @@ impl Phase {
             // The SMs that may trace, in SM order, on this thread; none after an error
             // (the serial loop stops there too).
             for j in &mut trace_jobs {
-                let Job { due, sm, lane, busy } = j;
+                let Job {
+                    due,
+                    sm,
+                    lane,
+                    busy,
+                } = j;
                 let r = step(
                     sm,
                     now,

@@ -659,9 +659,7 @@ impl<'p> Sm<'p> {
                     tb.windows[ws.w as usize]
                         .insts
                         .get(ws.pos as usize)
-                        .is_some_and(|di| {
-                            tb.kernel.insts[di.pc as usize].class == Class::Barrier
-                        })
+                        .is_some_and(|di| tb.kernel.insts[di.pc as usize].class == Class::Barrier)
                 })
         })
     }
