@@ -74,8 +74,9 @@ pub struct Args {
     /// see `paver partition`.
     #[command(flatten)]
     leaf: LeafArgs,
-    /// Threads the run may use (results do not depend on it): with 2, the launch's buffers
-    /// are materialised beside the model's set-up.
+    /// Threads the run may use (results do not depend on it): the launch's buffers are
+    /// materialised beside the model's set-up, and the SMs step in parallel each cycle
+    /// (serially with `--warp-policy ipaws`, with a note).
     #[arg(long, value_name = "N", default_value_t = 1)]
     threads: usize,
     /// Registers per thread for the occupancy limit (default: ptxas, else the launch file's
@@ -280,7 +281,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
         return Err(CliError::Usage("--threads must be at least 1".into()));
     }
     let mut run = Run::new(policy, &args.tb_policy);
-    run.threads = args.threads;
+    run.threads = crate::limits::worker_threads(args.threads);
+    if let (_, Some(why)) = sim::timing::par::cycle_threads(run.threads, warp) {
+        crate::out::eprintln(&format!("paver: note: --threads {}: {why}", run.threads));
+    }
     run.explain = args.explain;
     run.sample = args.sample.options()?;
     run.warp_policy = warp;

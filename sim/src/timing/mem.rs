@@ -43,6 +43,49 @@ pub enum ReqKind {
     Atomic,
 }
 
+/// Where an SM's step sends its block requests: the memory system itself, or (in the
+/// parallel phase, [`super::par`]) the SM's outbox, replayed into the memory system in SM
+/// order afterwards. [`MemSystem::send`] returns nothing and nothing in an SM's step reads
+/// the memory system, so the replay leaves it exactly as direct sends in SM order do.
+pub trait MemPort {
+    /// SM `sm` sends a request for the block at `block` (of `bytes` bytes) at `now`.
+    fn send(&mut self, sm: u32, block: u64, bytes: u32, kind: ReqKind, now: u64);
+}
+
+impl MemPort for MemSystem {
+    fn send(&mut self, sm: u32, block: u64, bytes: u32, kind: ReqKind, now: u64) {
+        MemSystem::send(self, sm, block, bytes, kind, now);
+    }
+}
+
+/// One request an SM sent during a parallel step, waiting in its outbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Block address.
+    pub block: u64,
+    /// Bytes (the L1's block size).
+    pub bytes: u32,
+    /// Read, write or atomic.
+    pub kind: ReqKind,
+    /// When it was sent.
+    pub at: u64,
+}
+
+/// An SM's outbox: its requests in the order it sent them (the SM id is the outbox's).
+#[derive(Debug, Default)]
+pub struct Outbox(pub Vec<Request>);
+
+impl MemPort for Outbox {
+    fn send(&mut self, _sm: u32, block: u64, bytes: u32, kind: ReqKind, now: u64) {
+        self.0.push(Request {
+            block,
+            bytes,
+            kind,
+            at: now,
+        });
+    }
+}
+
 /// A reply delivered to an SM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reply {

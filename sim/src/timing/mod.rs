@@ -14,6 +14,10 @@
 //! request an L1 or an L2 slice refuses waits for the fill that can admit it
 //! ([`sm`], [`mem`]), and `reservation_fails` counts each refused request once.
 //!
+//! With several threads ([`SimOptions::threads`]) the SMs due in a cycle step in parallel and
+//! a serial phase in SM order delivers their requests to the memory side ([`par`]); the
+//! results are byte-identical at any thread count.
+//!
 //! Per-warp instruction streams are traced lazily, a chunk at a time ([`trace`]), so memory
 //! is bounded by the resident TBs, not by the instructions executed ([`RunInfo`]).
 //!
@@ -48,6 +52,7 @@ pub mod mem;
 pub mod named;
 pub mod noc;
 pub mod numa;
+pub mod par;
 pub mod prefetch;
 pub mod sample;
 pub mod sm;
@@ -112,8 +117,9 @@ pub struct SimOptions {
     /// large to run whole.
     pub stop_after_instructions: u64,
     /// Threads a run may use (1 or more). With 2 or more, the launch's buffers are
-    /// materialised on a second thread while the model is built; the results are
-    /// byte-identical whatever the count (the simulation itself runs on one thread).
+    /// materialised on a second thread while the model is built, and the SMs due in a
+    /// cycle step in parallel ([`par`]; serially with iPAWS, [`par::cycle_threads`]); the
+    /// results are byte-identical whatever the count.
     pub threads: usize,
     /// The kernel's registers per thread and their source (ptxas, the launch file), for
     /// the occupancy; `None`: the liveness estimate from the PTX.
@@ -133,6 +139,10 @@ pub struct SimOptions {
     pub explain: bool,
     /// Sampled simulation ([`sample`], `--sample`); `None`: every TB in detail.
     pub sample: Option<sample::SampleOptions>,
+    /// With several threads, the fewest SMs due without tracing, per thread, for a cycle
+    /// to step in parallel ([`par::MIN_SMS_PER_THREAD`]); a speed knob only (tests set 1
+    /// so that small launches exercise the parallel phase).
+    pub par_min_sms_per_thread: usize,
 }
 
 impl SimOptions {
@@ -156,6 +166,7 @@ impl SimOptions {
             placement: None,
             explain: false,
             sample: None,
+            par_min_sms_per_thread: par::MIN_SMS_PER_THREAD,
         }
     }
 }
@@ -358,6 +369,13 @@ pub struct RunInfo {
     /// held (sampled when TBs launch and finish). Bounded by the resident warps times
     /// [`trace::CHUNK`] instructions, whatever the kernel executes.
     pub peak_trace_bytes: usize,
+    /// Engine steps whose SMs stepped in parallel ([`par`]; 0 on one thread).
+    pub parallel_steps: u64,
+    /// SM steps taken on the pool, and those taken on the calling thread because they
+    /// might trace, in the parallel steps.
+    pub pooled_sm_steps: u64,
+    /// See `pooled_sm_steps`.
+    pub tracing_sm_steps: u64,
 }
 
 /// [`simulate_with_progress`], also returning what the run used ([`RunInfo`]).
@@ -540,6 +558,11 @@ pub fn simulate_with_info(
     let mut due = events::SmAgenda::new(n as usize);
     // Since when each SM has had a resident TB (for `busy_cycles`).
     let mut busy_since: Vec<Option<u64>> = vec![None; n as usize];
+    let mut phase = par::Phase::new(
+        par::cycle_threads(opts.threads, opts.warp_policy).0,
+        n as usize,
+        opts.par_min_sms_per_thread,
+    )?;
     let mut ask = true;
     if opts.sample.is_some() && opts.explain {
         return Err(SimError::Options(
@@ -631,26 +654,21 @@ pub fn simulate_with_info(
         }
         let mut active = launched;
         let mut wake = memsys.next_time().unwrap_or(u64::MAX);
-        while let Some(i) = due.take_current() {
-            let s = &mut sms[i];
-            let mut next_due = due.due(i);
-            // An SM without TBs has nothing to do (and nothing in flight towards it), but a
-            // TB it launched may have finished at once.
-            if s.is_busy() {
-                let (a, w) = s.cycle(now, &mut memsys, &mut tracer)?;
-                active |= a;
-                wake = wake.min(w);
-                next_due = if a { now + 1 } else { w };
-            }
-            s.take_finished(&mut finished);
-            if !s.is_busy() {
-                next_due = u64::MAX;
-                if let Some(t) = busy_since[i].take() {
-                    s.stats_mut().busy_cycles += now - t;
-                }
-            }
-            due.set(i, next_due, now);
-        }
+        // The SMs due step (in parallel with several threads, [`par`]); their requests
+        // reach the memory side and their finished TBs `finished` in SM order.
+        let (a, w) = phase.run(
+            now,
+            par::Model {
+                sms: &mut sms,
+                due: &mut due,
+                memsys: &mut memsys,
+                tracer: &mut tracer,
+                busy_since: &mut busy_since,
+                finished: &mut finished,
+            },
+        )?;
+        active |= a;
+        wake = wake.min(w);
         wake = wake.min(due.first_due());
         done += finished.len() as u64;
         for &tb in &finished {
@@ -804,6 +822,9 @@ pub fn simulate_with_info(
     let cycles = now;
     let info = RunInfo {
         peak_trace_bytes: sms.iter().map(sm::Sm::peak_trace_bytes).sum(),
+        parallel_steps: phase.counts().0,
+        pooled_sm_steps: phase.counts().1,
+        tracing_sm_steps: phase.counts().2,
     };
     let mut stats = Stats {
         kernel: f.name.clone(),

@@ -19,7 +19,7 @@ use super::cache::{Cache, CacheStats, Geometry, Outcome, Refusal};
 use super::config::{PipelineConfig, TimingConfig};
 use super::ld_cache::{LdL1, LdStats};
 use super::ledger::SmLedger;
-use super::mem::{MemSystem, Reply, ReqKind};
+use super::mem::{MemPort, Reply, ReqKind};
 use super::prefetch::Prefetch;
 use super::stats::SmStats;
 use super::trace::{Class, Kernel, MemOp, TbStream, Tracer, WarpTrace, NO_MEM};
@@ -456,7 +456,7 @@ impl<'p> Sm<'p> {
     }
 
     /// Warp slot `s` has issued its whole window and more follows: traces the next chunk.
-    fn refill(&mut self, s: usize, tracer: &mut Tracer<'p>) -> Result<(), SimError> {
+    fn refill(&mut self, s: usize, tracer: Option<&mut Tracer<'p>>) -> Result<(), SimError> {
         let c = self.warps[s].ctx as usize;
         let Some(tb) = self.ctxs[c].as_mut() else {
             return Ok(());
@@ -464,6 +464,13 @@ impl<'p> Sm<'p> {
         let w = self.warps[s].w as usize;
         let Some(stream) = tb.stream.as_mut() else {
             return Ok(());
+        };
+        // The parallel phase steps without the tracer only SMs that `may_trace` cleared.
+        let Some(tracer) = tracer else {
+            return Err(SimError::Internal(format!(
+                "SM {} needed the tracer in the parallel phase",
+                self.id
+            )));
         };
         tracer.refill(stream, w, &mut tb.windows)?;
         if tb.windows.iter().all(|w| w.ended) {
@@ -611,13 +618,62 @@ impl<'p> Sm<'p> {
         }
     }
 
+    /// Whether [`Sm::cycle`] at `now` may call the tracer (functional execution, which
+    /// reads and writes the launch's one global memory and so must run in SM order): only
+    /// a warp whose window is used up and whose stream goes on is refilled, and only by a
+    /// scan, which does not run while the SM sleeps or its scan waits (unless its LSU runs:
+    /// a completed load restarts the scan). A warp that becomes used up in a cycle has just
+    /// issued and is not scanned again in that cycle, so the state before the cycle decides.
+    /// A used-up warp waiting at a barrier counts only if the barrier can be released in
+    /// this cycle: another warp of its TB issues a barrier instruction next (a warp issues
+    /// at most one instruction a cycle) or has ended its stream (its exit lowers the count
+    /// the barrier waits for). Conservative otherwise.
+    pub fn may_trace(&self, now: u64) -> bool {
+        let lsu_active = !self.lsu.is_empty() && !self.lsu_blocked;
+        if !lsu_active && now < self.sleep_until.max(self.scan_at) {
+            return false;
+        }
+        self.ctxs.iter().flatten().any(|tb| {
+            if tb.stream.is_none() {
+                return false;
+            }
+            let mut at_barrier = false;
+            for &x in &tb.warp_slots {
+                let ws = &self.warps[x as usize];
+                if !ws.done && !ws.ended && ws.pos >= ws.len {
+                    if !ws.barrier {
+                        return true;
+                    }
+                    at_barrier = true;
+                }
+            }
+            at_barrier
+                && tb.warp_slots.iter().any(|&x| {
+                    let ws = &self.warps[x as usize];
+                    if ws.done || ws.barrier {
+                        return false;
+                    }
+                    if ws.ended {
+                        return true;
+                    }
+                    tb.windows[ws.w as usize]
+                        .insts
+                        .get(ws.pos as usize)
+                        .is_some_and(|di| tb.kernel.insts[di.pc as usize].class == Class::Barrier)
+                })
+        })
+    }
+
     /// Advances one cycle at `now`. Returns whether anything happened or is queued (the
     /// next cycle matters) and the earliest future time a blocked warp becomes ready.
-    pub fn cycle(
+    ///
+    /// `tracer` may be `None` when [`Sm::may_trace`] said no for this cycle (the parallel
+    /// phase, [`super::par`]); requests go to `mem`, the memory system or an outbox.
+    pub fn cycle<M: MemPort>(
         &mut self,
         now: u64,
-        mem: &mut MemSystem,
-        tracer: &mut Tracer<'p>,
+        mem: &mut M,
+        mut tracer: Option<&mut Tracer<'p>>,
     ) -> Result<(bool, u64), SimError> {
         let lsu_active = !self.lsu.is_empty() && !self.lsu_blocked;
         if !lsu_active && now < self.sleep_until {
@@ -659,7 +715,7 @@ impl<'p> Sm<'p> {
                 let ws = &self.warps[s];
                 if !ws.ready_cached {
                     if ws.pos >= ws.len && !ws.ended && !ws.barrier && ws.used && !ws.done {
-                        self.refill(s, tracer)?;
+                        self.refill(s, tracer.as_deref_mut())?;
                         if self.warps[s].pos >= self.warps[s].len {
                             self.maybe_finish(s as u32, now);
                         }
@@ -849,7 +905,7 @@ impl<'p> Sm<'p> {
         }
     }
 
-    fn lsu_cycle(&mut self, now: u64, mem: &mut MemSystem) {
+    fn lsu_cycle<M: MemPort>(&mut self, now: u64, mem: &mut M) {
         let mut budget = self.pipe.lsu_blocks_per_cycle.max(1);
         // The L1's data stage serves the blocks of `l1_lines_per_cycle` lines a cycle: a
         // warp access touching 16 lines takes 16 cycles however few sectors each.
