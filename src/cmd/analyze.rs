@@ -204,6 +204,7 @@ fn analysis_json(
     descriptors: Option<&[analysis::descriptor::Derived]>,
     graph_file: Option<&(PathBuf, FileFormat)>,
     out: &Path,
+    dp: &serde_json::Value,
 ) -> serde_json::Value {
     let (module, f, bound) = (&loaded.module, loaded.kernel(), &loaded.bound);
     let mut doc = analysis::report::document_with(
@@ -248,6 +249,7 @@ fn analysis_json(
     if args.footprints {
         doc["footprints"] = footprints_json(&a.footprints);
     }
+    doc["dynamic_parallelism"] = dp.clone();
     doc
 }
 
@@ -313,11 +315,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 == Some(ptx_parser::DeviceRuntimeFn::LaunchDevice)
         })
         .count();
-    if launch_sites > 0 {
+    if launch_sites > 0 && !args.dynamic {
         eprintln!(
             "warning: kernel {} launches kernels from the device ({launch_sites} \
              cudaLaunchDeviceV2 call site(s)); the analysis covers the host-launched grid \
-             only: what its child grids read is in no footprint",
+             only: what its child grids read is in no footprint (--dynamic measures their \
+             reuse ratios, `dynamic_parallelism` in the JSON)",
             crate::names::display(&f.name)
         );
     }
@@ -328,12 +331,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     progress.phase("footprints");
     let t = Instant::now();
+    let mut traces = None;
     let analysed = if args.dynamic {
-        let a = dynamic_analysis(module, f, bound, gran, args.max_instructions)?;
+        let (a, grids) = dynamic_analysis(module, f, bound, gran, args.max_instructions)?;
+        traces = Some(grids);
         loaded.adopt_analysis(gran, a)
     } else {
         loaded.analysis(gran)?
     };
+    let dp = traces.map(|g| analysis::reuse::dp::compute(&g));
+    let dp_doc = dp_json(&f.name, launch_sites, gran, dp.as_ref());
     let a = &analysed.analysis;
     times.since("footprints", t);
     progress.phase(if args.no_descriptors {
@@ -402,6 +409,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 descriptors,
                 graph_file.as_ref(),
                 out,
+                &dp_doc,
             );
             let edges = edges_in_json.then_some(graph);
             let pending = write_pending(out, 1 << 20, |w| {
@@ -485,6 +493,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if args.dynamic {
             crate::out::println("footprints: dynamic (from the interpreter's accesses)")?;
         }
+        crate::out::print(&dp_summary(&f.name, launch_sites, dp.as_ref()))?;
         if let Some((path, format)) = &graph_file {
             crate::out::println(&format!(
                 "graph: {} edges written to {} ({})",
@@ -568,16 +577,105 @@ fn footprints_json(fp: &Footprints) -> serde_json::Value {
     json!(params)
 }
 
+/// The `dynamic_parallelism` object of the JSON: the reuse ratios of the run's grids
+/// (`--dynamic`), or why there are none.
+fn dp_json(
+    kernel: &str,
+    launch_sites: usize,
+    gran: Granularity,
+    dp: Option<&analysis::reuse::dp::DpReuse>,
+) -> serde_json::Value {
+    let shown = crate::names::display(kernel);
+    let Some(dp) = dp else {
+        let note = if launch_sites == 0 {
+            format!("kernel {shown} launches no kernel from the device (no cudaLaunchDeviceV2 call site)")
+        } else {
+            format!(
+                "kernel {shown} has {launch_sites} cudaLaunchDeviceV2 call site(s); the static \
+                 analysis covers the host's grid only: --dynamic measures the reuse ratios of \
+                 the child grids"
+            )
+        };
+        return json!({"measured": false, "launch_sites": launch_sites, "note": note});
+    };
+    let mut v = serde_json::to_value(dp).unwrap_or_default();
+    v["measured"] = json!(true);
+    v["launch_sites"] = json!(launch_sites);
+    v["unit_bytes"] = json!(match gran {
+        Granularity::Line(b) => json!(b),
+        Granularity::Sector => json!(32),
+        Granularity::Element => json!("element"),
+    });
+    v["access"] =
+        json!("one warp instruction (ld, st, atom, red on global memory) touching one data unit");
+    if dp.device_launches == 0 {
+        v["note"] = json!(if launch_sites == 0 {
+            format!("kernel {shown} launches no kernel from the device (no cudaLaunchDeviceV2 call site): only Eq. 1 and 3 apply")
+        } else {
+            format!(
+                "kernel {shown} has {launch_sites} cudaLaunchDeviceV2 call site(s), none of which \
+                 ran at this launch: only Eq. 1 and 3 apply"
+            )
+        });
+    }
+    v
+}
+
+/// The human summary of [`dp_json`].
+fn dp_summary(
+    kernel: &str,
+    launch_sites: usize,
+    dp: Option<&analysis::reuse::dp::DpReuse>,
+) -> String {
+    let Some(dp) = dp else {
+        return if launch_sites == 0 {
+            String::new()
+        } else {
+            format!(
+                "dynamic parallelism: {} has {launch_sites} device-side launch site(s); \
+                 --dynamic measures its child grids' reuse ratios\n",
+                crate::names::display(kernel)
+            )
+        };
+    };
+    if dp.device_launches == 0 {
+        return "dynamic parallelism: no grid launched from the device\n".to_string();
+    }
+    let r = |s: &analysis::reuse::dp::RatioStats| format!("{:.3} ({})", s.pooled, s.count);
+    format!(
+        "dynamic parallelism: {} grids ({} launched from the device, depth {})\n  \
+         Eq. 1 self reuse (pooled, streams):     kernel {}, TB {}, warp {}\n  \
+         Eq. 2 parent-child (pooled, children):  kernel {}, TB {}, warp {}\n  \
+         Eq. 3 pairs (pooled, sharing pairs):    sibling kernels {}, intra-kernel TBs {}, \
+         sibling TBs {}, warps of a TB {}\n",
+        dp.grids,
+        dp.device_launches,
+        dp.max_depth,
+        r(&dp.kernel.self_reuse),
+        r(&dp.tb.self_reuse),
+        r(&dp.warp.self_reuse),
+        r(&dp.kernel.parent_child),
+        r(&dp.tb.parent_child),
+        r(&dp.warp.parent_child),
+        r(&dp.kernel.sibling.sharing),
+        r(&dp.tb.intra_kernel.sharing),
+        r(&dp.tb.sibling.sharing),
+        r(&dp.warp.inter_warp.sharing),
+    )
+}
+
 /// The model of the static analysis with footprints taken from an interpreter run: every
 /// global load's per-lane bytes, mapped to data units exactly as the static analysis maps
-/// addresses (parameter in the top bits, offset / unit size below).
+/// addresses (parameter in the top bits, offset / unit size below); and every grid of the
+/// run, device-launched ones included, with each warp's accesses
+/// ([`crate::cmd::dp_trace`]).
 fn dynamic_analysis(
     module: &Module,
     f: &Function,
     bound: &BoundLaunch,
     gran: Granularity,
     max_instructions: u64,
-) -> Result<analysis::Analysis, CliError> {
+) -> Result<(analysis::Analysis, Vec<analysis::reuse::dp::GridTrace>), CliError> {
     let needs = sim::MemoryNeeds::of(module, f, bound);
     needs.check_run(1, &crate::limits::budget()?)?;
     let prog = sim::Program::from_function(module, f);
@@ -585,7 +683,7 @@ fn dynamic_analysis(
     let units: Vec<u64> = (0..regions)
         .map(|p| unit_bytes(gran, bound, p, 1))
         .collect();
-    let mut obs = UnitCollector {
+    let host = UnitCollector {
         bound,
         units: &units,
         tbs: Vec::new(),
@@ -593,11 +691,19 @@ fn dynamic_analysis(
         compact_at: Vec::new(),
         ranges: HashMap::new(),
     };
+    let other_unit = match gran {
+        Granularity::Line(b) => b,
+        Granularity::Sector => 32,
+        Granularity::Element => 4,
+    };
+    let mut with_grids = crate::cmd::dp_trace::WithGrids::new(host, bound, &units, other_unit);
     let opts = sim::RunOptions {
         threads: 1,
         max_warp_instructions: max_instructions,
     };
-    sim::run(&prog, bound, &opts, &mut obs)?;
+    sim::run(&prog, bound, &opts, &mut with_grids)?;
+    let grids = std::mem::take(&mut with_grids.grids);
+    let mut obs = with_grids.host;
     let num_tbs = bound.num_tbs() as usize;
     let mut per_tb: Vec<Vec<Vec<u64>>> = vec![Vec::new(); num_tbs];
     for (tb, warps) in obs.tbs {
@@ -620,12 +726,15 @@ fn dynamic_analysis(
         .iter()
         .map(|l| l.unresolved(&model).map(|r| r.to_string()))
         .collect();
-    Ok(analysis::Analysis {
-        model,
-        footprints,
-        unresolved,
-        observed: true,
-    })
+    Ok((
+        analysis::Analysis {
+            model,
+            footprints,
+            unresolved,
+            observed: true,
+        },
+        grids,
+    ))
 }
 
 /// Unit ids a warp collects before the first deduplication (8 MiB).
