@@ -340,7 +340,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
         loaded.analysis(gran)?
     };
     let dp = traces.map(|g| analysis::reuse::dp::compute(&g));
-    let dp_doc = dp_json(&f.name, launch_sites, gran, dp.as_ref());
+    let sites = if launch_sites > 0 {
+        analysis::child_launch::launch_sites(module, f, bound, &analysed.analysis.model)
+    } else {
+        Vec::new()
+    };
+    let mut dp_doc = dp_json(&f.name, launch_sites, gran, dp.as_ref());
+    dp_doc["launches"] = json!(sites);
+    dp_doc["launches_resolved"] = json!(sites.iter().filter(|s| s.resolved).count());
     let a = &analysed.analysis;
     times.since("footprints", t);
     progress.phase(if args.no_descriptors {
@@ -494,6 +501,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             crate::out::println("footprints: dynamic (from the interpreter's accesses)")?;
         }
         crate::out::print(&dp_summary(&f.name, launch_sites, dp.as_ref()))?;
+        crate::out::print(&sites_summary(&sites))?;
         if let Some((path, format)) = &graph_file {
             crate::out::println(&format!(
                 "graph: {} edges written to {} ({})",
@@ -662,6 +670,81 @@ fn dp_summary(
         r(&dp.tb.sibling.sharing),
         r(&dp.warp.inter_warp.sharing),
     )
+}
+
+/// One line per device-side launch site: the child kernel and its configuration, or what
+/// the static analysis could not resolve.
+fn sites_summary(sites: &[analysis::child_launch::LaunchSite]) -> String {
+    use analysis::child_launch::Value;
+    let show = |v: &Value| match v {
+        Value::Const { value, .. } => value.to_string(),
+        Value::PerTb { distinct, .. } => format!("per-TB ({distinct} values)"),
+        Value::PerThread => "per-thread".to_string(),
+        Value::Unresolved { .. } => "?".to_string(),
+        Value::NeverReached => "never reached".to_string(),
+    };
+    let mut out = String::new();
+    for s in sites {
+        let dims = |d: &[Value; 3]| d.iter().map(show).collect::<Vec<_>>().join("x");
+        let kernel = s
+            .kernel
+            .as_deref()
+            .map_or_else(|| "?".to_string(), |k| crate::names::display(k).to_string());
+        out.push_str(&format!(
+            "device launch at line {}: {kernel}<<<{}, {}, {}>>> ({} argument(s)): {}\n",
+            s.line,
+            dims(&s.grid),
+            dims(&s.block),
+            show(&s.shared_bytes),
+            s.params.len(),
+            if s.resolved {
+                "resolved"
+            } else {
+                "not resolved"
+            }
+        ));
+        let named = [("grid", &s.grid), ("block", &s.block)];
+        let mut why: Vec<String> = Vec::new();
+        for (what, d) in named {
+            for (k, v) in d.iter().enumerate() {
+                if !v.is_resolved() {
+                    why.push(format!("{what}.{}: {}", ["x", "y", "z"][k], reason(v)));
+                }
+            }
+        }
+        if !s.shared_bytes.is_resolved() {
+            why.push(format!("shared memory: {}", reason(&s.shared_bytes)));
+        }
+        for p in &s.params {
+            if !p.value.is_resolved() {
+                why.push(format!(
+                    "argument at byte {}: {}",
+                    p.offset,
+                    reason(&p.value)
+                ));
+            }
+        }
+        if s.kernel.is_none() {
+            why.push("the kernel's address is not a `mov` of a kernel".to_string());
+        } else if !s.all_params_stored {
+            why.push("not every parameter of the child is stored".to_string());
+        }
+        for w in why {
+            out.push_str(&format!("  {w}\n"));
+        }
+    }
+    out
+}
+
+/// Why a launch value is not resolved.
+fn reason(v: &analysis::child_launch::Value) -> String {
+    use analysis::child_launch::Value;
+    match v {
+        Value::Unresolved { reason, line } => format!("{reason} (stored at line {line})"),
+        Value::PerThread => "depends on the launching thread".to_string(),
+        Value::NeverReached => "its store is never reached for this launch".to_string(),
+        _ => "resolved".to_string(),
+    }
 }
 
 /// The model of the static analysis with footprints taken from an interpreter run: every

@@ -233,3 +233,94 @@ fn kernels_without_device_launches_say_so() {
         .unwrap()
         .contains("--dynamic"));
 }
+
+/// The static analysis resolves `dp_tb_parent`'s two launch sites from the launch (2 TBs of
+/// 32 threads): the child over 4 blocks of `blockDim.x` with `blockDim.x * 4` bytes of
+/// dynamic shared memory, its arguments the parent's buffers, `sums + blockIdx.x` and `base`
+/// per parent TB; the tail launch of one block of 32 with `gridDim.x` as its count. BFS's
+/// child grid depends on a node's degree, loaded from memory: said so, with the store's line.
+#[test]
+fn static_child_launches_resolve_or_say_why() {
+    let doc = analyze(
+        &path("kernels/dp/dp_tb_child/dp_tb_child.nvcc13.sm_90.ptx"),
+        &path("kernels/dp/dp_tb_child/small.dp_tb_parent.json"),
+        &["--grid", "2", "--block", "32"],
+    );
+    let dp = &doc["dynamic_parallelism"];
+    let sites = dp["launches"].as_array().unwrap();
+    assert_eq!(sites.len(), 2);
+    assert_eq!(dp["launches_resolved"], 2);
+    let c = |v: &Value| {
+        assert_eq!(v["kind"], "const", "{v}");
+        v["value"].as_i64().unwrap()
+    };
+    let child = &sites[0];
+    assert_eq!(child["kernel"], "dp_tb_child");
+    assert_eq!(child["resolved"], true);
+    let dims = |d: &Value| -> Vec<i64> { d.as_array().unwrap().iter().map(c).collect() };
+    assert_eq!(dims(&child["grid"]), [4, 1, 1]);
+    assert_eq!(dims(&child["block"]), [32, 1, 1]);
+    assert_eq!(c(&child["shared_bytes"]), 128);
+    let params = child["params"].as_array().unwrap();
+    let offsets: Vec<u64> = params
+        .iter()
+        .map(|p| p["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, [0, 8, 16, 24, 32, 36, 40]);
+    let indices: Vec<u64> = params
+        .iter()
+        .map(|p| p["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indices, [0, 1, 2, 3, 4, 5, 6]);
+    for (k, buf) in [(0, 0), (1, 1), (2, 2)] {
+        assert_eq!(params[k]["value"]["buffer"][0], buf, "argument {k}");
+        assert_eq!(params[k]["value"]["buffer"][1], 0, "argument {k}");
+    }
+    // sums + blockIdx.x: two distinct pointers, 8 bytes apart; base = blockIdx.x * 128.
+    assert_eq!(params[3]["value"]["kind"], "per_tb");
+    let sums: Vec<i64> = params[3]["value"]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(sums[1] - sums[0], 8);
+    assert_eq!(params[4]["value"]["values"], serde_json::json!([0, 128]));
+    // scale = 2.0f and bias = 0.25 as their bits.
+    assert_eq!(c(&params[5]["value"]), 0x4000_0000);
+    assert_eq!(c(&params[6]["value"]), 0x3FD0_0000_0000_0000);
+    let tail = &sites[1];
+    assert_eq!(tail["kernel"], "dp_tb_total");
+    assert_eq!(dims(&tail["grid"]), [1, 1, 1]);
+    assert_eq!(dims(&tail["block"]), [32, 1, 1]);
+    assert_eq!(c(&tail["params"][2]["value"]), 2, "gridDim.x");
+
+    let doc = analyze(
+        &path("kernels/dp/dp_bfs/dp_bfs.nvcc13.sm_90.ptx"),
+        &path("kernels/dp/dp_bfs/small.dp_bfs_level.json"),
+        &[],
+    );
+    let dp = &doc["dynamic_parallelism"];
+    let site = &dp["launches"][0];
+    assert_eq!(site["kernel"], "dp_bfs_child");
+    assert_eq!(site["resolved"], false);
+    assert_eq!(dp["launches_resolved"], 0);
+    let unresolved: Vec<&Value> = site["grid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            site["params"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| &p["value"]),
+        )
+        .filter(|v| v["kind"] != "const" && v["kind"] != "per_tb")
+        .collect();
+    assert!(!unresolved.is_empty());
+    assert!(unresolved.iter().any(|v| v["reason"]
+        .as_str()
+        .is_some_and(|r| r.contains("data-dependent"))
+        && v["line"].as_u64().unwrap() > 0));
+}
