@@ -8,6 +8,11 @@
 //! the same code either way. With `--policy` the TBs are also grouped (`paver partition`) and
 //! the schedule written to `--schedule`.
 //!
+//! Kernels that launch kernels: `dynamic_parallelism` in the JSON lists the device-side launch
+//! sites as the static analysis resolves them (`analysis::child_launch`), and with `--dynamic`
+//! adds Tang et al.'s Eq. 1-3 over every grid of the run ([`crate::cmd::dp_trace`],
+//! `analysis::reuse::dp`); the footprints and the graph stay the host grid's.
+//!
 //! The graph goes to a graph file with `--graph FILE.npz` (SciPy) or `--graph FILE.graph`
 //! (METIS), which the JSON names; the JSON carries the edge list itself only up to
 //! [`analysis::report::EDGES_IN_JSON_MAX`] edges or with `--edges-json`. The Locality
