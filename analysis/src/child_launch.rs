@@ -12,9 +12,11 @@
 //! - `per_thread`: depends on the launching thread's `%tid` (or a loop counter);
 //! - `unresolved`: data-dependent, floating-point, path-dependent ... with the reason, as
 //!   for an unresolved load;
-//! and a store the launch never reaches is `never_reached`. The forms resolved are those
-//! the symbolic domain resolves (affine and the non-affine integer operations it keeps);
-//! the kernel is found through the `mov` of its address into the call's first argument.
+//! - `never_reached`: no store of it is reached for this launch.
+//!
+//! The forms resolved are those the symbolic domain resolves (affine and the non-affine
+//! integer operations it keeps); the kernel is found through the `mov` of its address into
+//! the call's first argument.
 
 use launch::BoundLaunch;
 use ptx_parser::{

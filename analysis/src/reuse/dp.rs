@@ -333,9 +333,9 @@ pub fn compute(grids: &[GridTrace]) -> DpReuse {
     // Per grid: per TB merged counts, and the grid's.
     let tb_counts: Vec<Vec<Counts>> = grids
         .iter()
-        .map(|g| g.tbs.iter().map(|ws| merge_counts(ws)).collect())
+        .map(|g| g.tbs.iter().map(merge_counts).collect())
         .collect();
-    let grid_counts: Vec<Counts> = tb_counts.iter().map(|t| merge_counts(t)).collect();
+    let grid_counts: Vec<Counts> = tb_counts.iter().map(merge_counts).collect();
     let empty = Counts::new();
     let mut kernel_index: Vec<(String, usize)> = Vec::new();
     for (gi, g) in grids.iter().enumerate() {
