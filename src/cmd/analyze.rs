@@ -338,8 +338,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let t = Instant::now();
     let mut traces = None;
     let analysed = if args.dynamic {
-        let (a, grids) = dynamic_analysis(module, f, bound, gran, args.max_instructions)?;
-        traces = Some(grids);
+        // Every grid's accesses are kept only for a kernel that can launch grids: on an
+        // ordinary kernel they would double what the run holds, for no Eq. 2.
+        let (a, grids) = dynamic_analysis(
+            module,
+            f,
+            bound,
+            gran,
+            args.max_instructions,
+            launch_sites > 0,
+        )?;
+        traces = grids;
         loaded.adopt_analysis(gran, a)
     } else {
         loaded.analysis(gran)?
@@ -755,7 +764,7 @@ fn reason(v: &analysis::child_launch::Value) -> String {
 /// The model of the static analysis with footprints taken from an interpreter run: every
 /// global load's per-lane bytes, mapped to data units exactly as the static analysis maps
 /// addresses (parameter in the top bits, offset / unit size below); and every grid of the
-/// run, device-launched ones included, with each warp's accesses
+/// run, device-launched ones included, with each warp's accesses, when `trace_grids`
 /// ([`crate::cmd::dp_trace`]).
 fn dynamic_analysis(
     module: &Module,
@@ -763,7 +772,14 @@ fn dynamic_analysis(
     bound: &BoundLaunch,
     gran: Granularity,
     max_instructions: u64,
-) -> Result<(analysis::Analysis, Vec<analysis::reuse::dp::GridTrace>), CliError> {
+    trace_grids: bool,
+) -> Result<
+    (
+        analysis::Analysis,
+        Option<Vec<analysis::reuse::dp::GridTrace>>,
+    ),
+    CliError,
+> {
     let needs = sim::MemoryNeeds::of(module, f, bound);
     needs.check_run(1, &crate::limits::budget()?)?;
     let prog = sim::Program::from_function(module, f);
@@ -784,14 +800,20 @@ fn dynamic_analysis(
         Granularity::Sector => 32,
         Granularity::Element => 4,
     };
-    let mut with_grids = crate::cmd::dp_trace::WithGrids::new(host, bound, &units, other_unit);
     let opts = sim::RunOptions {
         threads: 1,
         max_warp_instructions: max_instructions,
     };
-    sim::run(&prog, bound, &opts, &mut with_grids)?;
-    let grids = std::mem::take(&mut with_grids.grids);
-    let mut obs = with_grids.host;
+    let (mut obs, grids) = if trace_grids {
+        let mut with_grids = crate::cmd::dp_trace::WithGrids::new(host, bound, &units, other_unit);
+        sim::run(&prog, bound, &opts, &mut with_grids)?;
+        let grids = std::mem::take(&mut with_grids.grids);
+        (with_grids.host, Some(grids))
+    } else {
+        let mut host = host;
+        sim::run(&prog, bound, &opts, &mut host)?;
+        (host, None)
+    };
     let num_tbs = bound.num_tbs() as usize;
     let mut per_tb: Vec<Vec<Vec<u64>>> = vec![Vec::new(); num_tbs];
     for (tb, warps) in obs.tbs {
