@@ -16,7 +16,9 @@
 //!    TB classes reading them), PAVER Table 2 statistics and the Fig. 2 sharing categories.
 //! 5. [`heatmap`]: the graph's adjacency matrix as a PNG (PAVER Fig. 5).
 //! 6. [`reuse`]: LASER reuse metrics over the access streams of a sample of TBs.
-//! 7. [`descriptor`]: Locality Descriptors per pointer parameter; their existence questions
+//! 7. [`child_launch`]: the grids the kernel launches from the device (kernel, grid, block,
+//!    arguments), resolved from the stores the symbolic execution records.
+//! 8. [`descriptor`]: Locality Descriptors per pointer parameter; their existence questions
 //!    (private `existence` module) are answered by the fast tests of [`dependence`], by z3
 //!    ([`smt`]) or by enumeration.
 //!
@@ -25,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod addr;
+pub mod child_launch;
 pub mod dependence;
 pub mod descriptor;
 pub mod dom;

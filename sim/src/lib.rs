@@ -27,8 +27,8 @@ pub mod timing;
 
 pub use error::{Loc, SimError};
 pub use interp::{
-    run, AccessKind, FootprintCollector, Globals, MemAccess, MemObserver, MemoryModel, NoObserver,
-    Program, RunOptions, RunResult, RunStats, Space,
+    run, AccessKind, FootprintCollector, Globals, GridStart, Launcher, MemAccess, MemObserver,
+    MemoryModel, NoObserver, Program, RunOptions, RunResult, RunStats, Space,
 };
 pub use needs::MemoryNeeds;
 

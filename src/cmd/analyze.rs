@@ -8,6 +8,11 @@
 //! the same code either way. With `--policy` the TBs are also grouped (`paver partition`) and
 //! the schedule written to `--schedule`.
 //!
+//! Kernels that launch kernels: `dynamic_parallelism` in the JSON lists the device-side launch
+//! sites as the static analysis resolves them (`analysis::child_launch`), and with `--dynamic`
+//! adds Tang et al.'s Eq. 1-3 over every grid of the run ([`crate::cmd::dp_trace`],
+//! `analysis::reuse::dp`); the footprints and the graph stay the host grid's.
+//!
 //! The graph goes to a graph file with `--graph FILE.npz` (SciPy) or `--graph FILE.graph`
 //! (METIS), which the JSON names; the JSON carries the edge list itself only up to
 //! [`analysis::report::EDGES_IN_JSON_MAX`] edges or with `--edges-json`. The Locality
@@ -204,6 +209,7 @@ fn analysis_json(
     descriptors: Option<&[analysis::descriptor::Derived]>,
     graph_file: Option<&(PathBuf, FileFormat)>,
     out: &Path,
+    dp: &serde_json::Value,
 ) -> serde_json::Value {
     let (module, f, bound) = (&loaded.module, loaded.kernel(), &loaded.bound);
     let mut doc = analysis::report::document_with(
@@ -248,6 +254,7 @@ fn analysis_json(
     if args.footprints {
         doc["footprints"] = footprints_json(&a.footprints);
     }
+    doc["dynamic_parallelism"] = dp.clone();
     doc
 }
 
@@ -313,11 +320,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 == Some(ptx_parser::DeviceRuntimeFn::LaunchDevice)
         })
         .count();
-    if launch_sites > 0 {
+    if launch_sites > 0 && !args.dynamic {
         eprintln!(
             "warning: kernel {} launches kernels from the device ({launch_sites} \
              cudaLaunchDeviceV2 call site(s)); the analysis covers the host-launched grid \
-             only: what its child grids read is in no footprint",
+             only: what its child grids read is in no footprint (--dynamic measures their \
+             reuse ratios, `dynamic_parallelism` in the JSON)",
             crate::names::display(&f.name)
         );
     }
@@ -328,12 +336,32 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     progress.phase("footprints");
     let t = Instant::now();
+    let mut traces = None;
     let analysed = if args.dynamic {
-        let a = dynamic_analysis(module, f, bound, gran, args.max_instructions)?;
+        // Every grid's accesses are kept only for a kernel that can launch grids: on an
+        // ordinary kernel they would double what the run holds, for no Eq. 2.
+        let (a, grids) = dynamic_analysis(
+            module,
+            f,
+            bound,
+            gran,
+            args.max_instructions,
+            launch_sites > 0,
+        )?;
+        traces = grids;
         loaded.adopt_analysis(gran, a)
     } else {
         loaded.analysis(gran)?
     };
+    let dp = traces.map(|g| analysis::reuse::dp::compute(&g));
+    let sites = if launch_sites > 0 {
+        analysis::child_launch::launch_sites(module, f, bound, &analysed.analysis.model)
+    } else {
+        Vec::new()
+    };
+    let mut dp_doc = dp_json(&f.name, launch_sites, gran, dp.as_ref());
+    dp_doc["launches"] = json!(sites);
+    dp_doc["launches_resolved"] = json!(sites.iter().filter(|s| s.resolved).count());
     let a = &analysed.analysis;
     times.since("footprints", t);
     progress.phase(if args.no_descriptors {
@@ -402,6 +430,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 descriptors,
                 graph_file.as_ref(),
                 out,
+                &dp_doc,
             );
             let edges = edges_in_json.then_some(graph);
             let pending = write_pending(out, 1 << 20, |w| {
@@ -485,6 +514,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if args.dynamic {
             crate::out::println("footprints: dynamic (from the interpreter's accesses)")?;
         }
+        crate::out::print(&dp_summary(&f.name, launch_sites, dp.as_ref()))?;
+        crate::out::print(&sites_summary(&sites))?;
         if let Some((path, format)) = &graph_file {
             crate::out::println(&format!(
                 "graph: {} edges written to {} ({})",
@@ -568,16 +599,187 @@ fn footprints_json(fp: &Footprints) -> serde_json::Value {
     json!(params)
 }
 
+/// The `dynamic_parallelism` object of the JSON: the reuse ratios of the run's grids
+/// (`--dynamic`), or why there are none.
+fn dp_json(
+    kernel: &str,
+    launch_sites: usize,
+    gran: Granularity,
+    dp: Option<&analysis::reuse::dp::DpReuse>,
+) -> serde_json::Value {
+    let shown = crate::names::display(kernel);
+    let Some(dp) = dp else {
+        let note = if launch_sites == 0 {
+            format!("kernel {shown} launches no kernel from the device (no cudaLaunchDeviceV2 call site)")
+        } else {
+            format!(
+                "kernel {shown} has {launch_sites} cudaLaunchDeviceV2 call site(s); the static \
+                 analysis covers the host's grid only: --dynamic measures the reuse ratios of \
+                 the child grids"
+            )
+        };
+        return json!({"measured": false, "launch_sites": launch_sites, "note": note});
+    };
+    let mut v = serde_json::to_value(dp).unwrap_or_default();
+    v["measured"] = json!(true);
+    v["launch_sites"] = json!(launch_sites);
+    v["unit_bytes"] = json!(match gran {
+        Granularity::Line(b) => json!(b),
+        Granularity::Sector => json!(32),
+        Granularity::Element => json!("element"),
+    });
+    v["access"] =
+        json!("one warp instruction (ld, st, atom, red on global memory) touching one data unit");
+    if dp.device_launches == 0 {
+        v["note"] = json!(if launch_sites == 0 {
+            format!("kernel {shown} launches no kernel from the device (no cudaLaunchDeviceV2 call site): only Eq. 1 and 3 apply")
+        } else {
+            format!(
+                "kernel {shown} has {launch_sites} cudaLaunchDeviceV2 call site(s), none of which \
+                 ran at this launch: only Eq. 1 and 3 apply"
+            )
+        });
+    }
+    v
+}
+
+/// The human summary of [`dp_json`].
+fn dp_summary(
+    kernel: &str,
+    launch_sites: usize,
+    dp: Option<&analysis::reuse::dp::DpReuse>,
+) -> String {
+    let Some(dp) = dp else {
+        return if launch_sites == 0 {
+            String::new()
+        } else {
+            format!(
+                "dynamic parallelism: {} has {launch_sites} device-side launch site(s); \
+                 --dynamic measures its child grids' reuse ratios\n",
+                crate::names::display(kernel)
+            )
+        };
+    };
+    if dp.device_launches == 0 {
+        return "dynamic parallelism: no grid launched from the device\n".to_string();
+    }
+    let r = |s: &analysis::reuse::dp::RatioStats| format!("{:.3} ({})", s.pooled, s.count);
+    format!(
+        "dynamic parallelism: {} grids ({} launched from the device, depth {})\n  \
+         Eq. 1 self reuse (pooled, streams):     kernel {}, TB {}, warp {}\n  \
+         Eq. 2 parent-child (pooled, children):  kernel {}, TB {}, warp {}\n  \
+         Eq. 3 pairs (pooled, sharing pairs):    sibling kernels {}, intra-kernel TBs {}, \
+         sibling TBs {}, warps of a TB {}\n",
+        dp.grids,
+        dp.device_launches,
+        dp.max_depth,
+        r(&dp.kernel.self_reuse),
+        r(&dp.tb.self_reuse),
+        r(&dp.warp.self_reuse),
+        r(&dp.kernel.parent_child),
+        r(&dp.tb.parent_child),
+        r(&dp.warp.parent_child),
+        r(&dp.kernel.sibling.sharing),
+        r(&dp.tb.intra_kernel.sharing),
+        r(&dp.tb.sibling.sharing),
+        r(&dp.warp.inter_warp.sharing),
+    )
+}
+
+/// One line per device-side launch site: the child kernel and its configuration, or what
+/// the static analysis could not resolve.
+fn sites_summary(sites: &[analysis::child_launch::LaunchSite]) -> String {
+    use analysis::child_launch::Value;
+    let show = |v: &Value| match v {
+        Value::Const { value, .. } => value.to_string(),
+        Value::PerTb { distinct, .. } => format!("per-TB ({distinct} values)"),
+        Value::PerThread => "per-thread".to_string(),
+        Value::Unresolved { .. } => "?".to_string(),
+        Value::NeverReached => "never reached".to_string(),
+    };
+    let mut out = String::new();
+    for s in sites {
+        let dims = |d: &[Value; 3]| d.iter().map(show).collect::<Vec<_>>().join("x");
+        let kernel = s
+            .kernel
+            .as_deref()
+            .map_or_else(|| "?".to_string(), |k| crate::names::display(k).to_string());
+        out.push_str(&format!(
+            "device launch at line {}: {kernel}<<<{}, {}, {}>>> ({} argument(s)): {}\n",
+            s.line,
+            dims(&s.grid),
+            dims(&s.block),
+            show(&s.shared_bytes),
+            s.params.len(),
+            if s.resolved {
+                "resolved"
+            } else {
+                "not resolved"
+            }
+        ));
+        let named = [("grid", &s.grid), ("block", &s.block)];
+        let mut why: Vec<String> = Vec::new();
+        for (what, d) in named {
+            for (k, v) in d.iter().enumerate() {
+                if !v.is_resolved() {
+                    why.push(format!("{what}.{}: {}", ["x", "y", "z"][k], reason(v)));
+                }
+            }
+        }
+        if !s.shared_bytes.is_resolved() {
+            why.push(format!("shared memory: {}", reason(&s.shared_bytes)));
+        }
+        for p in &s.params {
+            if !p.value.is_resolved() {
+                why.push(format!(
+                    "argument at byte {}: {}",
+                    p.offset,
+                    reason(&p.value)
+                ));
+            }
+        }
+        if s.kernel.is_none() {
+            why.push("the kernel's address is not a `mov` of a kernel".to_string());
+        } else if !s.all_params_stored {
+            why.push("not every parameter of the child is stored".to_string());
+        }
+        for w in why {
+            out.push_str(&format!("  {w}\n"));
+        }
+    }
+    out
+}
+
+/// Why a launch value is not resolved.
+fn reason(v: &analysis::child_launch::Value) -> String {
+    use analysis::child_launch::Value;
+    match v {
+        Value::Unresolved { reason, line } => format!("{reason} (stored at line {line})"),
+        Value::PerThread => "depends on the launching thread".to_string(),
+        Value::NeverReached => "its store is never reached for this launch".to_string(),
+        _ => "resolved".to_string(),
+    }
+}
+
 /// The model of the static analysis with footprints taken from an interpreter run: every
 /// global load's per-lane bytes, mapped to data units exactly as the static analysis maps
-/// addresses (parameter in the top bits, offset / unit size below).
+/// addresses (parameter in the top bits, offset / unit size below); and every grid of the
+/// run, device-launched ones included, with each warp's accesses, when `trace_grids`
+/// ([`crate::cmd::dp_trace`]).
 fn dynamic_analysis(
     module: &Module,
     f: &Function,
     bound: &BoundLaunch,
     gran: Granularity,
     max_instructions: u64,
-) -> Result<analysis::Analysis, CliError> {
+    trace_grids: bool,
+) -> Result<
+    (
+        analysis::Analysis,
+        Option<Vec<analysis::reuse::dp::GridTrace>>,
+    ),
+    CliError,
+> {
     let needs = sim::MemoryNeeds::of(module, f, bound);
     needs.check_run(1, &crate::limits::budget()?)?;
     let prog = sim::Program::from_function(module, f);
@@ -585,7 +787,7 @@ fn dynamic_analysis(
     let units: Vec<u64> = (0..regions)
         .map(|p| unit_bytes(gran, bound, p, 1))
         .collect();
-    let mut obs = UnitCollector {
+    let host = UnitCollector {
         bound,
         units: &units,
         tbs: Vec::new(),
@@ -593,11 +795,25 @@ fn dynamic_analysis(
         compact_at: Vec::new(),
         ranges: HashMap::new(),
     };
+    let other_unit = match gran {
+        Granularity::Line(b) => b,
+        Granularity::Sector => 32,
+        Granularity::Element => 4,
+    };
     let opts = sim::RunOptions {
         threads: 1,
         max_warp_instructions: max_instructions,
     };
-    sim::run(&prog, bound, &opts, &mut obs)?;
+    let (mut obs, grids) = if trace_grids {
+        let mut with_grids = crate::cmd::dp_trace::WithGrids::new(host, bound, &units, other_unit);
+        sim::run(&prog, bound, &opts, &mut with_grids)?;
+        let grids = std::mem::take(&mut with_grids.grids);
+        (with_grids.host, Some(grids))
+    } else {
+        let mut host = host;
+        sim::run(&prog, bound, &opts, &mut host)?;
+        (host, None)
+    };
     let num_tbs = bound.num_tbs() as usize;
     let mut per_tb: Vec<Vec<Vec<u64>>> = vec![Vec::new(); num_tbs];
     for (tb, warps) in obs.tbs {
@@ -620,12 +836,15 @@ fn dynamic_analysis(
         .iter()
         .map(|l| l.unresolved(&model).map(|r| r.to_string()))
         .collect();
-    Ok(analysis::Analysis {
-        model,
-        footprints,
-        unresolved,
-        observed: true,
-    })
+    Ok((
+        analysis::Analysis {
+            model,
+            footprints,
+            unresolved,
+            observed: true,
+        },
+        grids,
+    ))
 }
 
 /// Unit ids a warp collects before the first deduplication (8 MiB).

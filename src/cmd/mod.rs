@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod compile;
+pub mod dp_trace;
 pub mod inspect;
 pub mod launch;
 pub mod occupancy;

@@ -224,6 +224,21 @@ fn analysis_json_follows_its_schema() {
         );
         assert!(doc["reuse"].is_object());
     }
+    // A kernel that launches kernels, statically and with its child grids' reuse ratios.
+    let ptx = "kernels/dp/dp_bfs/dp_bfs.nvcc13.sm_90.ptx";
+    let launch = "kernels/dp/dp_bfs/small.dp_bfs_level.json";
+    for extra in [
+        &["--no-descriptors"][..],
+        &["--dynamic", "--no-descriptors"][..],
+    ] {
+        let doc = analyze(ptx, launch, extra);
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{extra:?}: {}", errors.join("; "));
+        assert_eq!(doc["dynamic_parallelism"]["launch_sites"], 1);
+    }
 }
 
 /// Issue 13 part B kernels (module arrays, a by-value struct, a kernel ending in `exit`, a

@@ -10,6 +10,7 @@ mod common;
 mod consumers;
 mod conventions;
 mod cuda;
+mod dp_metrics;
 mod evidence;
 mod golden;
 mod launch_files;

@@ -55,6 +55,7 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
         launch,
         edges: HashMap::new(),
         loads: HashMap::new(),
+        stores: HashMap::new(),
         loops: vec![LoopInfo::default(); forest.loops.len()],
         recording: true,
     };
@@ -95,6 +96,7 @@ pub fn analyze_kernel(f: &Function, launch: &BoundLaunch) -> KernelModel {
     let trip_plans = x.loops.iter().map(|_| std::sync::OnceLock::new()).collect();
     KernelModel {
         loads,
+        stores: x.stores,
         unreachable_loads,
         loops: x.loops,
         include_may: false,
@@ -131,6 +133,8 @@ struct Exec<'a> {
     launch: &'a BoundLaunch,
     edges: HashMap<(BlockId, BlockId), State>,
     loads: HashMap<InstId, LoadSite>,
+    /// The value each reached `st.param` / generic / local store writes.
+    stores: HashMap<InstId, E>,
     loops: Vec<LoopInfo>,
     recording: bool,
 }
@@ -322,6 +326,21 @@ impl Exec<'_> {
             }
             if self.recording && is_global_load(inst) {
                 self.record_load(InstId::new(i), inst, &st, guard.clone());
+            }
+            // What a store into a device-side launch's arguments or parameter buffer writes
+            // (`crate::child_launch`); global and shared stores are not needed.
+            if self.recording
+                && inst.op == Opcode::St
+                && !matches!(
+                    inst.mods.space,
+                    Some(StateSpace::Global | StateSpace::Shared)
+                )
+                && guard.as_ref().and_then(|g| g.as_const()) != Some(0)
+            {
+                if let Some(o) = inst.operands.get(1) {
+                    let v = self.operand(o, &st);
+                    self.stores.insert(InstId::new(i), v);
+                }
             }
             self.transfer(inst, &mut st, guard);
         }

@@ -5,7 +5,7 @@
 use super::*;
 
 impl Exec<'_> {
-    fn operand(&self, o: &Operand, st: &State) -> E {
+    pub(super) fn operand(&self, o: &Operand, st: &State) -> E {
         match o {
             Operand::Reg(r) => st.env[r.index()].clone(),
             Operand::PredNeg(r) => not(ext(st.env[r.index()].clone(), 1, false)),

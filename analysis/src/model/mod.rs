@@ -151,6 +151,10 @@ pub struct LoopInfo {
 pub struct KernelModel {
     /// Global loads reached for this launch, in instruction order.
     pub loads: Vec<LoadSite>,
+    /// The value each reached non-global, non-shared store writes (`st.param` into a call's
+    /// arguments, generic stores into a device-side launch's parameter buffer):
+    /// [`crate::child_launch`] reads the launches' configurations and arguments from them.
+    pub stores: std::collections::HashMap<InstId, E>,
     /// Global loads never reached for this launch (their branch is never taken).
     pub unreachable_loads: Vec<(InstId, u32)>,
     /// Per loop.

@@ -26,6 +26,7 @@ use crate::footprint::{unit_bytes, Granularity, Interval, PARAM_SHIFT};
 use crate::locality::Graph;
 use crate::Analysis;
 
+pub mod dp;
 mod metrics;
 mod walk;
 

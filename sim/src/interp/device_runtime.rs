@@ -42,9 +42,11 @@
 //! deeper launch stops the run with an error naming the launch. A legacy (CDP1)
 //! `cudaDeviceSynchronize` call stops the run when executed, naming the call and its PTX line.
 //!
-//! Observers ([`super::observer`]) see the host-launched grid only: child grids run with no
-//! observer (TB ids would collide with the parent's), and [`super::RunStats`] counts the
-//! child grids so that a caller can say what it did not observe.
+//! Observers ([`super::observer`]) see the host-launched grid only, unless they ask for the
+//! child grids too (`MemObserver::wants_device_grids`: TB ids would collide with the
+//! parent's otherwise), and are then told which grid runs, who launched it and where;
+//! [`super::RunStats`] counts the child grids so that a caller can say what it did not
+//! observe.
 
 use ptx_parser::DeviceRuntimeFn;
 
@@ -108,6 +110,10 @@ pub struct ChildLaunch {
     pub stream: Stream,
     /// Where the parent launched it (`cudaLaunchDeviceV2`'s call).
     pub loc: Box<Loc>,
+    /// Linear id of the launching TB in its grid.
+    pub tb: u64,
+    /// Warp of the launching thread in its TB.
+    pub warp: u32,
 }
 
 /// A buffer handed out by `cudaGetParameterBufferV2`.

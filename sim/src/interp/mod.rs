@@ -25,7 +25,9 @@ pub use barrier::BarrierArrival;
 pub use decode::Program;
 pub use layout::{LOCAL_WINDOW, SHARED_WINDOW};
 pub use memory::{GlobalMemory, Globals, MemFault, Region};
-pub use observer::{AccessKind, FootprintCollector, MemAccess, MemObserver, NoObserver};
+pub use observer::{
+    AccessKind, FootprintCollector, GridStart, Launcher, MemAccess, MemObserver, NoObserver,
+};
 pub use ops::Space;
 pub use runner::{run, MemoryModel, RunOptions, RunResult, RunStats};
 pub use tb::{param_block, Geometry, Step, TbExec};

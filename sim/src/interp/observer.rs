@@ -3,6 +3,10 @@
 //!
 //! Observers are split per TB ([`MemObserver::split`]) and merged back in TB-id order
 //! ([`MemObserver::merge`]), so the result is the same whatever the thread count.
+//!
+//! Grids launched from the device reuse the TB ids of their own grid, so an observer sees
+//! them only when it asks to ([`MemObserver::wants_device_grids`]); it is then told which
+//! grid runs next ([`MemObserver::begin_grid`]) before that grid's first TB is split off.
 
 use ptx_parser::InstId;
 
@@ -40,8 +44,50 @@ pub struct MemAccess<'a> {
     pub addrs: &'a [u64; 32],
 }
 
+/// Who launched a grid from the device: the launching thread's grid, TB and warp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Launcher {
+    /// Run-order id of the launching grid ([`GridStart::id`]).
+    pub grid: u32,
+    /// Linear id of the launching TB within that grid.
+    pub tb: u64,
+    /// Warp of the launching thread within its TB.
+    pub warp: u32,
+    /// 1-based PTX line of the `cudaLaunchDeviceV2` call (0 when unknown).
+    pub line: u32,
+}
+
+/// A grid about to run: the host's launch (id 0), then each grid launched from the device,
+/// in the order the interpreter runs them (`interp::device_runtime`).
+#[derive(Clone, Copy, Debug)]
+pub struct GridStart<'a> {
+    /// Run-order id: 0 for the host's launch, then 1, 2, ...
+    pub id: u32,
+    /// The kernel's name.
+    pub kernel: &'a str,
+    /// Grid shape.
+    pub grid: [u32; 3],
+    /// Block shape.
+    pub block: [u32; 3],
+    /// Nesting depth below the host's launch (0: the host's launch).
+    pub depth: u32,
+    /// The thread that launched it (`None` for the host's launch).
+    pub parent: Option<Launcher>,
+    /// Launched into `cudaStreamTailLaunch`.
+    pub tail: bool,
+}
+
 /// Receives every memory access of a run.
 pub trait MemObserver: Send + Sync + Sized {
+    /// Whether the grids launched from the device are observed too (default: no, only the
+    /// host's launch). An observer that says yes gets [`MemObserver::begin_grid`] before
+    /// every grid, the host's included, and must key what it records by grid.
+    fn wants_device_grids(&self) -> bool {
+        false
+    }
+    /// The grid whose TBs are split off and merged next (only with
+    /// [`MemObserver::wants_device_grids`]).
+    fn begin_grid(&mut self, _grid: &GridStart<'_>) {}
     /// Whether shared-memory accesses are wanted too (default: global only).
     fn wants_shared(&self) -> bool {
         false

@@ -15,7 +15,8 @@
 //!
 //! Grids launched from the device run after their parent grid, depth first, tail launches
 //! last (`interp::device_runtime` says why that order is one CUDA allows); they share the
-//! launch's memory and budget.
+//! launch's memory and budget. An observer that asks for them sees them, each announced
+//! with its run-order id and launcher ([`super::observer::GridStart`]).
 //!
 //! The instruction budget is per launch, charged in TB-id order. A parallel TB runs with the
 //! budget left before its chunk; if in TB order it overruns (or fails), it is run again alone
@@ -30,8 +31,7 @@ use serde::Serialize;
 use super::decode::Program;
 use super::device_runtime::{ChildLaunch, Stream, MAX_NESTING_DEPTH};
 use super::memory::{param_block, GlobalMemory, Globals, Overlay, SnapshotView};
-use super::observer::MemObserver;
-use super::observer::NoObserver;
+use super::observer::{GridStart, Launcher, MemObserver, NoObserver};
 use super::tb::{Geometry, TbExec};
 use crate::SimError;
 
@@ -83,7 +83,7 @@ pub struct RunStats {
     /// Warp instructions per instruction word (`ld.global.f32`, `fma.rn.f32`, ...).
     pub per_opcode: BTreeMap<String, u64>,
     /// Grids launched from the device and run (`interp::device_runtime`; the counters above
-    /// include their TBs and instructions, observers do not see them).
+    /// include their TBs and instructions; observers see them only when they ask to).
     #[serde(skip_serializing_if = "is_zero")]
     pub device_launches: u64,
     /// Deepest nesting of those grids below the host's launch (0: none).
@@ -154,6 +154,17 @@ fn run_launch<O: MemObserver>(
     let geom = Geometry::of(prog, bound)?;
     let mut stats = RunStats::default();
     let mut left = opts.max_warp_instructions;
+    if obs.wants_device_grids() {
+        obs.begin_grid(&GridStart {
+            id: 0,
+            kernel: &prog.kernel,
+            grid: geom.grid,
+            block: geom.block,
+            depth: 0,
+            parent: None,
+            tail: false,
+        });
+    }
     let (mut globals, model, launches) = run_grid(
         prog,
         &params,
@@ -171,8 +182,9 @@ fn run_launch<O: MemObserver>(
             threads: opts.threads,
             left,
             stats,
+            next_grid: 1,
         };
-        globals = run.run(launches, globals, 1)?;
+        globals = run.run(launches, globals, 1, 0, obs)?;
         stats = run.stats;
     }
     Ok(RunResult {
@@ -190,16 +202,21 @@ struct Children<'a> {
     threads: usize,
     left: u64,
     stats: RunStats,
+    /// Run-order id of the next grid to run.
+    next_grid: u32,
 }
 
 impl Children<'_> {
-    /// Runs `launches` (made by grids at nesting depth `depth - 1`) and their descendants:
-    /// the other launches in launch order, each with its descendants, then the tail launches.
-    fn run(
+    /// Runs `launches` (made by grid `parent`, at nesting depth `depth - 1`) and their
+    /// descendants: the other launches in launch order, each with its descendants, then the
+    /// tail launches.
+    fn run<O: MemObserver>(
         &mut self,
         launches: Vec<ChildLaunch>,
         mut globals: Globals,
         depth: u32,
+        parent: u32,
+        obs: &mut O,
     ) -> Result<Globals, SimError> {
         let (tail, other): (Vec<_>, Vec<_>) = launches
             .into_iter()
@@ -249,17 +266,46 @@ impl Children<'_> {
             }
             self.stats.device_launches += 1;
             self.stats.max_depth = self.stats.max_depth.max(depth);
-            let (g, _, grandchildren) = run_grid(
-                &prog,
-                &l.params,
-                &geom,
-                globals,
-                self.threads,
-                &mut self.left,
-                &mut self.stats,
-                &mut NoObserver,
-            )?;
-            globals = self.run(grandchildren, g, depth + 1)?;
+            let id = self.next_grid;
+            self.next_grid += 1;
+            let (g, _, grandchildren) = if obs.wants_device_grids() {
+                obs.begin_grid(&GridStart {
+                    id,
+                    kernel: &name,
+                    grid: l.grid,
+                    block: l.block,
+                    depth,
+                    parent: Some(Launcher {
+                        grid: parent,
+                        tb: l.tb,
+                        warp: l.warp,
+                        line: l.loc.line,
+                    }),
+                    tail: l.stream == Stream::TailLaunch,
+                });
+                run_grid(
+                    &prog,
+                    &l.params,
+                    &geom,
+                    globals,
+                    self.threads,
+                    &mut self.left,
+                    &mut self.stats,
+                    obs,
+                )?
+            } else {
+                run_grid(
+                    &prog,
+                    &l.params,
+                    &geom,
+                    globals,
+                    self.threads,
+                    &mut self.left,
+                    &mut self.stats,
+                    &mut NoObserver,
+                )?
+            };
+            globals = self.run(grandchildren, g, depth + 1, id, obs)?;
         }
         Ok(globals)
     }

@@ -214,6 +214,8 @@ impl Warp {
                     params: rt.arena[offset..offset + size].to_vec(),
                     stream,
                     loc,
+                    tb: tb.linear,
+                    warp: self.id,
                 };
                 rt.launches.push(launch);
                 Ok(0)
