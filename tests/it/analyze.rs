@@ -209,15 +209,18 @@ fn analysis_json_follows_its_schema() {
     )
     .unwrap();
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let valid = |doc: &Value, extra: &[&str]| {
+        let errors: Vec<String> = validator
+            .iter_errors(doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{extra:?}: {}", errors.join("; "));
+    };
     let ptx = "kernels/hotspot/hotspot.compute_70.ptx";
     let launch = "kernels/hotspot/small.json";
     for extra in [&["--no-descriptors"][..], &[][..], &["--descriptors"][..]] {
         let doc = analyze(ptx, launch, extra);
-        let errors: Vec<String> = validator
-            .iter_errors(&doc)
-            .map(|e| format!("{e} at {}", e.instance_path()))
-            .collect();
-        assert!(errors.is_empty(), "{extra:?}: {}", errors.join("; "));
+        valid(&doc, extra);
         assert_eq!(
             doc.get("locality_descriptors").is_some(),
             extra != ["--no-descriptors"]
@@ -232,11 +235,7 @@ fn analysis_json_follows_its_schema() {
         &["--dynamic", "--no-descriptors"][..],
     ] {
         let doc = analyze(ptx, launch, extra);
-        let errors: Vec<String> = validator
-            .iter_errors(&doc)
-            .map(|e| format!("{e} at {}", e.instance_path()))
-            .collect();
-        assert!(errors.is_empty(), "{extra:?}: {}", errors.join("; "));
+        valid(&doc, extra);
         assert_eq!(doc["dynamic_parallelism"]["launch_sites"], 1);
     }
 }
