@@ -520,3 +520,19 @@ fn laser_with_its_two_level_warp_scheduler_runs_the_corpus() {
         assert_eq!(a.to_json(), b.to_json(), "{kernel}: a second run");
     }
 }
+
+/// A child kernel's TBs share an SM by their own kernel's occupancy, not the host's:
+/// dp_bfs's host kernel has 128-thread TBs (4 warps: 16 per Volta SM by its 64 warp slots),
+/// its child 64-thread TBs (2 warps: 32 by warps, and Volta's 32 TB slots), by hand.
+#[test]
+fn child_kernels_take_their_own_occupancy() {
+    let cfg = volta();
+    let s = simulate("dp_bfs", "dp_bfs_level", &cfg, sim::timing::TbPolicy::LRR).unwrap();
+    assert_eq!(s.occupancy.tbs_per_sm, 16);
+    let occ = &s.device_launches.as_ref().unwrap().occupancy;
+    assert_eq!(occ.len(), 1, "{occ:?}");
+    assert_eq!(occ[0].kernel, "dp_bfs_child");
+    assert_eq!(occ[0].block, [64, 1, 1]);
+    assert_eq!(occ[0].occupancy.tbs_per_sm, 32);
+    assert_eq!(occ[0].occupancy.by_warps, 32);
+}

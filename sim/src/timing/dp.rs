@@ -18,8 +18,10 @@
 //!   all its other children to complete; fire-and-forget launches wait for nothing.
 //!
 //! A grid is complete when its TBs have finished and all its children are complete; the
-//! launch ends when the host's grid is. Child TBs take the host kernel's TB contexts (the
-//! occupancy of the host's kernel bounds every grid's resident TBs) and their own warp slots.
+//! launch ends when the host's grid is. Each grid's TBs take a share of an SM by their own
+//! kernel's occupancy (`super::capacity::CAPACITY`: a kernel with `x` TBs per SM takes `1/x`;
+//! the child kernel's registers from the PTX liveness estimate, its block and shared
+//! memory; `device_launches.occupancy`), and their own warp slots.
 //!
 //! The interpreter runs each child grid after its parent grid, depth first
 //! (`interp::runner`); here children run as soon as they are ready, beside their parent.
@@ -126,6 +128,24 @@ pub struct DeviceLaunchStats {
     pub placement: Option<super::tb_sched::laser::PlacementStats>,
     /// Per child grid, in launch order.
     pub grids: Vec<GridTiming>,
+    /// The child kernels' own occupancies, per kernel, block shape and dynamic shared
+    /// memory (sorted by them); their TBs share an SM with the host's by these.
+    #[serde(default)]
+    pub occupancy: Vec<ChildOccupancy>,
+}
+
+/// A child kernel's occupancy at one launch shape (`device_launches.occupancy`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChildOccupancy {
+    /// The child's kernel.
+    pub kernel: String,
+    /// Its block, in threads.
+    pub block: [u32; 3],
+    /// Dynamic shared memory per TB of those launches.
+    pub dynamic_shared_bytes: u64,
+    /// Resident TBs per SM by its own resources ([`gpu::tbs_per_sm`]; registers from the
+    /// PTX liveness estimate).
+    pub occupancy: gpu::Occupancy,
 }
 
 /// What a grid waits for before it can be dispatched.

@@ -37,6 +37,7 @@
 pub mod addr_map;
 pub mod block_map;
 pub mod cache;
+pub mod capacity;
 pub mod coalesce;
 pub mod config;
 pub mod dp;
@@ -69,6 +70,7 @@ use crate::SimError;
 use graph_partition::Schedule;
 use launch::BoundLaunch;
 use ptx_parser::{Function, Module};
+use std::collections::BTreeMap;
 use tb_sched::TbScheduler;
 
 pub use tb_sched::{steals_by_default, TbPolicy, TbPolicyInfo, TB_POLICIES};
@@ -209,6 +211,47 @@ pub fn occupancy(
         tbs_per_sm: cfg.tbs_per_sm,
     };
     Ok(gpu::tbs_per_sm(&cfg.gpu, &k, &o)?)
+}
+
+/// Resident TBs per SM of child kernel `func` of `prog` launched from the device with
+/// geometry `geom` (issue 43): the kernel's own resources through the one occupancy
+/// computation ([`gpu::tbs_per_sm`]): its block, its declared and dynamic shared memory,
+/// and its registers from the PTX liveness estimate (a launch file records ptxas's count for
+/// the host's kernel only), computed once per kernel into `regs`. The host's `--registers`
+/// and `--tbs-per-sm` overrides do not apply to child kernels.
+fn child_occupancy(
+    cfg: &TimingConfig,
+    prog: &crate::interp::Program,
+    func: u32,
+    geom: &crate::interp::Geometry,
+    regs: &mut [Option<u32>],
+) -> Result<gpu::Occupancy, SimError> {
+    let (Some(module), Some(f)) = (prog.child_module(), prog.child_function(func)) else {
+        return Err(SimError::Internal(format!(
+            "child kernel {func} was not decoded"
+        )));
+    };
+    let count = match regs.get(func as usize).copied().flatten() {
+        Some(c) => c,
+        None => {
+            let c = gpu::estimate::estimate_registers(module, f).registers;
+            if let Some(slot) = regs.get_mut(func as usize) {
+                *slot = Some(c);
+            }
+            c
+        }
+    };
+    let static_shared = gpu::resources::declared_shared_bytes(module, f);
+    let k = gpu::KernelResources {
+        threads_per_tb: geom.threads(),
+        registers: gpu::Registers {
+            count,
+            source: gpu::RegisterSource::Estimate,
+        },
+        static_shared_bytes: static_shared,
+        dynamic_shared_bytes: geom.dynamic_shared,
+    };
+    Ok(gpu::tbs_per_sm(&cfg.gpu, &k, &gpu::Overrides::default())?)
 }
 
 /// The L1 each SM gets with `x` resident TBs of `shared_per_tb` bytes of shared memory:
@@ -457,10 +500,24 @@ pub fn simulate_with_info(
         let (l1_bytes, carveout, sm_cfg) = l1_for(cfg, resident, shared_bytes as u64);
         let decision = std::sync::Arc::new(warp_sched::KernelDecision::default());
         let ld_hints = std::sync::Arc::new(opts.hints.clone());
+        // With grids launched from the device an SM may hold more TBs of a child kernel than
+        // of the host's (its own occupancy, [`child_occupancy`]): contexts up to the TB slots,
+        // the capacity ([`capacity::CAPACITY`]) keeping each kernel to its own limit.
+        let contexts = if prog.calls_device_runtime() {
+            x.max(cfg.gpu.core.max_tbs_per_sm)
+        } else {
+            x
+        };
         let sms: Vec<sm::Sm> = (0..n)
             .map(|i| {
-                let mut s =
-                    sm::Sm::new(i, &sm_cfg, x, opts.warp_policy, kernel.num_regs, &decision);
+                let mut s = sm::Sm::new(
+                    i,
+                    &sm_cfg,
+                    contexts,
+                    opts.warp_policy,
+                    kernel.num_regs,
+                    &decision,
+                );
                 if opts.explain {
                     s.keep_ledger();
                 }
@@ -532,8 +589,14 @@ pub fn simulate_with_info(
         cfg.gpu.core.clock_mhz,
     );
     let mut launches = Vec::new();
-    // A TB context must hold the widest TB of any grid dispatched so far.
+    // A TB context must hold the widest TB of any grid dispatched so far, and the largest
+    // share of an SM (the lowest occupancy) of any such grid.
     let mut max_warps = warps_per_tb;
+    let mut max_weight = capacity::tb_weight(x);
+    tracer.set_host_weight(max_weight);
+    // Child kernels' register estimates (by function index) and occupancies (by kernel).
+    let mut child_regs: Vec<Option<u32>> = vec![None; child_progs.len()];
+    let mut child_occ: BTreeMap<(String, [u32; 3], u64), gpu::Occupancy> = BTreeMap::new();
     // The SM of each TB, for the policies that place a child by its parent.
     let mut sm_of: Vec<u32> = Vec::new();
     let dp_on = prog.calls_device_runtime();
@@ -633,7 +696,7 @@ pub fn simulate_with_info(
         // change only when TBs launch or finish: otherwise the last (empty) answer holds.
         if sched.pending() > 0 && ask && skipped == 0 {
             for (f, s) in free.iter_mut().zip(&sms) {
-                *f = s.free_contexts(max_warps);
+                *f = s.free_contexts(max_warps, max_weight);
             }
             assigned.clear();
             sched.assign(&free, &mut assigned);
@@ -710,8 +773,17 @@ pub fn simulate_with_info(
                             r.func
                         )));
                     };
-                    tracer.add_grid(p, k, r.params.to_vec(), r.geom, r.tbs.start);
+                    let occ = child_occupancy(cfg, &prog, r.func, &r.geom, &mut child_regs)?;
+                    let weight = capacity::tb_weight(occ.tbs_per_sm);
+                    tracer.add_grid(p, k, r.params.to_vec(), r.geom, r.tbs.start, weight);
                     max_warps = max_warps.max(r.geom.threads().div_ceil(32));
+                    max_weight = max_weight.max(weight);
+                    let kernel = prog
+                        .child_function(r.func)
+                        .map_or_else(String::new, |g| g.name.clone());
+                    child_occ
+                        .entry((kernel, r.geom.block, r.geom.dynamic_shared))
+                        .or_insert(occ);
                     let origin = tb_sched::ChildOrigin {
                         parent_tb: r.parent_tb,
                         parent_sm: sm_of.get(r.parent_tb as usize).copied().unwrap_or(0),
@@ -875,6 +947,17 @@ pub fn simulate_with_info(
         sampling: None,
         device_launches: grids.stats().map(|mut d| {
             d.placement = sched.placement();
+            d.occupancy = child_occ
+                .into_iter()
+                .map(
+                    |((kernel, block, dynamic_shared_bytes), occupancy)| dp::ChildOccupancy {
+                        kernel,
+                        block,
+                        dynamic_shared_bytes,
+                        occupancy,
+                    },
+                )
+                .collect();
             d
         }),
         config: cfg.clone(),

@@ -51,6 +51,8 @@ struct TbSlot<'p> {
     /// Per named barrier: warps arrived, and warps expected (0: every live warp).
     at_barrier: [(u32, u32); NUM_BARRIERS as usize],
     warp_slots: Vec<u32>,
+    /// The share of the SM it takes ([`CAPACITY`](super::capacity::CAPACITY) units).
+    weight: u64,
 }
 
 #[derive(Default)]
@@ -165,9 +167,10 @@ pub struct Sm<'p> {
     /// load, a released barrier, room or admission in the LSU. Until then a cycle only
     /// runs the LSU and skips the scan.
     scan_at: u64,
-    /// Free TB contexts and free warp slots.
+    /// Free TB contexts, free warp slots and free capacity ([`CAPACITY`](super::capacity::CAPACITY) units).
     free_ctxs: u32,
     free_slots: u32,
+    free_units: u64,
     /// The most trace bytes held at once, sampled when TBs launch and finish.
     peak_trace_bytes: usize,
     /// The locality ledger (`--explain`; `None` otherwise, at no cost).
@@ -261,6 +264,7 @@ impl<'p> Sm<'p> {
             scan_at: 0,
             free_ctxs: contexts.max(1),
             free_slots: nw as u32,
+            free_units: super::capacity::CAPACITY,
             peak_trace_bytes: 0,
             ledger: None,
             reads: None,
@@ -287,9 +291,13 @@ impl<'p> Sm<'p> {
         self.sched_mask = m;
     }
 
-    /// Free TB contexts, given that a TB needs `warps_per_tb` warp slots.
-    pub fn free_contexts(&self, warps_per_tb: u32) -> u32 {
-        self.free_ctxs.min(self.free_slots / warps_per_tb.max(1))
+    /// Free TB contexts, given that a TB needs `warps_per_tb` warp slots and `weight` of
+    /// the SM's capacity ([`tb_weight`](super::capacity::tb_weight)).
+    pub fn free_contexts(&self, warps_per_tb: u32, weight: u64) -> u32 {
+        let by_units = u32::try_from(self.free_units / weight.max(1)).unwrap_or(u32::MAX);
+        self.free_ctxs
+            .min(self.free_slots / warps_per_tb.max(1))
+            .min(by_units)
     }
 
     /// Whether any TB is resident.
@@ -377,6 +385,15 @@ impl<'p> Sm<'p> {
             return Ok(());
         };
         let mut stream = tracer.start(tb, self.id);
+        let weight = stream.weight();
+        if weight > self.free_units {
+            // The scheduler was told the free contexts for the largest TB share in play, so
+            // this does not happen; a TB that does not fit is an engine error.
+            return Err(SimError::Internal(format!(
+                "TB {tb} needs {weight} of SM {}'s capacity, {} free",
+                self.id, self.free_units
+            )));
+        }
         let kernel = stream.kernel();
         let nw = stream.num_warps();
         let mut windows: Vec<WarpTrace> = (0..nw).map(|_| WarpTrace::default()).collect();
@@ -415,6 +432,7 @@ impl<'p> Sm<'p> {
         }
         self.free_ctxs -= 1;
         self.free_slots -= slots.len() as u32;
+        self.free_units -= weight;
         if let Some(l) = &mut self.ledger {
             l.start(c, tb, now);
         }
@@ -428,6 +446,7 @@ impl<'p> Sm<'p> {
             live,
             at_barrier: [(0, 0); NUM_BARRIERS as usize],
             warp_slots: slots.clone(),
+            weight,
         });
         self.sample_trace_bytes();
         for s in slots {
@@ -570,14 +589,15 @@ impl<'p> Sm<'p> {
         tb.live -= 1;
         if tb.live == 0 {
             self.sample_trace_bytes();
-            let tb = self.ctxs[c].take().map(|t| (t.tb, t.warp_slots));
-            if let Some((id, slots)) = tb {
+            let tb = self.ctxs[c].take().map(|t| (t.tb, t.warp_slots, t.weight));
+            if let Some((id, slots, weight)) = tb {
                 for &s in &slots {
                     self.warps[s as usize].used = false;
                     set_blocked(&mut self.blocked, &mut self.live, s as usize, u64::MAX);
                 }
                 self.free_ctxs += 1;
                 self.free_slots += slots.len() as u32;
+                self.free_units += weight;
                 self.finished.push(id);
                 if let Some(l) = &mut self.ledger {
                     l.finish(c, now);

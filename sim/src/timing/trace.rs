@@ -293,9 +293,16 @@ pub struct TbStream<'p> {
     tb: u32,
     /// The static instructions of its kernel.
     kernel: &'p Kernel,
+    /// The share of an SM it takes ([`super::capacity::CAPACITY`] units).
+    weight: u64,
 }
 
 impl<'p> TbStream<'p> {
+    /// The share of an SM the TB takes, in [`super::capacity::CAPACITY`] units.
+    pub fn weight(&self) -> u64 {
+        self.weight
+    }
+
     /// Warps of the TB.
     pub fn num_warps(&self) -> usize {
         self.exec.num_warps()
@@ -367,6 +374,9 @@ struct GridSrc<'p> {
     geom: Geometry,
     /// The id of its TB 0.
     first_tb: u32,
+    /// The share of an SM one of its TBs takes, in [`super::capacity::CAPACITY`] units (its
+    /// kernel's own occupancy).
+    weight: u64,
 }
 
 /// Runs TBs functionally on demand and records their streams.
@@ -536,6 +546,7 @@ impl<'p> Tracer<'p> {
                 params: Cow::Borrowed(params),
                 geom,
                 first_tb: 0,
+                weight: super::capacity::CAPACITY,
             }],
             globals,
             budget: budget.per_tb,
@@ -562,6 +573,7 @@ impl<'p> Tracer<'p> {
         params: Vec<u8>,
         geom: Geometry,
         first_tb: u32,
+        weight: u64,
     ) {
         self.collects |= prog.calls_device_runtime();
         self.grids.push(GridSrc {
@@ -570,7 +582,14 @@ impl<'p> Tracer<'p> {
             params: Cow::Owned(params),
             geom,
             first_tb,
+            weight,
         });
+    }
+
+    /// Sets the share of an SM one TB of the host's grid takes ([`super::capacity::tb_weight`] of
+    /// its occupancy; the whole SM until set).
+    pub(crate) fn set_host_weight(&mut self, weight: u64) {
+        self.grids[0].weight = weight;
     }
 
     /// Moves the launches traced since the last call to `out`, as (launching TB, launch), in
@@ -613,6 +632,7 @@ impl<'p> Tracer<'p> {
             ),
             tb,
             kernel: grid.kernel,
+            weight: grid.weight,
         }
     }
 

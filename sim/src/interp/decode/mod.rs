@@ -122,6 +122,11 @@ impl Program {
             .collect()
     }
 
+    /// The module of a program decoded with the device runtime (its child kernels' module).
+    pub(crate) fn child_module(&self) -> Option<&ptx_parser::Module> {
+        self.children.as_ref().map(|c| &*c.module)
+    }
+
     /// The function `index` of the module of a program decoded with the device runtime.
     pub(crate) fn child_function(&self, index: u32) -> Option<&ptx_parser::Function> {
         self.children
